@@ -1,0 +1,556 @@
+"""The rules engine: moves, positions, legal move generation and game outcomes.
+
+Pure: no I/O, no clocks, no processes, no printing.  The API follows python-chess:
+
+>>> from arena.rules import Position
+>>> pos = Position("nine-mens-morris")
+>>> len(pos.legal_moves())
+24
+>>> move = pos.parse_move("d6")      # raises InvalidMoveError / IllegalMoveError
+>>> pos.push(move)
+>>> pos.pop() == move
+True
+
+One turn is one atomic move: a placement ``d6`` or a slide/fly ``a1-a4``, followed by the
+men it captures, ``d6xg7`` or ``a1-a4xg7xd1`` (a double capture).  Captures are a set: they are
+always printed in point order and parsed in any order.
+
+Men, empty points and mills are bitmasks over the topology's points (bit ``i`` is
+``topology.points[i]``), with adjacency and mills precomputed per topology.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from arena.board import Topology, render
+from arena.errors import IllegalMoveError, InvalidMoveError, PositionError
+from arena.variants import Variant, get_variant
+
+WHITE = 0
+BLACK = 1
+COLOR_NAMES = ("white", "black")
+
+#: a move inside the engine: (source index or -1 for a placement, destination index, capture mask)
+RawMove = tuple[int, int, int]
+
+
+class Termination(enum.Enum):
+    """Why a game ended.  The first group is decided by the rules, the second by the referee."""
+
+    TOO_FEW_MEN = "too-few-men"
+    BLOCKED = "blocked"
+    MILL = "mill"
+    BOARD_FULL = "board-full"
+    THREE_VS_THREE = "three-vs-three"
+    NO_CAPTURE = "no-capture"
+    REPETITION = "repetition"
+    # referee endings: set by the referee, never by the rules engine
+    TIMEOUT = "timeout"
+    ILLEGAL_MOVE = "illegal-move"
+    PROTOCOL_ERROR = "protocol-error"
+    CRASH = "crash"
+    START_FAILURE = "start-failure"
+    ERROR = "error"
+
+    @property
+    def is_forfeit(self) -> bool:
+        """True for the referee's endings (a bot failed), False for endings by the rules."""
+        return self in _FORFEITS
+
+
+_FORFEITS = frozenset({Termination.TIMEOUT, Termination.ILLEGAL_MOVE, Termination.PROTOCOL_ERROR,
+                       Termination.CRASH, Termination.START_FAILURE, Termination.ERROR})
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended: the termination and the winner (``WHITE``, ``BLACK`` or ``None``)."""
+
+    termination: Termination
+    winner: Optional[int]
+
+    @property
+    def result(self) -> str:
+        """``1-0``, ``0-1`` or ``1/2-1/2``."""
+        return {WHITE: "1-0", BLACK: "0-1", None: "1/2-1/2"}[self.winner]
+
+
+_MOVE_RE = re.compile(r"^([a-g][1-7])(?:-([a-g][1-7]))?((?:x[a-g][1-7])*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One turn: an optional source point, a destination, and the captured points (sorted)."""
+
+    src: Optional[str]
+    dst: str
+    captures: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Parse move text (``d6``, ``a1-a4``, ``d6xg7xa1``); raises :class:`InvalidMoveError`."""
+        m = _MOVE_RE.match(text.strip().lower())
+        if not m:
+            raise InvalidMoveError(f"not a move: {text!r} (expected e.g. d6, a1-a4, d6xg7)")
+        src, dst, caps = m.group(1), m.group(2), m.group(3)
+        if dst is None:
+            src, dst = None, src
+        captures = tuple(sorted(caps[i:i + 2] for i in range(1, len(caps), 3)))
+        if len(set(captures)) != len(captures):
+            raise InvalidMoveError(f"not a move: {text!r} (a point is captured twice)")
+        if src == dst:
+            raise InvalidMoveError(f"not a move: {text!r} (source and destination are the same)")
+        return cls(src, dst, captures)
+
+    def __str__(self) -> str:
+        head = self.dst if self.src is None else f"{self.src}-{self.dst}"
+        return head + "".join(f"x{c}" for c in self.captures)
+
+    text = property(__str__, doc="The move as text; ``Move.parse(m.text) == m``.")
+
+
+def _bits(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+class Position:
+    """A game in progress: men on the board, men in hand, side to move, and the move stack.
+
+    ``push`` trusts its caller (use :meth:`parse_move` or :meth:`legal_moves` first);
+    ``pop`` undoes the last push.  Positions created from text have no history before it.
+    """
+
+    def __init__(self, variant: Variant | str = "nine-mens-morris") -> None:
+        self.variant: Variant = get_variant(variant) if isinstance(variant, str) else variant
+        v = self.variant
+        self.topology: Topology = v.topology
+        t = self.topology
+        self._full = t.full_mask
+        self._adj = t.adjacent
+        self._mills = t.mills
+        self._mills_at = t.mills_at
+        self._names = t.points
+        self._index = t.index
+        # state
+        self.men = [0, 0]
+        self.hand = [v.men, v.men]
+        self.turn = WHITE
+        self.quiet = 0  # turns since the last capture or the end of placement
+        self.forbidden = [0, 0]  # per player: mill numbers that may not be re-formed this turn
+        self.ply = 0
+        self._stack: list[tuple[tuple[int, ...], RawMove]] = []
+        self._reps: dict[tuple[int, ...], int] = {}
+        self._reps[self._key()] = 1
+        self._capture_cache: dict[tuple[int, int], list[int]] = {}
+
+    # -- state helpers -------------------------------------------------------------------
+    def _state(self) -> tuple[int, ...]:
+        return (self.men[0], self.men[1], self.hand[0], self.hand[1], self.turn, self.quiet,
+                self.forbidden[0], self.forbidden[1], self.ply)
+
+    def _set_state(self, s: tuple[int, ...]) -> None:
+        self.men[0], self.men[1], self.hand[0], self.hand[1] = s[0], s[1], s[2], s[3]
+        self.turn, self.quiet = s[4], s[5]
+        self.forbidden[0], self.forbidden[1], self.ply = s[6], s[7], s[8]
+
+    def _key(self) -> tuple[int, ...]:
+        """What makes two positions the same for the repetition rule."""
+        return (self.men[0], self.men[1], self.hand[0], self.hand[1], self.turn,
+                self.forbidden[0], self.forbidden[1])
+
+    def copy(self) -> Position:
+        """An independent copy, with the move stack."""
+        other = Position.__new__(Position)
+        other.__dict__.update(self.__dict__)
+        other.men, other.hand, other.forbidden = list(self.men), list(self.hand), list(self.forbidden)
+        other._stack = list(self._stack)
+        other._reps = dict(self._reps)
+        other._capture_cache = {}
+        return other
+
+    # -- queries -------------------------------------------------------------------------
+    def on_board(self, color: int) -> int:
+        """How many men ``color`` has on the board."""
+        return self.men[color].bit_count()
+
+    def in_hand(self, color: int) -> int:
+        """How many men ``color`` still has to place."""
+        return self.hand[color]
+
+    def phase(self, color: int) -> str:
+        """``placing``, ``moving`` or ``flying`` for ``color``."""
+        if self.hand[color]:
+            return "placing"
+        v = self.variant
+        if v.flying and self.men[color].bit_count() <= v.fly_at:
+            return "flying"
+        return "moving"
+
+    def occupant(self, point: str) -> Optional[int]:
+        """``WHITE``, ``BLACK`` or ``None`` for an empty point."""
+        bit = 1 << self._index[point]
+        return WHITE if self.men[0] & bit else BLACK if self.men[1] & bit else None
+
+    @property
+    def move_stack(self) -> list[Move]:
+        """The moves pushed since the start (or since the position was parsed)."""
+        return [self._to_move(raw) for _, raw in self._stack]
+
+    def peek(self) -> Move:
+        """The last move pushed; raises ``IndexError`` if there is none."""
+        return self._to_move(self._stack[-1][1])
+
+    # -- capture rules -------------------------------------------------------------------
+    def _removable(self, opp: int) -> int:
+        rule = self.variant.mill_capture
+        if rule == "always":
+            return opp
+        free = opp & ~self.topology.men_in_mills(opp)
+        if rule == "never":
+            return free
+        return free or opp
+
+    def _capture_sets(self, opp: int, k: int) -> list[int]:
+        """Every set (mask) of men a move entitled to ``k`` captures may take."""
+        cache_key = (opp, k)
+        cached = self._capture_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        optional = self.variant.optional_capture
+        found: set[int] = set()
+
+        def walk(left: int, k: int, taken: int) -> None:
+            removable = self._removable(left) if k else 0
+            if optional or not removable:
+                found.add(taken)
+            for i in _bits(removable):
+                b = 1 << i
+                walk(left & ~b, k - 1, taken | b)
+
+        walk(opp, k, 0)
+        result = sorted(found)
+        if len(self._capture_cache) > 4096:
+            self._capture_cache.clear()
+        self._capture_cache[cache_key] = result
+        return result
+
+    # -- move generation -----------------------------------------------------------------
+    def _pairs(self) -> Iterator[tuple[int, int]]:
+        """(source or -1, destination) for every move the movement rules allow."""
+        t = self.turn
+        own = self.men[t]
+        empty = self._full & ~(own | self.men[1 - t])
+        v = self.variant
+        if self.hand[t]:
+            for d in _bits(empty):
+                yield -1, d
+            if not v.move_in_placement:
+                return
+        if self.hand[t] == 0 and v.flying and own.bit_count() <= v.fly_at:
+            for s in _bits(own):
+                for d in _bits(empty):
+                    yield s, d
+        else:
+            adj = self._adj
+            for s in _bits(own):
+                for d in _bits(adj[s] & empty):
+                    yield s, d
+
+    def _formed(self, own_after: int, dst: int) -> tuple[int, int]:
+        """(number of mills, mask of mill numbers) that ``own_after`` completes through ``dst``."""
+        count = nums = 0
+        for n, m in self._mills_at[dst]:
+            if own_after & m == m:
+                count += 1
+                nums |= 1 << n
+        return count, nums
+
+    def generate_raw(self) -> list[RawMove]:
+        """Every move the rules allow as :data:`RawMove` tuples, ignoring game end (for searches)."""
+        t = self.turn
+        own = self.men[t]
+        opp = self.men[1 - t]
+        v = self.variant
+        forbidden = self.forbidden[t]
+        out: list[RawMove] = []
+        for s, d in self._pairs():
+            after = (own & ~(1 << s) if s >= 0 else own) | (1 << d)
+            count, nums = self._formed(after, d)
+            if nums & forbidden:
+                continue
+            if count == 0 or v.mill_wins:
+                out.append((s, d, 0))
+            else:
+                for caps in self._capture_sets(opp, min(count, v.multi_mill_captures)):
+                    out.append((s, d, caps))
+        return out
+
+    def _has_move(self) -> bool:
+        forbidden = self.forbidden[self.turn]
+        if not forbidden:
+            return next(self._pairs(), None) is not None
+        own = self.men[self.turn]
+        for s, d in self._pairs():
+            after = (own & ~(1 << s) if s >= 0 else own) | (1 << d)
+            if not self._formed(after, d)[1] & forbidden:
+                return True
+        return False
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move, or none once the game is over."""
+        if self._ended_by_rule() is not None:
+            return []
+        return [self._to_move(raw) for raw in self.generate_raw()]
+
+    def is_legal(self, move: Move) -> bool:
+        """Whether ``move`` is legal here."""
+        try:
+            raw = self._to_raw(move)
+        except IllegalMoveError:
+            return False
+        return self._ended_by_rule() is None and raw in self.generate_raw()
+
+    def parse_move(self, text: str) -> Move:
+        """Parse ``text`` as a move legal here.
+
+        :raises InvalidMoveError: the text is not a move.
+        :raises IllegalMoveError: the move is not legal in this position.
+        """
+        move = Move.parse(text)
+        if not self.is_legal(move):
+            raise IllegalMoveError(f"illegal move {move} in position {self.to_text()}")
+        return move
+
+    # -- making moves --------------------------------------------------------------------
+    def push(self, move: Move) -> None:
+        """Play ``move``, which must be legal (this is not checked)."""
+        self.push_raw(self._to_raw(move))
+
+    def push_text(self, text: str) -> Move:
+        """Parse ``text`` as a legal move and play it; returns the move."""
+        move = self.parse_move(text)
+        self.push(move)
+        return move
+
+    def push_raw(self, raw: RawMove) -> None:
+        """Play a :data:`RawMove` from :meth:`generate_raw` (for searches)."""
+        s, d, caps = raw
+        self._stack.append((self._state(), raw))
+        t = self.turn
+        own = self.men[t]
+        hands_before = self.hand[0] + self.hand[1]
+        if s >= 0:
+            if self.variant.no_immediate_reform:
+                broken = 0
+                for n, m in self._mills_at[s]:
+                    if own & m == m:
+                        broken |= 1 << n
+                self.forbidden[t] = broken
+            own &= ~(1 << s)
+        else:
+            self.hand[t] -= 1
+            if self.variant.no_immediate_reform:
+                self.forbidden[t] = 0
+        self.men[t] = own | (1 << d)
+        if caps:
+            self.men[1 - t] &= ~caps
+            self.quiet = 0
+        elif hands_before and not self.hand[0] + self.hand[1]:
+            self.quiet = 0
+        else:
+            self.quiet += 1
+        self.turn = 1 - t
+        self.ply += 1
+        key = self._key()
+        self._reps[key] = self._reps.get(key, 0) + 1
+
+    def pop(self) -> Move:
+        """Undo the last move and return it; raises ``IndexError`` if there is none."""
+        raw = self._stack[-1][1]
+        self.pop_raw()
+        return self._to_move(raw)
+
+    # -- outcome -------------------------------------------------------------------------
+    def _ended_by_rule(self) -> Optional[Outcome]:
+        """Every ending but a blocked player (which needs move generation)."""
+        v = self.variant
+        t = self.turn
+        if v.mill_wins:
+            for side in (1 - t, t):
+                men = self.men[side]
+                if any(men & m == m for m in self._mills):
+                    return Outcome(Termination.MILL, side)
+        for side in (t, 1 - t):
+            if self.men[side].bit_count() + self.hand[side] < v.lose_below:
+                return Outcome(Termination.TOO_FEW_MEN, 1 - side)
+        if not self._full & ~(self.men[0] | self.men[1]):
+            return Outcome(Termination.BOARD_FULL, None if v.board_full == "draw" else 1 - t)
+        return self._drawn()
+
+    def _drawn(self) -> Optional[Outcome]:
+        v = self.variant
+        if (v.three_three_draw and self.quiet >= v.three_three_draw and not self.hand[0]
+                and not self.hand[1] and self.men[0].bit_count() == 3 == self.men[1].bit_count()):
+            return Outcome(Termination.THREE_VS_THREE, None)
+        if v.no_capture_draw and self.quiet >= v.no_capture_draw:
+            return Outcome(Termination.NO_CAPTURE, None)
+        if v.repetition and self._reps.get(self._key(), 0) >= v.repetition:
+            return Outcome(Termination.REPETITION, None)
+        return None
+
+    def outcome(self) -> Optional[Outcome]:
+        """How the game ended, or ``None`` while it goes on.
+
+        A blocked player loses (or draws, by the variant) before any draw rule is applied.
+        """
+        decided = self._ended_by_rule()
+        if decided is not None and decided.termination not in _DRAW_RULES:
+            return decided
+        if not self._has_move():
+            v = self.variant
+            return Outcome(Termination.BLOCKED, None if v.blocked == "draw" else 1 - self.turn)
+        return decided
+
+    def is_game_over(self) -> bool:
+        return self.outcome() is not None
+
+    # -- conversions ---------------------------------------------------------------------
+    def _to_move(self, raw: RawMove) -> Move:
+        s, d, caps = raw
+        names = self._names
+        return Move(None if s < 0 else names[s], names[d], tuple(names[i] for i in _bits(caps)))
+
+    def _to_raw(self, move: Move) -> RawMove:
+        idx = self._index
+        try:
+            s = -1 if move.src is None else idx[move.src]
+            d = idx[move.dst]
+            caps = 0
+            for c in move.captures:
+                caps |= 1 << idx[c]
+        except KeyError as e:
+            raise IllegalMoveError(f"point {e.args[0]} is not on the {self.topology.name} board") from None
+        return s, d, caps
+
+    def to_text(self) -> str:
+        """Compact text: ``<points> <w|b> <white in hand> <black in hand> <quiet turns>
+        <white's forbidden mills> <black's forbidden mills> <ply>``.
+
+        ``<points>`` has one character per point in name order (``W``, ``B`` or ``.``);
+        forbidden mills are ``-`` or comma-separated point triples such as ``a1a4a7``.
+        """
+        board = "".join("W" if self.men[0] >> i & 1 else "B" if self.men[1] >> i & 1 else "."
+                        for i in range(self.topology.size))
+
+        def mills(nums: int) -> str:
+            if not nums:
+                return "-"
+            return ",".join("".join(self.topology.mask_points(self._mills[n])) for n in _bits(nums))
+
+        return (f"{board} {'wb'[self.turn]} {self.hand[0]} {self.hand[1]} {self.quiet} "
+                f"{mills(self.forbidden[0])} {mills(self.forbidden[1])} {self.ply}")
+
+    @classmethod
+    def from_text(cls, variant: Variant | str, text: str) -> Position:
+        """Parse :meth:`to_text` output for ``variant``; raises :class:`PositionError`."""
+        pos = cls(variant)
+        t = pos.topology
+        fields = text.split()
+        if len(fields) != 8:
+            raise PositionError(f"expected 8 fields in position text, got {len(fields)}: {text!r}")
+        board, turn, hw, hb, quiet, fw, fb, ply = fields
+        if len(board) != t.size or set(board) - set("WB."):
+            raise PositionError(f"expected {t.size} characters of W, B or . for the "
+                                f"{t.name} board, got {board!r}")
+        if turn not in ("w", "b"):
+            raise PositionError(f"side to move must be w or b, got {turn!r}")
+        try:
+            numbers = [int(x) for x in (hw, hb, quiet, ply)]
+        except ValueError:
+            raise PositionError(f"hands, quiet turns and ply must be integers: {text!r}") from None
+        if min(numbers) < 0:
+            raise PositionError(f"negative count in position text: {text!r}")
+        men = [0, 0]
+        for i, ch in enumerate(board):
+            if ch != ".":
+                men[ch == "B"] |= 1 << i
+        for side in (0, 1):
+            if men[side].bit_count() + numbers[side] > pos.variant.men:
+                raise PositionError(f"{COLOR_NAMES[side]} has more men than the variant's "
+                                    f"{pos.variant.men}: {text!r}")
+        mill_number = {frozenset(t.mask_points(m)): n for n, m in enumerate(t.mills)}
+
+        def parse_mills(field: str) -> int:
+            if field == "-":
+                return 0
+            nums = 0
+            for triple in field.split(","):
+                pts = frozenset(triple[i:i + 2] for i in range(0, len(triple), 2))
+                if len(triple) != 6 or pts not in mill_number:
+                    raise PositionError(f"not a mill of the {t.name} board: {triple!r}")
+                nums |= 1 << mill_number[pts]
+            return nums
+
+        pos.men = men
+        pos.hand = [numbers[0], numbers[1]]
+        pos.turn = WHITE if turn == "w" else BLACK
+        pos.quiet = numbers[2]
+        pos.forbidden = [parse_mills(fw), parse_mills(fb)]
+        pos.ply = numbers[3]
+        pos._reps = {pos._key(): 1}
+        return pos
+
+    def board_text(self) -> str:
+        """A readable ASCII board with ``W``/``B`` men, plus hands and side to move."""
+        occ = {p: "W" if self.men[0] >> i & 1 else "B" for i, p in enumerate(self._names)
+               if (self.men[0] | self.men[1]) >> i & 1}
+        info = (f"{COLOR_NAMES[self.turn]} to move; in hand W {self.hand[0]} B {self.hand[1]}; "
+                f"on board W {self.on_board(WHITE)} B {self.on_board(BLACK)}")
+        return render(self.topology, occ) + "\n" + info
+
+    def __str__(self) -> str:
+        return self.board_text()
+
+    def __repr__(self) -> str:
+        return f"Position({self.variant.name!r}, {self.to_text()!r})"
+
+    # -- perft ---------------------------------------------------------------------------
+    def perft(self, depth: int, bulk: bool = True) -> int:
+        """How many legal move sequences of ``depth`` turns there are from here.
+
+        With ``bulk`` the last turn is counted from the move list instead of being played.
+        """
+        if depth == 0:
+            return 1
+        if self._ended_by_rule() is not None:
+            return 0
+        moves = self.generate_raw()
+        if depth == 1 and bulk:
+            return len(moves)
+        total = 0
+        for raw in moves:
+            self.push_raw(raw)
+            total += self.perft(depth - 1, bulk)
+            self.pop_raw()
+        return total
+
+    def pop_raw(self) -> None:
+        """Undo the last move without building a :class:`Move` (for searches)."""
+        key = self._key()
+        state, _ = self._stack.pop()
+        n = self._reps[key] - 1
+        if n:
+            self._reps[key] = n
+        else:
+            del self._reps[key]
+        self._set_state(state)
+
+
+_DRAW_RULES = frozenset({Termination.THREE_VS_THREE, Termination.NO_CAPTURE, Termination.REPETITION})

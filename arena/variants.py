@@ -1,0 +1,277 @@
+"""Rule variants as data: a frozen set of parameters, named presets, and YAML loading.
+
+Every rule in the seed documents is a parameter here, so a new variant is a few lines of
+YAML (``base: nine-mens-morris`` plus overrides), never new code.  The protocol sends every
+parameter to the bots (``newgame <name> key=value ...``) so bots need no preset table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Literal, Mapping, get_args
+
+from arena.board import TOPOLOGIES, Topology, get_topology
+from arena.errors import ConfigError
+
+MillCapture = Literal["last-resort", "never", "always"]
+BlockedRule = Literal["lose", "draw"]
+BoardFullRule = Literal["draw", "lose"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The complete rules of one game variant.
+
+    Counts of "turns" are plies: one turn is one player's atomic move (with its captures).
+    """
+
+    name: str = "nine-mens-morris"
+    #: board topology: ``standard``, ``diagonals``, ``six`` or ``three``
+    board: str = "standard"
+    #: men each player starts with (in hand)
+    men: int = 9
+    #: a player reduced to ``fly_at`` men on the board (none in hand) may move to any empty point
+    flying: bool = True
+    fly_at: int = 3
+    #: may men standing in a mill be captured: ``last-resort`` (only when all the opponent's
+    #: men are in mills), ``never`` (the capture is lost), ``always``
+    mill_capture: MillCapture = "last-resort"
+    #: how many men a move that forms two (or more) mills at once captures: 1 or 2
+    multi_mill_captures: int = 1
+    #: the player may decline a capture (or take fewer than entitled)
+    optional_capture: bool = False
+    #: a mill broken by a player's move may not be re-formed on that player's next move
+    no_immediate_reform: bool = False
+    #: draw when both players have exactly three men (none in hand) and this many turns pass
+    #: without a capture; 0 = off
+    three_three_draw: int = 0
+    #: a player with fewer than this many men (on the board plus in hand) has lost
+    lose_below: int = 3
+    #: a player to move with no legal move: ``lose`` or ``draw``
+    blocked: BlockedRule = "lose"
+    #: the board fills up with men still to place or no move possible: ``draw`` or the player
+    #: to move ``lose``s
+    board_full: BoardFullRule = "draw"
+    #: Lasker morris: while a player still has men in hand, they may move a man instead of placing
+    move_in_placement: bool = False
+    #: three men's morris: forming a mill wins the game at once (no capture)
+    mill_wins: bool = False
+    #: the same position (men, hands, side to move) occurring this often is a draw; 0 = off
+    repetition: int = 3
+    #: this many turns without a capture (counted from the end of placement) is a draw; 0 = off
+    no_capture_draw: int = 100
+    #: where the rules come from (not a rule; not sent to bots)
+    source: str = dataclasses.field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @property
+    def topology(self) -> Topology:
+        return get_topology(self.board)
+
+    # -- parameters as text (protocol, YAML, records) --------------------------------------
+    def to_params(self) -> dict[str, str]:
+        """Every rule parameter as protocol text (``true``/``false`` for booleans)."""
+        out: dict[str, str] = {}
+        for f in fields(self):
+            if f.name in ("name", "source"):
+                continue
+            v = getattr(self, f.name)
+            out[f.name] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Name and every parameter as plain Python values (for JSON records)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "source"}
+        return d
+
+    @classmethod
+    def from_params(cls, name: str, params: Mapping[str, str]) -> Variant:
+        """Build a variant from protocol text parameters; missing ones take the defaults."""
+        values: dict[str, Any] = {"name": name}
+        types = _field_types()
+        for key, text in params.items():
+            if key not in types:
+                raise ConfigError(f"unknown rule parameter (known: {', '.join(types)})", key)
+            values[key] = _coerce(text, types[key], key)
+        return cls(**values)
+
+    @classmethod
+    def from_mapping(cls, data: Any, path: str = "variant") -> Variant:
+        """Build a variant from a YAML mapping: ``base`` (a preset name) plus overrides.
+
+        Also accepts a bare preset name.  Errors name the key path.
+        """
+        if isinstance(data, str):
+            try:
+                return get_variant(data)
+            except KeyError as e:
+                raise ConfigError(str(e.args[0]), path) from None
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"expected a preset name or a mapping, got {type(data).__name__}", path)
+        data = dict(data)
+        base_name = data.pop("base", None)
+        if base_name is not None:
+            try:
+                base = get_variant(str(base_name))
+            except KeyError as e:
+                raise ConfigError(str(e.args[0]), f"{path}.base") from None
+        else:
+            base = Variant()
+        values = {f.name: getattr(base, f.name) for f in fields(base)}
+        if base_name is not None and "name" not in data:
+            values["name"] = f"{base.name}-custom" if data else base.name
+        types = _field_types() | {"name": str, "source": str}
+        for key, value in data.items():
+            if key not in types:
+                raise ConfigError(f"unknown key (known: base, {', '.join(types)})", f"{path}.{key}")
+            values[key] = _check_type(value, types[key], f"{path}.{key}")
+        try:
+            return cls(**values)
+        except ConfigError as e:
+            raise ConfigError(str(e.args[0]).split(": ", 1)[-1], f"{path}.{e.path}") from None
+
+
+def _field_types() -> dict[str, Any]:
+    hints = {"name": str, "board": str, "men": int, "flying": bool, "fly_at": int,
+             "mill_capture": MillCapture, "multi_mill_captures": int, "optional_capture": bool,
+             "no_immediate_reform": bool, "three_three_draw": int, "lose_below": int,
+             "blocked": BlockedRule, "board_full": BoardFullRule, "move_in_placement": bool,
+             "mill_wins": bool, "repetition": int, "no_capture_draw": int}
+    return {k: v for k, v in hints.items() if k != "name"}
+
+
+def _coerce(text: str, typ: Any, key: str) -> Any:
+    if typ is bool:
+        low = text.lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ConfigError(f"expected true or false, got {text!r}", key)
+    if typ is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"expected an integer, got {text!r}", key) from None
+    return text
+
+
+def _check_type(value: Any, typ: Any, path: str) -> Any:
+    if typ is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"expected true or false, got {value!r}", path)
+    elif typ is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"expected an integer, got {value!r}", path)
+    elif not isinstance(value, str):
+        raise ConfigError(f"expected a string, got {value!r}", path)
+    return value
+
+
+def _validate(v: Variant) -> None:
+    def fail(key: str, msg: str) -> None:
+        raise ConfigError(msg, key)
+
+    if v.board not in TOPOLOGIES:
+        fail("board", f"unknown board {v.board!r} (known: {', '.join(TOPOLOGIES)})")
+    for key in ("mill_capture", "blocked", "board_full"):
+        allowed = get_args(_field_types()[key])
+        if getattr(v, key) not in allowed:
+            fail(key, f"expected one of {', '.join(allowed)}, got {getattr(v, key)!r}")
+    size = get_topology(v.board).size
+    if not 1 <= v.men <= size:
+        fail("men", f"expected 1..{size} on the {v.board} board, got {v.men}")
+    if not 0 <= v.fly_at <= v.men:
+        fail("fly_at", f"expected 0..men ({v.men}), got {v.fly_at}")
+    if v.multi_mill_captures not in (1, 2, 3):
+        fail("multi_mill_captures", f"expected 1, 2 or 3, got {v.multi_mill_captures}")
+    if not 0 <= v.lose_below <= v.men:
+        fail("lose_below", f"expected 0..men ({v.men}), got {v.lose_below}")
+    for key in ("three_three_draw", "no_capture_draw"):
+        if getattr(v, key) < 0:
+            fail(key, f"expected 0 (off) or a positive number of turns, got {getattr(v, key)}")
+    if v.repetition < 0 or v.repetition == 1:
+        fail("repetition", f"expected 0 (off) or at least 2, got {v.repetition}")
+    if v.repetition == 0 and v.no_capture_draw == 0:
+        fail("repetition", "repetition and no_capture_draw cannot both be off: games must end")
+    if not v.name or any(c.isspace() for c in v.name):
+        fail("name", f"expected a name without spaces, got {v.name!r}")
+
+
+_NINE = "seeds 000/001 (Wikipedia rules, flying phase) and 004 (flying men)"
+
+PRESETS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant(name="nine-mens-morris", source=f"Nine men's morris, {_NINE}: 9 men, flying at 3, "
+                "men in mills captured only when all are in mills, lose below 3 men or when blocked"),
+        Variant(name="nine-mens-morris-no-flying", flying=False,
+                source="Nine men's morris without flying: seed 002 and the Masters Games basic rules "
+                "(seed 003), where flying is only a variation"),
+        Variant(name="nine-mens-morris-diagonals", board="diagonals", flying=False,
+                source="Masters Games seed 003, 'alternative board layouts': the four diagonal lines "
+                "are lines for moves and mills; basic Masters rules (no flying)"),
+        Variant(name="twelve-mens-morris", board="diagonals", men=12, board_full="draw",
+                source="Twelve men's morris (Wikipedia): diagonal board, 12 men, flying at 3; a board "
+                "filled during placement is a draw"),
+        Variant(name="morabaraba", board="diagonals", men=12, three_three_draw=10,
+                source="Morabaraba (Mind Sports South Africa rules as summarised by several "
+                "sources): 12 cows, diagonal board, one cow shot even for a double mill, flying at 3, "
+                "three cows each and ten turns without a shot is a draw, full board a draw"),
+        Variant(name="lasker-morris", men=10, move_in_placement=True,
+                source="Lasker morris (Emanuel Lasker): 10 men, a player may move instead of "
+                "placing while men remain in hand, flying at 3"),
+        Variant(name="six-mens-morris", board="six", men=6, flying=False,
+                source="Six men's morris (Wikipedia): 16-point board of two squares, 6 men, "
+                "no flying, lose below 3 men or when blocked"),
+        Variant(name="three-mens-morris", board="three", men=3, flying=False, mill_wins=True,
+                source="Three men's morris (Wikipedia): 9-point board with diagonals, 3 men each, "
+                "placed then moved to adjacent points; the first to make a line wins"),
+        Variant(name="nine-mens-morris-options", optional_capture=True, multi_mill_captures=2,
+                no_immediate_reform=True, three_three_draw=10,
+                source="Seed 004 with every option: the player may skip a capture, a double mill "
+                "captures up to two men, a mill broken on a turn may not be re-formed on the "
+                "player's next turn, three men each and ten turns without a capture is a draw"),
+    )
+}
+
+ALIASES: dict[str, str] = {
+    "standard": "nine-mens-morris", "nmm": "nine-mens-morris", "9mm": "nine-mens-morris",
+    "no-flying": "nine-mens-morris-no-flying", "diagonals": "nine-mens-morris-diagonals",
+    "12mm": "twelve-mens-morris", "lasker": "lasker-morris", "6mm": "six-mens-morris",
+    "3mm": "three-mens-morris", "options": "nine-mens-morris-options",
+}
+
+
+def get_variant(name: str) -> Variant:
+    """A preset by name or alias; raises ``KeyError`` listing the presets."""
+    key = ALIASES.get(name, name)
+    try:
+        return PRESETS[key]
+    except KeyError:
+        raise KeyError(f"unknown variant {name!r} (presets: {', '.join(PRESETS)})") from None
+
+
+def load_variant(spec: str) -> Variant:
+    """A preset name, or the path of a YAML file holding one variant mapping."""
+    if spec in PRESETS or spec in ALIASES:
+        return get_variant(spec)
+    p = Path(spec)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        import yaml  # local: the rules engine proper never needs it
+
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise ConfigError(f"cannot read variant file: {e.strerror}", str(p)) from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"broken YAML: {str(e).splitlines()[0]}", str(p)) from None
+        return Variant.from_mapping(data, path=p.name)
+    try:
+        return get_variant(spec)
+    except KeyError as e:
+        raise ConfigError(str(e.args[0])) from None
