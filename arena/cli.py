@@ -7,6 +7,12 @@ import click
 from arena.errors import ArenaError
 
 
+class Failure(click.ClickException):
+    """A one-line error message and exit status 2."""
+
+    exit_code = 2
+
+
 class _Group(click.Group):
     """Turns the library's typed errors into one-line messages and exit status 2."""
 
@@ -14,7 +20,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except ArenaError as e:
-            raise click.ClickException(str(e)) from None
+            raise Failure(str(e)) from None
 
 
 @click.group(cls=_Group)
@@ -61,6 +67,18 @@ def perft(variant: str, depth: int, divide: bool) -> None:
         click.echo(f"total: {total}")
     else:
         click.echo(pos.perft(depth))
+
+
+# --- play / check (referee) -----------------------------------------------------------
+
+
+# --- run (tournaments) -------------------------------------------------------------------
+
+
+# --- rate / report / sprt (ratings) ------------------------------------------------------
+
+
+# --- doctor (sandboxing) -----------------------------------------------------------------
 
 
 def main() -> None:

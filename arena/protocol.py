@@ -1,0 +1,318 @@
+"""The Morris Arena text protocol, version 1: every line's format and parse, as pure functions.
+
+Only this module knows what protocol lines look like.  The referee formats commands with the
+``format_*`` functions and reads bot replies with :func:`parse_bot_line`; the Python bot kit
+does the reverse with :func:`parse_referee_line` and the ``format_*`` replies.  See
+``docs/PROTOCOL.md`` for the specification users read.
+
+Lines are UTF-8 text ending in ``\\n``; trailing white space and ``\\r`` are ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Union
+
+from arena.errors import ProtocolError
+
+VERSION = 1
+
+# --------------------------------------------------------------------------------------
+# Referee -> bot
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello:
+    """``morris <version>``: the first line a bot receives."""
+
+    version: int
+
+
+@dataclass(frozen=True)
+class SetOption:
+    """``setoption name <name> value <value>``"""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class NewGame:
+    """``newgame <variant> key=value ...``: every rule parameter of the variant."""
+
+    variant: str
+    params: dict[str, str]
+
+
+@dataclass(frozen=True)
+class IsReady:
+    """``isready``: answer ``readyok``."""
+
+
+@dataclass(frozen=True)
+class PositionCmd:
+    """``position <position text> moves <m1> <m2> ...``
+
+    ``position`` is the *current* position (8 fields, see ``Position.to_text``); ``moves`` is
+    the whole game so far from the variant's start position, for bots that track repetitions.
+    """
+
+    position: str
+    moves: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Go:
+    """``go [wtime <ms>] [btime <ms>] [winc <ms>] [binc <ms>] [movetime <ms>]``"""
+
+    wtime: Optional[int] = None
+    btime: Optional[int] = None
+    winc: Optional[int] = None
+    binc: Optional[int] = None
+    movetime: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class GameOver:
+    """``gameover <result> <reason>``"""
+
+    result: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Quit:
+    """``quit``: exit promptly."""
+
+
+RefereeMessage = Union[Hello, SetOption, NewGame, IsReady, PositionCmd, Go, GameOver, Quit]
+
+
+def format_hello(version: int = VERSION) -> str:
+    return f"morris {version}"
+
+
+def format_setoption(name: str, value: object) -> str:
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    return f"setoption name {name} value {value}"
+
+
+def format_newgame(variant_name: str, params: Mapping[str, str]) -> str:
+    return " ".join(["newgame", variant_name, *(f"{k}={v}" for k, v in params.items())])
+
+
+def format_isready() -> str:
+    return "isready"
+
+
+def format_position(position_text: str, moves: list[str] | tuple[str, ...] = ()) -> str:
+    return f"position {position_text} moves" + "".join(f" {m}" for m in moves)
+
+
+def format_go(wtime: Optional[int] = None, btime: Optional[int] = None, winc: Optional[int] = None,
+              binc: Optional[int] = None, movetime: Optional[int] = None) -> str:
+    parts = ["go"]
+    for key, val in (("wtime", wtime), ("btime", btime), ("winc", winc), ("binc", binc),
+                     ("movetime", movetime)):
+        if val is not None:
+            parts.append(f"{key} {int(val)}")
+    return " ".join(parts)
+
+
+def format_gameover(result: str, reason: str) -> str:
+    return f"gameover {result} {reason}"
+
+
+def format_quit() -> str:
+    return "quit"
+
+
+def _clean(line: str) -> str:
+    return line.rstrip(" \t\r\n")
+
+
+def parse_referee_line(line: str) -> RefereeMessage:
+    """Parse a line the referee sends; raises :class:`ProtocolError` naming the line."""
+    text = _clean(line)
+    words = text.split()
+    if not words:
+        raise ProtocolError("empty line", text)
+    cmd, args = words[0], words[1:]
+    try:
+        if cmd == "morris" and len(args) == 1:
+            return Hello(int(args[0]))
+        if cmd == "setoption" and len(args) >= 3 and args[0] == "name" and "value" in args[2:]:
+            at = args.index("value", 2)
+            return SetOption(" ".join(args[1:at]), " ".join(args[at + 1:]))
+        if cmd == "setoption" and len(args) >= 2 and args[0] == "name":  # value-less (button)
+            return SetOption(" ".join(args[1:]), "")
+        if cmd == "newgame" and args:
+            params = {}
+            for kv in args[1:]:
+                key, sep, val = kv.partition("=")
+                if not sep or not key:
+                    raise ValueError(kv)
+                params[key] = val
+            return NewGame(args[0], params)
+        if cmd == "isready" and not args:
+            return IsReady()
+        if cmd == "position" and "moves" in args:
+            at = args.index("moves")
+            return PositionCmd(" ".join(args[:at]), tuple(args[at + 1:]))
+        if cmd == "position" and args:
+            return PositionCmd(" ".join(args), ())
+        if cmd == "go":
+            if len(args) % 2:
+                raise ValueError(args)
+            values = {args[i]: int(args[i + 1]) for i in range(0, len(args), 2)}
+            return Go(**values)
+        if cmd == "gameover" and len(args) == 2:
+            return GameOver(args[0], args[1])
+        if cmd == "quit" and not args:
+            return Quit()
+    except (ValueError, TypeError):
+        pass
+    raise ProtocolError(f"not a referee command: {text[:200]!r}", text)
+
+
+# --------------------------------------------------------------------------------------
+# Bot -> referee
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Id:
+    """``id name <name>`` or ``id author <author>``"""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class OptionDecl:
+    """``option name <name> type <check|spin|combo|string|button> [default <v>] [min <n>]
+    [max <n>] [var <v>]...``"""
+
+    name: str
+    type: str
+    default: Optional[str] = None
+    min: Optional[int] = None
+    max: Optional[int] = None
+    vars: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class MorrisOk:
+    """``morrisok``: the handshake is complete."""
+
+
+@dataclass(frozen=True)
+class ReadyOk:
+    """``readyok``"""
+
+
+@dataclass(frozen=True)
+class Info:
+    """``info <free text>``: logged, never interpreted."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class BestMove:
+    """``bestmove <move>``"""
+
+    move: str
+
+
+BotMessage = Union[Id, OptionDecl, MorrisOk, ReadyOk, Info, BestMove]
+
+OPTION_TYPES = ("check", "spin", "combo", "string", "button")
+
+
+def format_id(key: str, value: str) -> str:
+    return f"id {key} {value}"
+
+
+def format_option(decl: OptionDecl) -> str:
+    parts = [f"option name {decl.name} type {decl.type}"]
+    if decl.default is not None:
+        parts.append(f"default {decl.default}")
+    if decl.min is not None:
+        parts.append(f"min {decl.min}")
+    if decl.max is not None:
+        parts.append(f"max {decl.max}")
+    parts.extend(f"var {v}" for v in decl.vars)
+    return " ".join(parts)
+
+
+def format_morrisok() -> str:
+    return "morrisok"
+
+
+def format_readyok() -> str:
+    return "readyok"
+
+
+def format_info(text: str) -> str:
+    return f"info {text}"
+
+
+def format_bestmove(move: object) -> str:
+    return f"bestmove {move}"
+
+
+def _parse_option(args: list[str], text: str) -> OptionDecl:
+    keywords = ("name", "type", "default", "min", "max", "var")
+    if not args or args[0] != "name" or "type" not in args:
+        raise ProtocolError(f"option needs 'name <name> type <type>': {text[:200]!r}", text)
+    fields: dict[str, list[str]] = {}
+    vars_: list[str] = []
+    key = None
+    for word in args:
+        if word in keywords and (key != "name" or word == "type"):
+            if key == "var":
+                vars_.append(" ".join(fields.pop("var", [])))
+            key = word
+            fields.setdefault(key, [])
+            continue
+        if key is None:
+            raise ProtocolError(f"bad option line: {text[:200]!r}", text)
+        fields[key].append(word)
+    if key == "var":
+        vars_.append(" ".join(fields.pop("var", [])))
+    name = " ".join(fields.get("name", []))
+    typ = " ".join(fields.get("type", []))
+    if not name or typ not in OPTION_TYPES:
+        raise ProtocolError(f"option needs a name and a type in {OPTION_TYPES}: {text[:200]!r}", text)
+    try:
+        lo = int(fields["min"][0]) if fields.get("min") else None
+        hi = int(fields["max"][0]) if fields.get("max") else None
+    except ValueError:
+        raise ProtocolError(f"option min/max must be integers: {text[:200]!r}", text) from None
+    default = " ".join(fields["default"]) if "default" in fields else None
+    return OptionDecl(name, typ, default, lo, hi, tuple(vars_))
+
+
+def parse_bot_line(line: str) -> BotMessage:
+    """Parse a line a bot sends; raises :class:`ProtocolError` (carrying the line) otherwise."""
+    text = _clean(line)
+    words = text.split()
+    if not words:
+        raise ProtocolError("empty line", text)
+    cmd, args = words[0], words[1:]
+    if cmd == "id" and len(args) >= 2 and args[0] in ("name", "author"):
+        return Id(args[0], " ".join(args[1:]))
+    if cmd == "option":
+        return _parse_option(args, text)
+    if cmd == "morrisok" and not args:
+        return MorrisOk()
+    if cmd == "readyok" and not args:
+        return ReadyOk()
+    if cmd == "info":
+        return Info(text[4:].strip())
+    if cmd == "bestmove" and len(args) == 1:
+        return BestMove(args[0])
+    raise ProtocolError(f"unexpected line from bot: {text[:200]!r}", text)

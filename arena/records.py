@@ -1,0 +1,161 @@
+"""Game records: one JSON object per game, appended to ``games.jsonl`` crash-safely.
+
+A record is the single source of truth about a game; standings, ratings, charts and reports
+are all computed from a list of records (see ``arena.ratings`` and ``arena.report``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from arena.errors import ArenaError
+
+SCHEMA = 1
+
+
+@dataclass
+class PlayerInfo:
+    """Who played one colour: display name, bot folder name, folder path, options set."""
+
+    name: str
+    bot: str = ""
+    path: str = ""
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class MoveInfo:
+    """One turn: the move text, who played it, the wall (and CPU, if measured) milliseconds."""
+
+    move: str
+    wall_ms: float = 0.0
+    cpu_ms: Optional[float] = None
+    opening: bool = False
+
+
+@dataclass
+class GameRecord:
+    """Everything about one finished game.
+
+    ``result`` is ``1-0`` / ``0-1`` / ``1/2-1/2``; ``termination`` a ``Termination`` value;
+    ``forfeit`` names the colour that failed (``white``/``black``) for referee endings, with
+    ``detail`` (a human sentence) and ``offending_line`` (what the bot sent, cut to a cap).
+    """
+
+    game_id: str
+    variant: str
+    variant_params: dict[str, Any]
+    white: PlayerInfo
+    black: PlayerInfo
+    result: str
+    termination: str
+    forfeit: Optional[str] = None
+    detail: str = ""
+    offending_line: Optional[str] = None
+    moves: list[MoveInfo] = field(default_factory=list)
+    opening: list[str] = field(default_factory=list)
+    final_position: str = ""
+    time_control: dict[str, Any] = field(default_factory=dict)
+    seed: Optional[int] = None
+    tournament: Optional[str] = None
+    round: Optional[int] = None
+    pair: Optional[int] = None
+    started: str = ""
+    finished: str = ""
+    host: str = ""
+    stderr: dict[str, str] = field(default_factory=dict)
+    schema: int = SCHEMA
+
+    @property
+    def winner(self) -> Optional[str]:
+        """``white``, ``black`` or ``None`` for a draw."""
+        return {"1-0": "white", "0-1": "black"}.get(self.result)
+
+    @property
+    def plies(self) -> int:
+        return len(self.moves)
+
+    def score(self, color: str) -> float:
+        """1, 0.5 or 0 for ``color``."""
+        if self.result == "1/2-1/2":
+            return 0.5
+        return 1.0 if self.winner == color else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameRecord:
+        d = dict(d)
+        d["white"] = PlayerInfo(**d["white"])
+        d["black"] = PlayerInfo(**d["black"])
+        d["moves"] = [MoveInfo(**m) for m in d.get("moves", [])]
+        return cls(**d)
+
+
+def append_record(path: str | os.PathLike[str], record: GameRecord) -> None:
+    """Append ``record`` as one line and fsync it before returning.
+
+    A single ``write`` of one complete line on an ``O_APPEND`` descriptor: a crash leaves at
+    worst a torn last line, which :func:`read_records` skips.
+    """
+    data = (record.to_json() + "\n").encode("utf-8")
+    fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def iter_records(path: str | os.PathLike[str]) -> Iterator[GameRecord]:
+    """The records of a ``games.jsonl`` file; a torn last line (a crash mid-write) is skipped."""
+    p = Path(path)
+    try:
+        lines = p.read_bytes().split(b"\n")
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise ArenaError(f"cannot read {p}: {e.strerror}") from None
+    last = len(lines) - 1
+    for n, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            yield GameRecord.from_dict(json.loads(raw))
+        except (ValueError, TypeError, KeyError) as e:
+            if n >= last - 1 and not raw.endswith(b"}"):
+                continue  # torn final line
+            raise ArenaError(f"{p}:{n + 1}: not a game record ({e})") from None
+
+
+def read_records(path: str | os.PathLike[str]) -> list[GameRecord]:
+    """All records of a ``games.jsonl`` file (see :func:`iter_records`)."""
+    return list(iter_records(path))
+
+
+def records_table(records: list[GameRecord]) -> Any:
+    """One row per game as a pandas DataFrame (pandas is imported here, lazily)."""
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        rows.append({
+            "game_id": r.game_id, "tournament": r.tournament, "round": r.round, "pair": r.pair,
+            "variant": r.variant, "white": r.white.name, "black": r.black.name,
+            "result": r.result, "white_score": r.score("white"), "black_score": r.score("black"),
+            "termination": r.termination, "forfeit": r.forfeit, "plies": r.plies,
+            "opening": " ".join(r.opening), "seed": r.seed, "started": r.started,
+            "finished": r.finished, "host": r.host,
+        })
+    return pd.DataFrame(rows)
