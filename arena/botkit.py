@@ -1,0 +1,457 @@
+"""The bot kit: the protocol loop for Python bots, so a bot is one function or one class.
+
+A function bot::
+
+    from arena.botkit import run, spin
+
+    def choose(position, clock):
+        return position.legal_moves()[0]          # a Move or move text
+
+    run(choose, name="first", author="me", options=[spin("Depth", 3, 1, 9)])
+
+A class bot keeps state between moves and games::
+
+    from arena.botkit import Bot, run, seed_option
+
+    class MyBot(Bot):
+        name, author = "mine", "me"
+        option_decls = (seed_option(),)
+
+        def new_game(self, variant):
+            self.rng = random.Random(self.options["Seed"])
+
+        def choose(self, position, clock):
+            return self.rng.choice(position.legal_moves())
+
+    run(MyBot())
+
+The kit answers the handshake (``morris 1`` -> ``id`` lines, ``option`` lines, ``morrisok``),
+stores ``setoption`` values typed by their declaration (``self.options`` / ``clock.options``),
+builds the :class:`~arena.variants.Variant` on ``newgame``, keeps the game's
+:class:`~arena.rules.Position` *with its history* (so ``outcome()`` sees repetitions: the move
+list is replayed from the start once, then only the new moves are pushed), turns ``go`` into a
+time budget (:class:`Clock`: ``budget_s``, ``deadline``, ``remaining()``, ``expired()``) and
+prints ``bestmove``.  Every line is flushed; unknown or malformed lines are reported on stderr
+and ignored.  A bot should print nothing on stdout itself: use :func:`log` (stderr) or
+:func:`send_info`.
+
+All line formats come from :mod:`arena.protocol`; this module only drives them.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence, TextIO, Union
+
+from arena import protocol as P
+from arena.errors import ArenaError, ProtocolError
+from arena.protocol import OptionDecl
+from arena.rules import Move, Position
+from arena.variants import Variant
+
+__all__ = ["Bot", "Clock", "Options", "OptionDecl", "Session", "run", "spin", "check", "combo",
+           "string", "button", "seed_option", "log", "send_info", "compute_budget"]
+
+Choice = Union[Move, str]
+ChooseFn = Callable[[Position, "Clock"], Choice]
+OptionValue = Union[int, bool, str]
+
+#: the largest value of the conventional ``Seed`` option
+SEED_MAX = 2147483647
+
+
+# --------------------------------------------------------------------------------------
+# Option declarations and values
+# --------------------------------------------------------------------------------------
+
+
+def spin(name: str, default: int, lo: int, hi: int) -> OptionDecl:
+    """An integer option ``name`` in ``lo..hi``."""
+    return OptionDecl(name, "spin", str(default), lo, hi)
+
+
+def check(name: str, default: bool) -> OptionDecl:
+    """A boolean option (``true``/``false``)."""
+    return OptionDecl(name, "check", "true" if default else "false")
+
+
+def combo(name: str, default: str, choices: Sequence[str]) -> OptionDecl:
+    """An option taking one of ``choices``."""
+    return OptionDecl(name, "combo", default, vars=tuple(choices))
+
+
+def string(name: str, default: str = "") -> OptionDecl:
+    """A free-text option (``<empty>`` stands for the empty string, as in UCI)."""
+    return OptionDecl(name, "string", default or "<empty>")
+
+
+def button(name: str) -> OptionDecl:
+    """A value-less option: ``setoption name <name>`` triggers :meth:`Bot.set_option`."""
+    return OptionDecl(name, "button")
+
+
+def seed_option() -> OptionDecl:
+    """The conventional ``Seed`` option: ``spin``, default 0, range 0..2147483647.
+
+    The referee sends ``setoption name Seed value <n>`` to bots that declare it, so games
+    with a seed are reproducible.
+    """
+    return spin("Seed", 0, 0, SEED_MAX)
+
+
+def _typed(decl: OptionDecl, text: str) -> OptionValue:
+    """The value of ``text`` for ``decl``; raises ``ValueError`` with a reason."""
+    if decl.type == "spin":
+        value = int(text)
+        if (decl.min is not None and value < decl.min) or (decl.max is not None and value > decl.max):
+            raise ValueError(f"{value} is outside {decl.min}..{decl.max}")
+        return value
+    if decl.type == "check":
+        low = text.lower()
+        if low in ("true", "false"):
+            return low == "true"
+        raise ValueError(f"expected true or false, got {text!r}")
+    if decl.type == "combo":
+        for var in decl.vars:
+            if var.lower() == text.lower():
+                return var
+        raise ValueError(f"expected one of {', '.join(decl.vars)}, got {text!r}")
+    if decl.type == "string":
+        return "" if text == "<empty>" else text
+    return True  # button
+
+
+class Options(Mapping[str, OptionValue]):
+    """The bot's option values by name (case-insensitive), typed by their declarations:
+    ``spin`` -> ``int``, ``check`` -> ``bool``, ``combo``/``string`` -> ``str``.
+    """
+
+    def __init__(self, decls: Iterable[OptionDecl]) -> None:
+        self.decls: dict[str, OptionDecl] = {}
+        self._values: dict[str, OptionValue] = {}
+        for decl in decls:
+            key = decl.name.lower()
+            if key in self.decls:
+                raise ArenaError(f"option {decl.name!r} is declared twice")
+            self.decls[key] = decl
+            if decl.type != "button":
+                self._values[key] = _typed(decl, decl.default if decl.default is not None else "")
+
+    def set(self, name: str, text: str) -> OptionValue:
+        """Set option ``name`` from protocol text; raises ``KeyError``/``ValueError``."""
+        decl = self.decls[name.lower()]
+        value = _typed(decl, text)
+        if decl.type != "button":
+            self._values[name.lower()] = value
+        return value
+
+    def __getitem__(self, name: str) -> OptionValue:
+        return self._values[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return (self.decls[k].name for k in self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Options({dict(self.items())!r})"
+
+
+# --------------------------------------------------------------------------------------
+# Time budget
+# --------------------------------------------------------------------------------------
+
+#: a clock game is budgeted as if this many more moves were to come
+MOVES_TO_GO = 25
+#: budget when ``go`` names no time at all
+DEFAULT_BUDGET_S = 1.0
+
+
+def compute_budget(go: P.Go, white_to_move: bool) -> float:
+    """Seconds this move may take, with a safety margin for process and pipe overhead.
+
+    ``movetime`` gives its value less a reserve (10 % + 10 ms, at most 50 ms); a clock gives
+    a share of the remaining time (``time / 25 + 3/4 increment``), never more than half
+    of what is left less the reserve.  Both present: the smaller.  Never below 1 ms.
+    """
+    budgets: list[float] = []
+    if go.movetime is not None:
+        ms = go.movetime
+        budgets.append(ms - min(50.0, 0.1 * ms + 10.0))
+    left = go.wtime if white_to_move else go.btime
+    inc = (go.winc if white_to_move else go.binc) or 0
+    if left is not None:
+        reserve = min(50.0, 0.1 * left + 10.0)
+        share = left / MOVES_TO_GO + 0.75 * inc
+        budgets.append(min(share, left / 2 - reserve))
+    if not budgets:
+        return DEFAULT_BUDGET_S
+    return max(0.001, min(budgets) / 1000.0)
+
+
+@dataclass
+class Clock:
+    """The time for one move, measured from when ``go`` was read (``time.monotonic``).
+
+    ``go`` holds the raw times (ms); ``options`` are the bot's option values (for function
+    bots, which have no ``self``).
+    """
+
+    go: P.Go
+    start: float
+    budget_s: float
+    options: Options = field(default_factory=lambda: Options(()))
+
+    @property
+    def deadline(self) -> float:
+        """``time.monotonic()`` value by which the move should be chosen."""
+        return self.start + self.budget_s
+
+    def elapsed(self) -> float:
+        """Seconds since ``go`` was read."""
+        return time.monotonic() - self.start
+
+    def remaining(self) -> float:
+        """Seconds left of the budget (negative once past it)."""
+        return self.deadline - time.monotonic()
+
+    def expired(self) -> bool:
+        """Whether the budget is used up."""
+        return time.monotonic() >= self.deadline
+
+
+# --------------------------------------------------------------------------------------
+# Bots
+# --------------------------------------------------------------------------------------
+
+
+class Bot:
+    """Base class for bots with state.  Override :meth:`choose`; the other hooks are optional.
+
+    Class attributes ``name``, ``author`` and ``option_decls`` describe the bot; the kit
+    fills ``self.options`` (values) and ``self.variant`` (the current game's rules).
+    """
+
+    name: str = "bot"
+    author: str = "unknown"
+    option_decls: Sequence[OptionDecl] = ()
+
+    def __init__(self) -> None:
+        self.options = Options(self.option_decls)
+        self.variant: Variant = Variant()
+
+    def set_option(self, name: str, value: OptionValue) -> None:
+        """Called after an option value was stored (and for every ``button``)."""
+
+    def new_game(self, variant: Variant) -> None:
+        """Called on ``newgame``, after ``self.variant`` is set."""
+
+    def choose(self, position: Position, clock: Clock) -> Choice:
+        """Return a legal move (a :class:`Move` or its text) for ``position``.
+
+        ``position`` is a copy the bot may push/pop freely; it has the game's history.
+        """
+        raise NotImplementedError
+
+    def game_over(self, result: str, reason: str) -> None:
+        """Called on ``gameover <result> <reason>``."""
+
+
+class _FunctionBot(Bot):
+    def __init__(self, choose: ChooseFn, name: str, author: str,
+                 options: Sequence[OptionDecl]) -> None:
+        self.name, self.author, self.option_decls = name, author, tuple(options)
+        super().__init__()
+        self._choose = choose
+
+    def choose(self, position: Position, clock: Clock) -> Choice:
+        return self._choose(position, clock)
+
+
+# --------------------------------------------------------------------------------------
+# The protocol session
+# --------------------------------------------------------------------------------------
+
+
+def log(*parts: object) -> None:
+    """Print a line on stderr (the referee keeps the bot's stderr; stdout is the protocol)."""
+    print(*parts, file=sys.stderr, flush=True)
+
+
+_info_sink: Optional[Callable[[str], None]] = None
+
+
+def send_info(text: str) -> None:
+    """Send ``info <text>`` to the referee (allowed any time; logged, never interpreted)."""
+    line = P.format_info(" ".join(text.split()))
+    if _info_sink is not None:
+        _info_sink(line)
+    else:
+        _write_stdout(line)
+
+
+def _write_stdout(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+class Session:
+    """One bot's side of the protocol: feed it referee lines, it calls ``send`` with replies.
+
+    Pure of I/O itself (``send`` is injected), so a harness can run two bots in one process.
+    """
+
+    def __init__(self, bot: Bot, send: Callable[[str], None] = _write_stdout,
+                 warn: Callable[[str], None] = log) -> None:
+        self.bot = bot
+        self.send = send
+        self.warn = warn
+        self.variant: Variant = bot.variant
+        self.position: Position = Position(self.variant)
+        self._moves: list[str] = []  # the moves ``self.position`` was built from
+        self.running = True
+
+    # -- position tracking ----------------------------------------------------------------
+    def set_position(self, text: str, moves: Sequence[str]) -> Position:
+        """Make ``self.position`` the position ``text`` reached by ``moves`` from the start.
+
+        Pushes only the moves not seen yet when ``moves`` extends the previous list; replays
+        from the start otherwise.  If the replay does not reach ``text`` (or fails), the
+        position is built from ``text`` alone, without history.
+        """
+        if moves and self.variant.repetition:
+            n = len(self._moves)
+            if n <= len(moves) and list(moves[:n]) == self._moves:
+                pos, todo = self.position, moves[n:]
+            else:
+                pos, todo = Position(self.variant), moves
+            try:
+                for m in todo:
+                    pos.push(Move.parse(m))
+                if pos.to_text() == " ".join(text.split()):
+                    self.position, self._moves = pos, list(moves)
+                    return pos
+                self.warn("kit: the moves do not lead to the position given; using the text")
+            except ArenaError as e:
+                self.warn(f"kit: cannot replay the moves ({e}); using the position text")
+        self.position = Position.from_text(self.variant, text)
+        self._moves = list(moves)
+        return self.position
+
+    # -- the command handlers --------------------------------------------------------------
+    def handle(self, line: str, received: Optional[float] = None) -> bool:
+        """Handle one referee line; returns False once ``quit`` was received.
+
+        ``received`` is the ``time.monotonic()`` at which the line was read (for ``go``).
+        """
+        if received is None:
+            received = time.monotonic()
+        if not line.strip():
+            return self.running
+        try:
+            msg = P.parse_referee_line(line)
+        except ProtocolError as e:
+            self.warn(f"kit: ignored: {e}")
+            return self.running
+        try:
+            self._dispatch(msg, received)
+        except ArenaError as e:
+            self.warn(f"kit: {type(e).__name__}: {e}")
+        return self.running
+
+    def _dispatch(self, msg: P.RefereeMessage, received: float) -> None:
+        bot = self.bot
+        if isinstance(msg, P.Hello):
+            if msg.version != P.VERSION:
+                self.warn(f"kit: referee speaks protocol {msg.version}, this kit {P.VERSION}")
+            self.send(P.format_id("name", bot.name))
+            self.send(P.format_id("author", bot.author))
+            for decl in bot.options.decls.values():
+                self.send(P.format_option(decl))
+            self.send(P.format_morrisok())
+        elif isinstance(msg, P.SetOption):
+            try:
+                value = bot.options.set(msg.name, msg.value)
+            except KeyError:
+                self.warn(f"kit: ignored unknown option {msg.name!r}")
+                return
+            except ValueError as e:
+                self.warn(f"kit: ignored option {msg.name!r}: {e}")
+                return
+            bot.set_option(bot.options.decls[msg.name.lower()].name, value)
+        elif isinstance(msg, P.NewGame):
+            self.variant = Variant.from_params(msg.variant, msg.params)
+            bot.variant = self.variant
+            self.position, self._moves = Position(self.variant), []
+            bot.new_game(self.variant)
+        elif isinstance(msg, P.IsReady):
+            self.send(P.format_readyok())
+        elif isinstance(msg, P.PositionCmd):
+            self.set_position(msg.position, msg.moves)
+        elif isinstance(msg, P.Go):
+            self._go(msg, received)
+        elif isinstance(msg, P.GameOver):
+            bot.game_over(msg.result, msg.reason)
+        elif isinstance(msg, P.Quit):
+            self.running = False
+
+    def _go(self, go: P.Go, received: float) -> None:
+        pos = self.position
+        clock = Clock(go, received, compute_budget(go, pos.turn == 0), self.bot.options)
+        legal = pos.legal_moves()
+        if not legal:
+            self.warn(f"kit: asked to move, but the game is over: {pos.outcome()}")
+            self.send(P.format_bestmove("none"))
+            return
+        try:
+            choice = self.bot.choose(pos.copy(), clock)
+        except Exception:  # a bug in the bot must not cost the game without a trace
+            self.warn("kit: the bot's choose() raised:\n" + traceback.format_exc().rstrip())
+            choice = None
+        move = self._checked(choice, legal)
+        self.send(P.format_bestmove(move))
+
+    def _checked(self, choice: object, legal: list[Move]) -> Move:
+        """``choice`` if it is a legal move, else (with a warning) a random legal move."""
+        try:
+            move = choice if isinstance(choice, Move) else Move.parse(str(choice))
+            if move in legal:
+                return move
+            reason = "is not legal here"
+        except ArenaError:
+            reason = "is not a move"
+        if choice is not None:
+            self.warn(f"kit: the bot chose {choice!r}, which {reason}; playing a random move")
+        return random.choice(legal)
+
+
+def run(bot: Union[Bot, ChooseFn], *, name: str = "bot", author: str = "unknown",
+        options: Sequence[OptionDecl] = (), stdin: Optional[TextIO] = None,
+        stdout: Optional[TextIO] = None) -> None:
+    """Run ``bot`` (a :class:`Bot` or a ``choose(position, clock)`` function) on stdin/stdout
+    until ``quit`` or the end of input.  ``name``/``author``/``options`` apply to functions.
+    """
+    global _info_sink
+    if not isinstance(bot, Bot):
+        bot = _FunctionBot(bot, name, author, options)
+    inp = stdin if stdin is not None else sys.stdin
+    out = stdout if stdout is not None else sys.stdout
+
+    def send(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    _info_sink = send
+    session = Session(bot, send)
+    while True:
+        line = inp.readline()
+        received = time.monotonic()
+        if not line:
+            return
+        if not session.handle(line, received):
+            return
