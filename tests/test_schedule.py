@@ -1,0 +1,126 @@
+"""Schedules: counts, colour balance, pairs, openings and determinism (pure, no processes)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+
+import pytest
+
+from arena.rules import Position
+from arena.schedule import Format, build_schedule, derive_seed, pairings, random_opening
+from arena.variants import get_variant
+
+PLAYERS = ["ann", "bob", "cid", "dee"]
+VARIANTS = [get_variant("nine-mens-morris"), get_variant("six-mens-morris"),
+            get_variant("lasker-morris")]
+
+
+@pytest.mark.parametrize("n,rounds,gpp,variants", [(2, 1, 2, 1), (3, 2, 4, 2), (4, 3, 2, 3),
+                                                   (5, 1, 6, 1)])
+def test_round_robin_counts(n: int, rounds: int, gpp: int, variants: int) -> None:
+    players = [f"p{i}" for i in range(n)]
+    slots = build_schedule(players, VARIANTS[:variants], Format(rounds=rounds),
+                           games_per_pairing=gpp)
+    assert len(slots) == rounds * n * (n - 1) // 2 * gpp * variants
+    meetings = Counter((s.variant.name, s.round, frozenset((s.white, s.black))) for s in slots)
+    assert set(meetings.values()) == {gpp}
+    assert len(meetings) == rounds * variants * n * (n - 1) // 2
+    assert [s.index for s in slots] == list(range(len(slots)))
+
+
+def test_gauntlet_counts_and_seeds_never_meet() -> None:
+    fmt = Format(kind="gauntlet", rounds=2, seeds=("bob", "dee"))
+    slots = build_schedule(PLAYERS, VARIANTS[:2], fmt, games_per_pairing=2)
+    assert len(slots) == 2 * 2 * 2 * 2 * 2  # rounds * seeds * field * games * variants
+    seeds = {PLAYERS.index("bob"), PLAYERS.index("dee")}
+    for s in slots:
+        assert len({s.white, s.black} & seeds) == 1
+
+
+def test_match_counts() -> None:
+    slots = build_schedule(["x", "y"], VARIANTS[:1], Format(kind="match", rounds=3),
+                           games_per_pairing=10)
+    assert len(slots) == 30
+    assert Counter(s.white for s in slots) == {0: 15, 1: 15}
+
+
+def test_colour_balance_per_player_and_variant() -> None:
+    slots = build_schedule(PLAYERS, VARIANTS, Format(rounds=2), games_per_pairing=2, seed=5)
+    whites = Counter((s.variant.name, s.white) for s in slots)
+    blacks = Counter((s.variant.name, s.black) for s in slots)
+    assert whites == blacks
+    assert all(v == 2 * 3 for v in whites.values())  # rounds * opponents
+
+
+def test_pairs_swap_colours_and_share_the_opening() -> None:
+    slots = build_schedule(PLAYERS, VARIANTS, Format(), games_per_pairing=4, opening_turns=4,
+                           seed=3)
+    by_pair: dict[tuple[str, int, int], list] = {}
+    for s in slots:
+        by_pair.setdefault((s.variant.name, s.round, s.pair), []).append(s)
+    assert len(by_pair) == len(slots) // 2
+    for (variant, rnd, pair), games in by_pair.items():
+        g0, g1 = sorted(games, key=lambda s: s.game)
+        assert (g0.game, g1.game) == (0, 1)
+        assert (g0.white, g0.black) == (g1.black, g1.white)
+        assert g0.opening == g1.opening and len(g0.opening) == 4
+        assert g0.game_id == f"{variant}/r{rnd}/p{pair}/g0"
+        assert g1.index == g0.index + 1
+    assert len({s.game_id for s in slots}) == len(slots)
+    # a pair number is the same two players in every variant of a round
+    players_of = {(s.round, s.pair): frozenset((s.white, s.black)) for s in slots}
+    for s in slots:
+        assert players_of[(s.round, s.pair)] == {s.white, s.black}
+
+
+def test_schedule_is_deterministic_and_depends_on_the_seed() -> None:
+    def make(seed: int) -> list:
+        return build_schedule(PLAYERS, VARIANTS, Format(rounds=2), games_per_pairing=2,
+                              opening_turns=3, seed=seed)
+
+    a, b, c = make(11), make(11), make(12)
+    assert a == b
+    assert [(s.game_id, s.opening, s.seed) for s in a] != [(s.game_id, s.opening, s.seed)
+                                                            for s in c]
+    assert len({s.seed for s in a}) == len(a)
+
+
+def test_openings_are_legal_and_do_not_end_the_game() -> None:
+    for variant in (get_variant("three-mens-morris"), *VARIANTS):
+        for seed in range(20):
+            opening = random_opening(variant, 6, seed)
+            pos = Position(variant)
+            for move in opening:
+                pos.push(pos.parse_move(move))
+                assert pos.outcome() is None
+            assert len(opening) == 6
+            assert opening == random_opening(variant, 6, seed)
+
+
+def test_round_order_is_shuffled_but_every_pairing_plays() -> None:
+    slots = build_schedule([f"p{i}" for i in range(6)], VARIANTS[:1], Format(rounds=3),
+                           games_per_pairing=2, seed=1)
+    orders = []
+    for rnd in (1, 2, 3):
+        firsts = [frozenset((s.white, s.black)) for s in slots if s.round == rnd and s.game == 0]
+        assert set(firsts) == {frozenset(p) for p in combinations(range(6), 2)}
+        orders.append(firsts)
+    assert orders[0] != orders[1] or orders[1] != orders[2]
+
+
+def test_bad_shapes_raise() -> None:
+    with pytest.raises(ValueError, match="even"):
+        build_schedule(PLAYERS, VARIANTS, Format(), games_per_pairing=3)
+    with pytest.raises(ValueError, match="exactly two"):
+        pairings(Format(kind="match"), PLAYERS)
+    with pytest.raises(ValueError, match="at least two"):
+        pairings(Format(), ["solo"])
+    with pytest.raises(ValueError, match="seed"):
+        pairings(Format(kind="gauntlet", seeds=tuple(PLAYERS)), PLAYERS)
+
+
+def test_derive_seed_is_stable_and_in_range() -> None:
+    assert derive_seed(1, "game", "x") == derive_seed(1, "game", "x")
+    assert derive_seed(1, "game", "x") != derive_seed(2, "game", "x")
+    assert all(0 <= derive_seed(s, "k") < 2**31 for s in range(100))
