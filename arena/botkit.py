@@ -53,7 +53,7 @@ from arena.protocol import OptionDecl
 from arena.rules import Move, Position
 from arena.variants import Variant
 
-__all__ = ["Bot", "Clock", "Options", "OptionDecl", "Session", "run", "spin", "check", "combo",
+__all__ = ["Bot", "SeededBot", "Clock", "Options", "OptionDecl", "Session", "run", "spin", "check", "combo",
            "string", "button", "seed_option", "log", "send_info", "compute_budget"]
 
 Choice = Union[Move, str]
@@ -262,6 +262,25 @@ class Bot:
         """Called on ``gameover <result> <reason>``."""
 
 
+class SeededBot(Bot):
+    """A :class:`Bot` that declares the conventional ``Seed`` option and owns ``self.rng``,
+    re-seeded from it at every ``newgame`` (so a game depends only on the seed).
+
+    Subclasses add their own declarations: ``option_decls = SeededBot.option_decls + (...)``.
+    Overriding :meth:`new_game` must call ``super().new_game(variant)``.
+    """
+
+    option_decls: Sequence[OptionDecl] = (seed_option(),)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rng = random.Random(0)
+
+    def new_game(self, variant: Variant) -> None:
+        """Re-seed ``self.rng`` from the ``Seed`` option."""
+        self.rng = random.Random(self.options["Seed"])
+
+
 class _FunctionBot(Bot):
     def __init__(self, choose: ChooseFn, name: str, author: str,
                  options: Sequence[OptionDecl]) -> None:
@@ -408,11 +427,15 @@ class Session:
             self.warn(f"kit: asked to move, but the game is over: {pos.outcome()}")
             self.send(P.format_bestmove("none"))
             return
+        global _info_sink
+        _info_sink = self.send
         try:
             choice = self.bot.choose(pos.copy(), clock)
         except Exception:  # a bug in the bot must not cost the game without a trace
             self.warn("kit: the bot's choose() raised:\n" + traceback.format_exc().rstrip())
             choice = None
+        finally:
+            _info_sink = None
         move = self._checked(choice, legal)
         self.send(P.format_bestmove(move))
 
@@ -436,7 +459,6 @@ def run(bot: Union[Bot, ChooseFn], *, name: str = "bot", author: str = "unknown"
     """Run ``bot`` (a :class:`Bot` or a ``choose(position, clock)`` function) on stdin/stdout
     until ``quit`` or the end of input.  ``name``/``author``/``options`` apply to functions.
     """
-    global _info_sink
     if not isinstance(bot, Bot):
         bot = _FunctionBot(bot, name, author, options)
     inp = stdin if stdin is not None else sys.stdin
@@ -446,7 +468,6 @@ def run(bot: Union[Bot, ChooseFn], *, name: str = "bot", author: str = "unknown"
         out.write(line + "\n")
         out.flush()
 
-    _info_sink = send
     session = Session(bot, send)
     while True:
         line = inp.readline()

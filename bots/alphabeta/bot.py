@@ -1,0 +1,207 @@
+"""alphabeta: iterative-deepening negamax with alpha-beta pruning, inside the move's time budget.
+
+* Search: negamax alpha-beta on ``Position.generate_raw/push_raw/pop_raw``, deepened one ply at
+  a time until the budget from ``go`` runs out; the clock is checked inside the search, and the
+  move of the last completed depth is played (or a better one found by the unfinished depth).
+  A short quiescence search follows captures past the horizon.
+* Move ordering: the best move remembered for the position (a small table), then captures,
+  then moves that form a mill; the root keeps the previous depth's best first.
+* Terminal scores come from ``Position.outcome()`` (which sees repetitions, since the kit gives
+  the position with the game's history); quicker wins score higher.
+* Evaluation (side to move minus opponent), every weight an option: men (on board and in hand),
+  men in hand, closed mills, open twos (two men and an empty third point on a line),
+  mobility (empty points next to one's men, when not flying), blocked men.
+* ``Seed`` shuffles the move order before sorting, so games vary with the seed but repeat
+  with it; ``Depth`` caps the search depth.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from arena.botkit import Clock, SeededBot, run, send_info, spin
+from arena.rules import Move, Position, RawMove
+
+MATE = 1_000_000
+INF = 10 * MATE
+#: the deepest quiescence extension (plies of captures past the horizon)
+QDEPTH = 4
+
+
+class _OutOfTime(Exception):
+    """Raised inside the search when the clock runs out."""
+
+
+class AlphaBetaBot(SeededBot):
+    """Iterative-deepening alpha-beta with an evaluation whose weights are options."""
+
+    name = "alphabeta"
+    author = "Morris Arena"
+    option_decls = SeededBot.option_decls + (
+        spin("Depth", 64, 1, 64),
+        spin("MenWeight", 100, -1000, 1000),
+        spin("HandWeight", 2, -1000, 1000),
+        spin("MillWeight", 12, -1000, 1000),
+        spin("TwoWeight", 10, -1000, 1000),
+        spin("MobilityWeight", 3, -1000, 1000),
+        spin("BlockedWeight", 6, -1000, 1000),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nodes = 0
+        self.stop_at = 0.0
+        self.best_at: dict[tuple[int, ...], RawMove] = {}
+
+    # -- evaluation ---------------------------------------------------------------------
+    def _side_terms(self, pos: Position, color: int) -> int:
+        o = self.options
+        own, opp = pos.men[color], pos.men[1 - color]
+        empty = pos.topology.full_mask & ~(own | opp)
+        score = (int(o["MenWeight"]) * (own.bit_count() + pos.hand[color])
+                 + int(o["HandWeight"]) * pos.hand[color])
+        mills = twos = 0
+        for m in pos.topology.mills:
+            n = (own & m).bit_count()
+            if n == 3:
+                mills += 1
+            elif n == 2 and m & empty:
+                twos += 1
+        score += int(o["MillWeight"]) * mills + int(o["TwoWeight"]) * twos
+        if pos.phase(color) != "flying":
+            adjacent = pos.topology.adjacent
+            mobility = blocked = 0
+            bits = own
+            while bits:
+                low = bits & -bits
+                free = (adjacent[low.bit_length() - 1] & empty).bit_count()
+                mobility += free
+                blocked += free == 0
+                bits ^= low
+            score += int(o["MobilityWeight"]) * mobility - int(o["BlockedWeight"]) * blocked
+        return score
+
+    def evaluate(self, pos: Position) -> int:
+        """The static score of ``pos`` for the side to move."""
+        return self._side_terms(pos, pos.turn) - self._side_terms(pos, 1 - pos.turn)
+
+    # -- search -------------------------------------------------------------------------
+    def _key(self, pos: Position) -> tuple[int, ...]:
+        return (pos.men[0], pos.men[1], pos.hand[0], pos.hand[1], pos.turn)
+
+    def _ordered(self, pos: Position, moves: list[RawMove]) -> list[RawMove]:
+        hint = self.best_at.get(self._key(pos))
+        moves.sort(key=lambda m: (m != hint, -m[2].bit_count()))
+        return moves
+
+    def _tick(self) -> None:
+        self.nodes += 1
+        if not self.nodes & 63 and time.monotonic() >= self.stop_at:
+            raise _OutOfTime
+
+    def _terminal(self, pos: Position, ply: int) -> Optional[int]:
+        outcome = pos.outcome()
+        if outcome is None:
+            return None
+        if outcome.winner is None:
+            return 0
+        return MATE - ply if outcome.winner == pos.turn else -(MATE - ply)
+
+    def quiesce(self, pos: Position, alpha: int, beta: int, ply: int, qdepth: int) -> int:
+        """Stand pat on the evaluation, or follow captures (up to :data:`QDEPTH` plies)."""
+        self._tick()
+        done = self._terminal(pos, ply)
+        if done is not None:
+            return done
+        stand = self.evaluate(pos)
+        if stand >= beta or qdepth == 0:
+            return stand
+        alpha = max(alpha, stand)
+        for raw in pos.generate_raw():
+            if not raw[2]:
+                continue
+            pos.push_raw(raw)
+            score = -self.quiesce(pos, -beta, -alpha, ply + 1, qdepth - 1)
+            pos.pop_raw()
+            if score > alpha:
+                alpha = score
+                if alpha >= beta:
+                    break
+        return alpha
+
+    def negamax(self, pos: Position, depth: int, alpha: int, beta: int, ply: int) -> int:
+        """The score of ``pos`` for the side to move, searched ``depth`` plies deep."""
+        if depth <= 0:
+            return self.quiesce(pos, alpha, beta, ply, QDEPTH)
+        self._tick()
+        done = self._terminal(pos, ply)
+        if done is not None:
+            return done
+        best, best_move = -INF, None
+        for raw in self._ordered(pos, pos.generate_raw()):
+            pos.push_raw(raw)
+            score = -self.negamax(pos, depth - 1, -beta, -alpha, ply + 1)
+            pos.pop_raw()
+            if score > best:
+                best, best_move = score, raw
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        break
+        if best_move is not None:
+            self.best_at[self._key(pos)] = best_move
+        return best
+
+    def search(self, pos: Position, deadline: float, max_depth: int) -> tuple[RawMove, int, int]:
+        """(best move, its score, depth completed) by iterative deepening until ``deadline``."""
+        self.stop_at = deadline
+        self.nodes = 0
+        if len(self.best_at) > 200_000:
+            self.best_at.clear()
+        moves = pos.generate_raw()
+        self.rng.shuffle(moves)
+        moves.sort(key=lambda m: -m[2].bit_count())
+        best, best_score, completed = moves[0], -INF, 0
+        start, root_ply = time.monotonic(), pos.ply
+        if len(moves) == 1:
+            return best, 0, 0
+        for depth in range(1, max_depth + 1):
+            moves.sort(key=lambda m: m != best)  # stable: keeps the rest in order
+            alpha, round_best, round_score = -INF, None, -INF
+            try:
+                for raw in moves:
+                    pos.push_raw(raw)
+                    score = -self.negamax(pos, depth - 1, -INF, -alpha, 1)
+                    pos.pop_raw()
+                    if score > round_score:
+                        round_best, round_score = raw, score
+                        alpha = max(alpha, score)
+            except _OutOfTime:
+                while pos.ply > root_ply:  # unwind the moves the search had pushed
+                    pos.pop_raw()
+                # the first move searched is the previous best: a move that beat it is better
+                if round_best is not None and round_best != best and round_score > best_score:
+                    best, best_score = round_best, round_score
+                break
+            assert round_best is not None
+            best, best_score, completed = round_best, round_score, depth
+            if abs(best_score) > MATE - 1000:
+                break  # a forced result: deeper search will not change it
+            spent = time.monotonic() - start
+            if spent > (deadline - start) * 0.5:
+                break  # the next depth would not finish
+        return best, best_score, completed
+
+    def choose(self, position: Position, clock: Clock) -> Move:
+        """The best move found within ``clock``'s budget."""
+        raw, score, depth = self.search(position, clock.deadline, int(self.options["Depth"]))
+        moves = position.legal_moves()
+        move = moves[position.generate_raw().index(raw)]
+        send_info(f"depth {depth} score {score} nodes {self.nodes} time "
+                  f"{clock.elapsed() * 1000:.0f}")
+        return move
+
+
+if __name__ == "__main__":
+    run(AlphaBetaBot())
