@@ -1,0 +1,463 @@
+"""Tournament configuration: a YAML file checked once, at the edge, into frozen dataclasses.
+
+Every error is one :class:`~arena.errors.ConfigError` naming the file, the key path and what
+was expected, e.g. ``demo.yaml: bots[2].path: no bot folder at bots/nope (no bot.yaml)``.
+Nothing past :func:`load_config` sees a raw dict.  The format is documented in
+``docs/TOURNAMENTS.md``.
+
+Relative paths (bot folders, globs, variant files) are looked up from the current directory
+first, then from the directory of the tournament file; ``output`` is relative to the current
+directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import glob
+import hashlib
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+
+from arena.errors import ConfigError
+from arena.schedule import FORMAT_KINDS, Format, pairings
+from arena.variants import Variant, load_variant
+
+if TYPE_CHECKING:
+    from arena.bot import BotSpec
+    from arena.clock import TimeControl
+
+TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
+            "workers", "seed", "output", "report")
+BOT_KEYS = ("path", "name", "options")
+FORMAT_KEYS = ("type", "rounds", "seeds")
+OPENING_KEYS = ("random",)
+TIME_KEYS = ("movetime", "clock", "handshake", "margin")
+#: keys of the normalised configuration that do not change which games are played
+_UNHASHED = ("workers", "output", "report")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A checked tournament configuration.
+
+    ``bots`` are the entrants in file order (globs expanded, sorted), each with its display
+    name; ``opening_turns`` is the number of random opening turns (0: none); ``workers`` is the
+    size of the worker pool; ``output`` the results folder.
+    """
+
+    name: str
+    bots: tuple[BotSpec, ...]
+    variants: tuple[Variant, ...]
+    format: Format
+    time_control: TimeControl
+    games_per_pairing: int = 2
+    opening_turns: int = 0
+    workers: int = 1
+    seed: int = 0
+    output: Path = Path("results")
+    report: bool = True
+    source: Optional[Path] = None
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        """The entrants' display names, in order."""
+        return tuple(b.name for b in self.bots)
+
+    def normalised(self) -> dict[str, Any]:
+        """The configuration as plain JSON values (stored as ``config.json``)."""
+        return {
+            "name": self.name,
+            "bots": [_bot_dict(b) for b in self.bots],
+            "variants": [v.to_dict() for v in self.variants],
+            "format": {"type": self.format.kind, "rounds": self.format.rounds,
+                       "seeds": list(self.format.seeds)},
+            "games_per_pairing": self.games_per_pairing,
+            "openings": {"random": self.opening_turns},
+            "time": _plain(dataclasses.asdict(self.time_control)),
+            "seed": self.seed,
+            "workers": self.workers,
+            "output": str(self.output),
+            "report": self.report,
+        }
+
+    def digest(self) -> str:
+        """A hash of everything that decides which games are played and how.
+
+        The worker count, the output folder and the report switch are left out: changing them
+        does not change the games, so a tournament may resume with another worker count.
+        """
+        return config_digest(self.normalised())
+
+
+def config_digest(normalised: Mapping[str, Any]) -> str:
+    """The hash of a normalised configuration (see :meth:`TournamentConfig.digest`)."""
+    kept = {k: v for k, v in normalised.items() if k not in _UNHASHED}
+    text = json.dumps(kept, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with tuples as lists and paths as text, for JSON."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _bot_dict(bot: BotSpec) -> dict[str, Any]:
+    """A bot as JSON; the interpreter path is written ``{python}`` again, so that the hash
+    does not change with the virtual environment's location."""
+    command = [a.replace(sys.executable, "{python}") for a in bot.command]
+    return {"name": bot.name, "path": _display_path(Path(bot.path)), "command": command,
+            "options": dict(bot.options)}
+
+
+def _display_path(p: Path) -> str:
+    """``p`` relative to the current directory when it is inside it, else absolute."""
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p.resolve())
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def load_config(path: str | os.PathLike[str], *, workers: Optional[int] = None) -> TournamentConfig:
+    """Read and check a tournament YAML file.
+
+    ``workers`` overrides the file's ``workers`` setting.
+
+    :raises ConfigError: for an unreadable or broken file and for every invalid setting, with
+        the file name and the key path in the message.
+    """
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read tournament file: {e.strerror}", str(p)) from None
+    try:
+        data = yaml.load(text, Loader=_strict_loader())  # noqa: S506 (a SafeLoader subclass)
+    except ConfigError as e:
+        raise ConfigError(str(e), p.name) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"broken YAML: {_yaml_problem(e)}", p.name) from None
+    return parse_config(data, source=p, workers=workers)
+
+
+def parse_config(data: Any, *, source: Optional[Path] = None,
+                 workers: Optional[int] = None) -> TournamentConfig:
+    """Check ``data`` (the parsed YAML of a tournament file) into a :class:`TournamentConfig`.
+
+    ``source`` is the file it came from (for messages, the default name and relative paths).
+
+    :raises ConfigError: naming the key path and what was expected.
+    """
+    label = source.name if source is not None else "config"
+    base_dirs = [Path.cwd()]
+    if source is not None and source.parent.resolve() != Path.cwd().resolve():
+        base_dirs.append(source.parent)
+    try:
+        return _Parser(base_dirs, source, workers).parse(data)
+    except ConfigError as e:
+        raise ConfigError(str(e), label) from None
+
+
+class _Parser:
+    """Walks the YAML data; every failure is a ConfigError with its key path."""
+
+    def __init__(self, base_dirs: list[Path], source: Optional[Path],
+                 workers: Optional[int]) -> None:
+        self.base_dirs = base_dirs
+        self.source = source
+        self.workers_override = workers
+
+    def parse(self, data: Any) -> TournamentConfig:
+        if data is None:
+            raise ConfigError("the file is empty: expected a mapping with at least 'bots'")
+        top = _mapping(data, "", TOP_KEYS)
+        name = self.name(top.get("name"))
+        if "bots" not in top:
+            raise ConfigError("missing: expected a list of bot folders", "bots")
+        bots = self.bots(top["bots"])
+        variants = self.variants(top.get("variants", ["nine-mens-morris"]))
+        fmt = self.format(top.get("format", "round-robin"), tuple(b.name for b in bots))
+        gpp = _int(top.get("games_per_pairing", 2), "games_per_pairing", minimum=2)
+        if gpp % 2:
+            raise ConfigError(f"expected an even number (games are played in colour-swapped "
+                              f"pairs), got {gpp}", "games_per_pairing")
+        seed = _int(top.get("seed", 0), "seed", minimum=0)
+        output = top.get("output", f"results/{name}")
+        if not isinstance(output, str) or not output.strip():
+            raise ConfigError(f"expected a folder path, got {output!r}", "output")
+        report = top.get("report", True)
+        if not isinstance(report, bool):
+            raise ConfigError(f"expected true or false, got {report!r}", "report")
+        return TournamentConfig(
+            name=name, bots=bots, variants=variants, format=fmt,
+            time_control=self.time(top.get("time")), games_per_pairing=gpp,
+            opening_turns=self.openings(top.get("openings")),
+            workers=self.workers(top.get("workers", "auto")), seed=seed,
+            output=Path(output), report=report, source=self.source)
+
+    def name(self, value: Any) -> str:
+        if value is None:
+            if self.source is None:
+                raise ConfigError("missing: expected the tournament's name", "name")
+            value = self.source.stem
+        if not isinstance(value, str) or not _NAME_RE.match(value):
+            raise ConfigError(f"expected a name of letters, digits, '.', '_' or '-' "
+                              f"(it names the results folder), got {value!r}", "name")
+        return value
+
+    # -- bots ---------------------------------------------------------------------------
+    def bots(self, value: Any) -> tuple[BotSpec, ...]:
+        from arena.bot import load_bot
+
+        if not isinstance(value, list) or not value:
+            raise ConfigError(f"expected a non-empty list of bot folders, got {value!r}", "bots")
+        specs: list[BotSpec] = []
+        owners: dict[str, str] = {}
+        for i, item in enumerate(value):
+            where = f"bots[{i}]"
+            if isinstance(item, str):
+                item = {"path": item}
+            entry = _mapping(item, where, BOT_KEYS)
+            pattern = entry.get("path")
+            if not isinstance(pattern, str) or not pattern.strip():
+                raise ConfigError(f"expected a bot folder or a glob, got {pattern!r}",
+                                  f"{where}.path")
+            folders = self.bot_folders(pattern, f"{where}.path")
+            name = entry.get("name")
+            if name is not None:
+                if not isinstance(name, str) or not name.strip() or "\n" in name:
+                    raise ConfigError(f"expected a display name, got {name!r}", f"{where}.name")
+                if len(folders) > 1:
+                    raise ConfigError(f"one display name for {len(folders)} bots matched by "
+                                      f"{pattern}: remove 'name' or list the bots apart",
+                                      f"{where}.name")
+            options = entry.get("options") or {}
+            if not isinstance(options, Mapping):
+                raise ConfigError(f"expected a mapping of option names to values, "
+                                  f"got {options!r}", f"{where}.options")
+            for folder in folders:
+                try:
+                    spec = load_bot(folder, name=name, options=options)
+                except ConfigError as e:
+                    if e.path.startswith("options."):  # one of this entry's options
+                        message = str(e)[len(e.path) + 2:]
+                        raise ConfigError(message, f"{where}.{e.path}") from None
+                    raise ConfigError(str(e), f"{where}.path") from None
+                if spec.name in owners:
+                    raise ConfigError(f"the display name {spec.name!r} (from {folder}) is already "
+                                      f"used by {owners[spec.name]}: give this entry its own "
+                                      f"'name'", f"{where}.name")
+                owners[spec.name] = where
+                specs.append(spec)
+        return tuple(specs)
+
+    def bot_folders(self, pattern: str, where: str) -> list[Path]:
+        """The bot folders ``pattern`` names: one folder, or every folder a glob matches."""
+        if glob.has_magic(pattern):
+            for base in self.base_dirs:
+                found = sorted(Path(p) for p in glob.glob(str(base / pattern))
+                               if (Path(p) / "bot.yaml").is_file())
+                if found:
+                    return [_relative(p) for p in found]
+            raise ConfigError(f"no bot folder (a folder with a bot.yaml) matches {pattern}", where)
+        for base in self.base_dirs:
+            folder = base / pattern
+            if (folder / "bot.yaml").is_file():
+                return [_relative(folder)]
+        raise ConfigError(f"no bot folder at {pattern} (no bot.yaml)", where)
+
+    # -- variants -----------------------------------------------------------------------
+    def variants(self, value: Any) -> tuple[Variant, ...]:
+        if isinstance(value, (str, Mapping)):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            raise ConfigError(f"expected a list of variant presets or mappings, got {value!r}",
+                              "variants")
+        out: list[Variant] = []
+        seen: dict[str, str] = {}
+        for i, item in enumerate(value):
+            where = f"variants[{i}]"
+            if isinstance(item, str) and item.endswith((".yaml", ".yml")):
+                variant = self.variant_file(item, where)
+            else:
+                variant = Variant.from_mapping(item, path=where)
+            if variant.name in seen:
+                raise ConfigError(f"the variant name {variant.name!r} is already used by "
+                                  f"{seen[variant.name]}: give this one its own 'name'", where)
+            seen[variant.name] = where
+            out.append(variant)
+        return tuple(out)
+
+    def variant_file(self, spec: str, where: str) -> Variant:
+        for base in self.base_dirs:
+            if (base / spec).is_file():
+                try:
+                    return load_variant(str(base / spec))
+                except ConfigError as e:
+                    raise ConfigError(str(e), where) from None
+        raise ConfigError(f"no variant file at {spec}", where)
+
+    # -- format, openings, time, workers ------------------------------------------------
+    def format(self, value: Any, players: tuple[str, ...]) -> Format:
+        fm = _mapping({"type": value} if isinstance(value, str) else value, "format",
+                      FORMAT_KEYS)
+        kind = fm.get("type")
+        if kind not in FORMAT_KINDS:
+            raise ConfigError(f"expected one of {', '.join(FORMAT_KINDS)}, got {kind!r}",
+                              "format" if isinstance(value, str) else "format.type")
+        rounds = _int(fm.get("rounds", 1), "format.rounds", minimum=1)
+        seeds_value = fm.get("seeds", [])
+        if isinstance(seeds_value, str):
+            seeds_value = [seeds_value]
+        if not isinstance(seeds_value, list):
+            raise ConfigError(f"expected a list of bot display names, got {seeds_value!r}",
+                              "format.seeds")
+        if seeds_value and kind != "gauntlet":
+            raise ConfigError(f"only a gauntlet has seeds (this is a {kind})", "format.seeds")
+        for j, s in enumerate(seeds_value):
+            if s not in players:
+                raise ConfigError(f"no bot named {s!r} (bots: {', '.join(players)})",
+                                  f"format.seeds[{j}]")
+        fmt = Format(kind=kind, rounds=rounds, seeds=tuple(seeds_value))
+        try:
+            pairings(fmt, players)
+        except ValueError as e:
+            where = "format.seeds" if kind == "gauntlet" else "bots"
+            raise ConfigError(f"{e} (bots: {', '.join(players)})", where) from None
+        return fmt
+
+    def openings(self, value: Any) -> int:
+        if value is None or value == "none":
+            return 0
+        op = _mapping(value, "openings", OPENING_KEYS)
+        if "random" not in op:
+            raise ConfigError("expected 'none' or a mapping {random: K}", "openings")
+        return _int(op["random"], "openings.random", minimum=0)
+
+    def time(self, value: Any) -> TimeControl:
+        from arena.clock import TimeControl
+
+        if value is None:
+            return TimeControl()
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            return _time_control(lambda: TimeControl.parse(str(value)), "time")
+        tm = _mapping(value, "time", TIME_KEYS)
+        if "movetime" not in tm and "clock" not in tm:
+            raise ConfigError("expected 'movetime' (ms per move), 'clock' (base+increment in "
+                              "seconds, e.g. 60+1) or both", "time")
+        movetime = (_int(tm["movetime"], "time.movetime", minimum=1) if "movetime" in tm
+                    else None)
+        clock = tm.get("clock")
+        if clock is not None and not isinstance(clock, str):
+            raise ConfigError(f"expected base+increment in seconds (e.g. 60+1), got {clock!r}",
+                              "time.clock")
+        handshake = _int(tm["handshake"], "time.handshake", minimum=1) if "handshake" in tm else None
+        margin = _int(tm["margin"], "time.margin", minimum=0) if "margin" in tm else None
+
+        def build() -> TimeControl:
+            tc = TimeControl.parse(clock if clock is not None else str(movetime))
+            if clock is not None and movetime is not None:
+                tc = dataclasses.replace(tc, movetime_ms=movetime)
+            return tc.with_limits(handshake_ms=handshake, margin_ms=margin)
+
+        return _time_control(build, "time.clock" if clock is not None else "time.movetime")
+
+    def workers(self, value: Any) -> int:
+        if self.workers_override is not None:
+            value = self.workers_override
+        if value in ("auto", None):
+            return max(1, os.cpu_count() or 1)
+        return _int(value, "workers", minimum=1)
+
+
+def _time_control(build: Callable[[], TimeControl], where: str) -> TimeControl:
+    """``build()``, with a TimeControl's own ConfigError moved to the key path ``where``."""
+    try:
+        return build()
+    except ConfigError as e:
+        message = str(e)
+        if e.path and message.startswith(f"{e.path}: "):
+            message = message[len(e.path) + 2:]
+        raise ConfigError(message, where) from None
+
+
+def _relative(p: Path) -> Path:
+    """``p`` relative to the current directory when inside it (shorter messages and records);
+    links are not resolved, so the path reads as the user wrote it."""
+    absolute = Path(os.path.normpath(os.path.abspath(p)))
+    try:
+        return absolute.relative_to(Path(os.path.normpath(os.getcwd())))
+    except ValueError:
+        return absolute
+
+
+def _mapping(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
+    """``value`` as a dict with only ``known`` keys, or a ConfigError at ``where``."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"expected a mapping with keys {', '.join(known)}, got {value!r}",
+                          where or "(top level)")
+    for key in value:
+        if key not in known:
+            path = f"{where}.{key}" if where else str(key)
+            raise ConfigError(f"unknown key (expected one of: {', '.join(known)})", path)
+    return dict(value)
+
+
+def _int(value: Any, where: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"expected an integer >= {minimum}, got {value!r}", where)
+    if value < minimum:
+        raise ConfigError(f"expected an integer >= {minimum}, got {value}", where)
+    return value
+
+
+def _yaml_problem(e: Any) -> str:
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    if mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return str(problem)
+
+
+@functools.cache
+def _strict_loader() -> type:
+    """The YAML loader class for tournament files (built on first use: yaml loads lazily)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        """A SafeLoader that refuses duplicate keys (the later one would silently win)."""
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    mark = key_node.start_mark
+                    raise ConfigError(f"duplicate key {key!r} at line {mark.line + 1}")
+                try:
+                    seen.add(key)
+                except TypeError:
+                    pass
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
+
+
+__all__ = ["TournamentConfig", "Format", "load_config", "parse_config", "config_digest"]
