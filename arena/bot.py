@@ -1,0 +1,679 @@
+"""Bot manifests and the one class that owns a bot process.
+
+``bots/<name>/bot.yaml`` becomes a frozen :class:`BotSpec` (:func:`load_bot`); a
+:class:`BotProcess` spawns it in its own process group and working directory, speaks the
+protocol (every line formatted and parsed by :mod:`arena.protocol`), reads with a deadline
+on every read, keeps a transcript and a capped stderr tail, and shuts the bot down with
+``gameover``/``quit`` -> SIGTERM -> SIGKILL to its whole process group (and to descendants
+that left the group).  Every line sent (``<<``) and received (``>>``) is logged at DEBUG on
+the ``arena.bot`` logger.
+
+Failures are typed (:mod:`arena.errors`): :class:`BotStartError` (missing command, exit or
+silence or a wrong line during the handshake), :class:`BotTimeout`, :class:`BotCrashed`,
+:class:`ProtocolError`.  Whether a move is legal is the referee's business.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from arena import protocol as P
+from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, ProtocolError
+
+log = logging.getLogger("arena.bot")
+
+#: longest stdout line accepted (bytes); a longer one is cut and is a protocol error
+LINE_CAP = 64 * 1024
+#: bytes of stderr kept per bot (the tail)
+STDERR_CAP = 8 * 1024
+#: characters of an offending line kept in errors and records
+OFFENDING_CAP = 300
+#: lines kept in a transcript
+TRANSCRIPT_CAP = 400
+#: seconds a bot gets to exit after ``quit``, then after SIGTERM
+QUIT_GRACE_S = 0.5
+TERM_GRACE_S = 0.5
+
+MANIFEST = "bot.yaml"
+_MANIFEST_KEYS = ("name", "author", "command", "cwd", "options", "description", "version",
+                  "language")
+_READ_CHUNK = 65536
+
+
+def cut(line: Optional[str], cap: int = OFFENDING_CAP) -> Optional[str]:
+    """``line`` cut to ``cap`` characters (with a note of how much was cut)."""
+    if line is None or len(line) <= cap:
+        return line
+    return f"{line[:cap]}... [{len(line) - cap} more characters cut]"
+
+
+# --------------------------------------------------------------------------------------
+# Manifests
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot ready to spawn: display name, folder, argv, working directory, options to set."""
+
+    name: str
+    path: str
+    command: tuple[str, ...]
+    cwd: str
+    options: dict[str, str] = field(default_factory=dict, hash=False)
+    author: str = ""
+
+    @property
+    def folder_name(self) -> str:
+        """The bot folder's own name (``random`` for ``bots/random``)."""
+        return Path(self.path).name
+
+
+def _option_text(value: Any, path: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise ConfigError(f"expected a number, string or true/false, got {value!r}", path)
+
+
+def load_bot(folder: str | os.PathLike[str], *, name: Optional[str] = None,
+             options: Optional[Mapping[str, Any]] = None) -> BotSpec:
+    """Read ``folder/bot.yaml`` into a :class:`BotSpec`.
+
+    ``command`` is a string (split like a shell would) or a list; ``{python}`` stands for
+    this interpreter and ``{dir}`` for the bot folder.  ``name`` overrides the manifest's
+    name; ``options`` are merged over the manifest's.
+
+    :raises ConfigError: no such folder, no or broken ``bot.yaml``, a wrong key or value.
+    """
+    import yaml  # local: only needed at the edge
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise ConfigError(f"bot folder not found: {root}")
+    manifest = root / MANIFEST
+    where = str(manifest)
+    try:
+        data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"no {MANIFEST} in bot folder {root}") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror}", where) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"broken YAML: {str(e).splitlines()[0]}", where) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping, got {type(data).__name__}", where)
+    for key in data:
+        if key not in _MANIFEST_KEYS:
+            raise ConfigError(f"unknown key (known: {', '.join(_MANIFEST_KEYS)})", f"{where}:{key}")
+    abs_root = root.resolve()
+
+    raw_cmd = data.get("command")
+    if isinstance(raw_cmd, str):
+        try:
+            argv = shlex.split(raw_cmd)
+        except ValueError as e:
+            raise ConfigError(f"cannot split the command: {e}", f"{where}:command") from None
+    elif isinstance(raw_cmd, list) and all(isinstance(a, (str, int, float)) for a in raw_cmd):
+        argv = [str(a) for a in raw_cmd]
+    else:
+        raise ConfigError("expected a command: a string or a list of strings", f"{where}:command")
+    if not argv:
+        raise ConfigError("the command is empty", f"{where}:command")
+    argv = [a.replace("{python}", sys.executable).replace("{dir}", str(abs_root)) for a in argv]
+
+    cwd_text = data.get("cwd", ".")
+    if not isinstance(cwd_text, str):
+        raise ConfigError(f"expected a folder path, got {cwd_text!r}", f"{where}:cwd")
+    cwd = (abs_root / cwd_text).resolve()
+    if not cwd.is_dir():
+        raise ConfigError(f"no such folder: {cwd}", f"{where}:cwd")
+
+    opts_raw = data.get("options") or {}
+    if not isinstance(opts_raw, dict):
+        raise ConfigError("expected a mapping of option names to values", f"{where}:options")
+    opts = {str(k): _option_text(v, f"{where}:options.{k}") for k, v in opts_raw.items()}
+    for k, v in (options or {}).items():
+        opts[str(k)] = _option_text(v, f"options.{k}")
+
+    display = name if name is not None else data.get("name", root.name)
+    author = data.get("author", "")
+    for key, value in (("name", display), ("author", author)):
+        if not isinstance(value, str):
+            raise ConfigError(f"expected a string, got {value!r}", f"{where}:{key}")
+    return BotSpec(name=str(display) or root.name, path=str(abs_root), command=tuple(argv),
+                   cwd=str(cwd), options=opts, author=str(author))
+
+
+# --------------------------------------------------------------------------------------
+# Processes
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Handshake:
+    """What a bot said during the handshake, and how long it took from spawn (ms)."""
+
+    ms: float = 0.0
+    id: dict[str, str] = field(default_factory=dict)
+    options: list[P.OptionDecl] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def option(self, name: str) -> Optional[P.OptionDecl]:
+        """The declared option called ``name`` (any case), if any."""
+        low = name.lower()
+        return next((o for o in self.options if o.name.lower() == low), None)
+
+
+class _StderrTail:
+    """Drains a stderr pipe on a thread, keeping only the last ``cap`` bytes."""
+
+    def __init__(self, fd: int, cap: int, label: str) -> None:
+        self.fd = fd
+        self.cap = cap
+        self.label = label
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name=f"stderr-{label}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        debug = log.isEnabledFor(logging.DEBUG)
+        while not self._stop:
+            if not poller.poll(200):
+                continue
+            try:
+                chunk = os.read(self.fd, _READ_CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._buf += chunk
+                if len(self._buf) > 2 * self.cap:
+                    del self._buf[:-self.cap]
+            if debug:
+                for line in chunk.decode("utf-8", "replace").splitlines():
+                    log.debug("%s 2> %s", self.label, line[:OFFENDING_CAP])
+
+    def text(self) -> str:
+        """The kept tail, decoded."""
+        with self._lock:
+            data = bytes(self._buf[-self.cap:])
+        return data.decode("utf-8", "replace")
+
+    def wait_eof(self, wait_s: float) -> None:
+        """Wait up to ``wait_s`` for the end of the stream (the writer exited)."""
+        self._thread.join(wait_s)
+
+    def stop(self, wait_s: float) -> None:
+        """Stop draining, after waiting up to ``wait_s`` for the end of the stream."""
+        self._thread.join(wait_s)
+        self._stop = True
+        self._thread.join(0.5)
+
+
+def _alive(proc: Any) -> bool:
+    """True while a ``psutil.Process`` runs (a zombie counts as gone)."""
+    import psutil
+
+    try:
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def _exit_text(code: Optional[int]) -> str:
+    if code is None:
+        return "is still running"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class BotProcess:
+    """One bot process: spawn, handshake, new game, moves, shutdown.  The only owner of it.
+
+    Use as a context manager or call :meth:`close`; every method that reads takes a time
+    limit and raises :class:`BotTimeout` when it passes.
+    """
+
+    def __init__(self, spec: BotSpec, *, label: str = "", env: Optional[Mapping[str, str]] = None,
+                 line_cap: int = LINE_CAP, stderr_cap: int = STDERR_CAP,
+                 quit_grace_s: float = QUIT_GRACE_S, term_grace_s: float = TERM_GRACE_S) -> None:
+        self.spec = spec
+        self.label = label or spec.name
+        self.env = dict(env) if env is not None else None
+        self.line_cap = line_cap
+        self.stderr_cap = stderr_cap
+        self.quit_grace_s = quit_grace_s
+        self.term_grace_s = term_grace_s
+        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self.handshake: Handshake = Handshake()
+        #: the last lines sent (``<<``) and received (``>>``)
+        self.transcript: collections.deque[tuple[str, str]] = collections.deque(maxlen=TRANSCRIPT_CAP)
+        self._spawned_at = 0.0
+        self._buf = bytearray()
+        self._lines: collections.deque[str] = collections.deque()
+        self._eof = False
+        self._stdin = -1
+        self._stdout = -1
+        self._poll_in: Any = None
+        self._poll_out: Any = None
+        self._stderr: Optional[_StderrTail] = None
+        self._snapshot: list[Any] = []
+        self._closing = False
+        self._closed = False
+
+    # -- properties ----------------------------------------------------------------------
+    @property
+    def pid(self) -> Optional[int]:
+        """The bot's process id (also its process group id), once started."""
+        return self.proc.pid if self.proc is not None else None
+
+    @property
+    def returncode(self) -> Optional[int]:
+        """The exit status once the process has ended (negative: killed by that signal)."""
+        return self.proc.poll() if self.proc is not None else None
+
+    def stderr_tail(self) -> str:
+        """The last bytes the bot wrote on stderr (at most ``stderr_cap``)."""
+        return self._stderr.text() if self._stderr is not None else ""
+
+    def __repr__(self) -> str:
+        return f"<BotProcess {self.label} pid={self.pid}>"
+
+    def __enter__(self) -> BotProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- start ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """Spawn the bot and send ``morris <version>``; :meth:`handshake` reads the answer.
+
+        :raises BotStartError: the command cannot be run.
+        """
+        if self.proc is not None:
+            raise RuntimeError("BotProcess.start called twice")
+        spec = self.spec
+        try:
+            self.proc = subprocess.Popen(
+                list(spec.command), cwd=spec.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, close_fds=True, bufsize=0,
+                env=self.env)
+        except OSError as e:
+            raise BotStartError(f"cannot run {shlex.join(spec.command)!r} in {spec.cwd}: "
+                                f"{e.strerror or e}") from None
+        self._spawned_at = time.monotonic()
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self._stdin = self.proc.stdin.fileno()
+        self._stdout = self.proc.stdout.fileno()
+        for fd in (self._stdin, self._stdout, self.proc.stderr.fileno()):
+            os.set_blocking(fd, False)
+        self._poll_in = select.poll()
+        self._poll_in.register(self._stdout, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._poll_out = select.poll()
+        self._poll_out.register(self._stdin, select.POLLOUT | select.POLLERR)
+        self._stderr = _StderrTail(self.proc.stderr.fileno(), self.stderr_cap, self.label)
+        log.debug("%s: started pid %d: %s (cwd %s)", self.label, self.proc.pid,
+                  shlex.join(spec.command), spec.cwd)
+        try:
+            self._send([P.format_hello()], self._spawned_at + 1.0)
+        except BotError:
+            pass  # an early exit shows up in handshake()
+
+    def read_handshake(self, timeout_s: float) -> Handshake:
+        """Read the handshake up to ``morrisok``, within ``timeout_s`` of the spawn.
+
+        :raises BotStartError: silence (timeout), an exit, or a line other than ``id``,
+            ``option``, ``info`` or ``morrisok``; the error's ``line`` is the offending line.
+        """
+        deadline = self._spawned_at + timeout_s
+        hs = self.handshake
+        try:
+            while True:
+                line = self._read_line(deadline)
+                hs.lines.append(line)
+                msg = P.parse_bot_line(line)
+                if isinstance(msg, P.Id):
+                    hs.id[msg.key] = msg.value
+                elif isinstance(msg, P.OptionDecl):
+                    hs.options.append(msg)
+                elif isinstance(msg, P.MorrisOk):
+                    break
+                elif not isinstance(msg, P.Info):
+                    raise ProtocolError(f"unexpected line in the handshake: {cut(line)!r}", line)
+        except BotTimeout:
+            raise BotStartError(f"handshake timeout: no 'morrisok' within {timeout_s * 1000:.0f} ms "
+                                "of the start") from None
+        except BotCrashed as e:
+            raise BotStartError(f"exited during the handshake: {e}", e.line) from None
+        except ProtocolError as e:
+            raise BotStartError(f"bad handshake: {e}", e.line) from None
+        hs.ms = (time.monotonic() - self._spawned_at) * 1000.0
+        return hs
+
+    def new_game(self, variant_name: str, params: Mapping[str, str], options: Mapping[str, str],
+                 timeout_s: float) -> None:
+        """Send the options, ``newgame`` and ``isready``; wait for ``readyok``.
+
+        :raises BotStartError: no ``readyok`` in time, an exit, or an unexpected line.
+        """
+        lines = [P.format_setoption(k, v) for k, v in options.items()]
+        lines += [P.format_newgame(variant_name, params), P.format_isready()]
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._check_idle()
+            self._send(lines, deadline)
+            while True:
+                line = self._read_line(deadline)
+                msg = P.parse_bot_line(line)
+                if isinstance(msg, P.ReadyOk):
+                    return
+                if not isinstance(msg, P.Info):
+                    raise ProtocolError(f"expected 'readyok', got {cut(line)!r}", line)
+        except BotTimeout:
+            raise BotStartError(f"no 'readyok' within {timeout_s * 1000:.0f} ms of 'isready'") from None
+        except BotCrashed as e:
+            raise BotStartError(f"exited before the game: {e}", e.line) from None
+        except ProtocolError as e:
+            raise BotStartError(f"bad answer to newgame/isready: {e}", e.line) from None
+
+    # -- moves ---------------------------------------------------------------------------
+    def go(self, position_text: str, moves: Sequence[str], go: P.Go,
+           timeout_s: Optional[float]) -> tuple[str, float]:
+        """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` to
+        reading ``bestmove``.  ``timeout_s`` ``None`` waits forever (never for games).
+
+        :raises BotTimeout: no ``bestmove`` in time.
+        :raises BotCrashed: the bot exited or closed its output.
+        :raises ProtocolError: a line other than ``info``/``bestmove``, output while not asked,
+            a second reply, or a line longer than the cap.
+        """
+        self._check_idle()
+        lines = [P.format_position(position_text, moves),
+                 P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime)]
+        limit = timeout_s if timeout_s is not None else float("inf")
+        self._send(lines, time.monotonic() + limit)
+        start = time.monotonic()
+        deadline = start + limit
+        while True:
+            try:
+                line = self._read_line(deadline)
+            except BotTimeout:
+                raise BotTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms"  # type: ignore[operator]
+                                 ) from None
+            msg = P.parse_bot_line(line)
+            if isinstance(msg, P.BestMove):
+                break
+            if not isinstance(msg, P.Info):
+                raise ProtocolError(f"expected 'bestmove' or 'info', got {cut(line)!r}", line)
+        elapsed_ms = (time.monotonic() - start) * 1000.0
+        self._check_extra()
+        return msg.move, elapsed_ms
+
+    def _check_extra(self) -> None:
+        """Fail on a complete line already received after a reply (a bot answering twice)."""
+        while self._lines:
+            line = self._lines.popleft()
+            if not isinstance(self._parse_quiet(line), P.Info):
+                raise ProtocolError(f"a second reply to one request: {cut(line)!r}", line)
+
+    def _check_idle(self) -> None:
+        """Before a request: read what is pending; anything but ``info`` is a protocol error."""
+        if self._poll_in.poll(0):
+            self._fill()
+        self._check_extra()
+        if self._eof:
+            raise self._crashed()
+
+    def _parse_quiet(self, line: str) -> Optional[P.BotMessage]:
+        try:
+            return P.parse_bot_line(line)
+        except ProtocolError:
+            return None
+
+    # -- low-level I/O -------------------------------------------------------------------
+    def _send(self, lines: Sequence[str], deadline: float) -> None:
+        if self._stdin < 0:
+            raise BotCrashed("input already closed")
+        for line in lines:
+            log.debug("%s << %s", self.label, line)
+            self.transcript.append(("<<", line))
+        view = memoryview(("\n".join(lines) + "\n").encode("utf-8"))
+        while view:
+            try:
+                n = os.write(self._stdin, view)
+                view = view[n:]
+                continue
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                raise self._crashed() from None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BotTimeout("not reading its input")
+            self._poll_out.poll(max(1, int(left * 1000)))
+
+    def _read_line(self, deadline: float) -> str:
+        lines = self._lines
+        while not lines:
+            if self._eof:
+                raise self._crashed()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BotTimeout("no answer in time")
+            if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
+                self._fill()
+        line = lines.popleft()
+        log.debug("%s >> %s", self.label, line)
+        self.transcript.append((">>", line))
+        return line
+
+    def _fill(self) -> None:
+        """Read what is available on stdout into complete lines; check the line length cap."""
+        try:
+            chunk = os.read(self._stdout, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        buf = self._buf
+        if not chunk:
+            self._eof = True
+            if buf:
+                self._lines.append(buf.decode("utf-8", "replace").rstrip("\r"))
+                buf.clear()
+            return
+        buf += chunk
+        if b"\n" in chunk:
+            complete = buf.split(b"\n")
+            rest = complete.pop()
+            for raw in complete:
+                if len(raw) > self.line_cap:
+                    self._too_long(raw)
+                self._lines.append(raw.decode("utf-8", "replace").rstrip("\r"))
+            self._buf = buf = rest
+        if len(buf) > self.line_cap:
+            self._too_long(buf)
+
+    def _too_long(self, raw: bytes | bytearray) -> None:
+        note = f"... [cut: the line is longer than {self.line_cap} bytes]"
+        text = bytes(raw[:OFFENDING_CAP]).decode("utf-8", "replace")[:OFFENDING_CAP - len(note)]
+        self._buf.clear()
+        self._eof = True  # nothing more is read from a bot that broke the line cap
+        raise ProtocolError(f"a line longer than {self.line_cap} bytes", text + note)
+
+    def _crashed(self) -> BotCrashed:
+        """A :class:`BotCrashed` with the exit status and the last stderr line."""
+        code = None
+        if self.proc is not None:
+            try:
+                code = self.proc.wait(0.2)
+            except subprocess.TimeoutExpired:
+                code = None
+        if self._stderr is not None and code is not None:
+            self._stderr.wait_eof(0.2)
+        last = next((ln for ln in reversed(self.stderr_tail().splitlines()) if ln.strip()), "")
+        what = "closed its output" if code is None else _exit_text(code)
+        msg = f"{what}" + (f" (last stderr line: {cut(last, 200)})" if last else "")
+        return BotCrashed(msg, returncode=code)
+
+    # -- shutdown ------------------------------------------------------------------------
+    def close(self, result: Optional[str] = None, reason: str = "") -> None:
+        """Say ``gameover`` (if a result is given) and ``quit``, then end the process group.
+
+        Safe to call more than once.  See :meth:`begin_close` / :meth:`finish_close` to close
+        several bots at once.
+        """
+        self.begin_close(result, reason)
+        self.finish_close()
+
+    def begin_close(self, result: Optional[str] = None, reason: str = "") -> None:
+        """Snapshot the bot's descendants, then send ``gameover``/``quit`` and close its input."""
+        if self._closing or self.proc is None:
+            return
+        self._closing = True
+        if self.proc.poll() is None:
+            self._snapshot = _descendants(self.proc.pid)
+            lines = ([P.format_gameover(result, reason or "-")] if result else []) + [P.format_quit()]
+            try:
+                self._send(lines, time.monotonic() + 0.05)
+            except BotError:
+                pass
+        if self._stdin >= 0 and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            self._stdin = -1
+
+    def finish_close(self) -> None:
+        """Wait for the exit; SIGTERM then SIGKILL whatever of the bot is left; reap it."""
+        if self._closed or self.proc is None:
+            return
+        self.begin_close()
+        self._closed = True
+        proc = self.proc
+        try:
+            proc.wait(self.quit_grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        if self._survivors():
+            log.debug("%s: sending SIGTERM", self.label)
+            self._signal_all(signal.SIGTERM)
+            end = time.monotonic() + self.term_grace_s
+            while self._survivors() and time.monotonic() < end:
+                time.sleep(0.01)
+            if self._survivors():
+                log.debug("%s: sending SIGKILL", self.label)
+                self._signal_all(signal.SIGKILL)
+                end = time.monotonic() + 2.0
+                while self._survivors() and time.monotonic() < end:
+                    time.sleep(0.005)
+        try:
+            proc.wait(1.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL failed
+            log.warning("%s: pid %d survived SIGKILL", self.label, proc.pid)
+        if self._stderr is not None:
+            self._stderr.stop(0.2)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        log.debug("%s: closed (%s)", self.label, _exit_text(proc.returncode))
+
+    def _group_members(self) -> list[Any]:
+        """Live processes in the bot's process group (zombies excluded)."""
+        import psutil
+
+        assert self.proc is not None
+        pgid = self.proc.pid
+        if pgid == os.getpgrp():  # pragma: no cover - start_new_session prevents it
+            return []
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:  # pragma: no cover
+            pass
+        found = []
+        for pid in psutil.pids():
+            try:
+                if os.getpgid(pid) == pgid:
+                    p = psutil.Process(pid)
+                    if _alive(p):
+                        found.append(p)
+            except (OSError, psutil.Error):
+                continue
+        return found
+
+    def _survivors(self) -> list[Any]:
+        assert self.proc is not None
+        alive = self._group_members()
+        alive += [p for p in self._snapshot if _alive(p) and p not in alive]
+        return alive
+
+    def _signal_all(self, sig: int) -> None:
+        import psutil
+
+        assert self.proc is not None
+        if self.proc.pid != os.getpgrp():
+            try:
+                os.killpg(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for p in self._snapshot:
+            try:
+                p.send_signal(sig)
+            except psutil.Error:
+                pass
+
+
+def _descendants(pid: int) -> list[Any]:
+    """Every live descendant of ``pid`` (to kill those that leave the process group too)."""
+    import psutil
+
+    try:
+        return list(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def is_gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (a zombie waiting for its parent counts as gone)."""
+    import psutil
+
+    try:
+        return not _alive(psutil.Process(pid))
+    except psutil.Error:
+        return True
+
+
+__all__ = ["BotSpec", "BotProcess", "Handshake", "load_bot", "is_gone", "cut", "LINE_CAP",
+           "STDERR_CAP", "OFFENDING_CAP"]

@@ -1,0 +1,154 @@
+"""Time controls and game clocks: pure arithmetic, no clock reading.
+
+The referee measures every move itself (``time.monotonic`` from writing ``go`` to reading
+``bestmove``, see :mod:`arena.bot`) and charges the result to a :class:`GameClock`; nothing a
+bot says about time is trusted.
+
+>>> tc = TimeControl.parse("60+1")        # a chess clock: 60 s each, 1 s added per move
+>>> tc.base_ms, tc.increment_ms
+(60000, 1000)
+>>> TimeControl.parse("250").movetime_ms  # a fixed time per move, in ms
+250
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Optional
+
+from arena.errors import ConfigError
+from arena.protocol import Go
+
+#: default time for the handshake (spawn to ``morrisok``) and for ``isready`` -> ``readyok``
+HANDSHAKE_MS = 5000
+#: default tolerance added to every deadline, for pipe and scheduling latency
+MARGIN_MS = 100
+#: default per-move time when nothing is given
+MOVETIME_MS = 1000
+
+_CLOCK_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\+\s*(\d+(?:\.\d+)?)\s*$")
+_MOVETIME_RE = re.compile(r"^\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """How much time bots get: a fixed time per move, a clock (base + increment), or both.
+
+    All values are milliseconds.  With both, each move is bounded by the smaller of
+    ``movetime_ms`` and the time left on the clock.  ``handshake_ms`` bounds the start of a
+    bot (spawn to ``morrisok``, and again ``isready`` to ``readyok``); ``margin_ms`` is added
+    to every deadline the referee enforces (bots are told the times without it).
+    """
+
+    movetime_ms: Optional[int] = MOVETIME_MS
+    base_ms: Optional[int] = None
+    increment_ms: int = 0
+    handshake_ms: int = HANDSHAKE_MS
+    margin_ms: int = MARGIN_MS
+
+    def __post_init__(self) -> None:
+        if self.movetime_ms is None and self.base_ms is None:
+            raise ConfigError("a time control needs a time per move or a clock")
+        for key in ("movetime_ms", "base_ms"):
+            value = getattr(self, key)
+            if value is not None and value <= 0:
+                raise ConfigError(f"expected a positive number of ms, got {value}", key)
+        for key in ("increment_ms", "margin_ms"):
+            if getattr(self, key) < 0:
+                raise ConfigError(f"expected 0 or more ms, got {getattr(self, key)}", key)
+        if self.handshake_ms <= 0:
+            raise ConfigError(f"expected a positive number of ms, got {self.handshake_ms}",
+                              "handshake_ms")
+
+    @classmethod
+    def parse(cls, text: str, *, handshake_ms: int = HANDSHAKE_MS,
+              margin_ms: int = MARGIN_MS) -> TimeControl:
+        """``"1000"``: 1000 ms per move; ``"60+1"``: a clock of 60 s plus 1 s per move
+        (seconds may have decimals: ``"0.5+0.05"``).
+
+        :raises ConfigError: the text is neither form.
+        """
+        m = _MOVETIME_RE.match(text)
+        if m:
+            return cls(movetime_ms=int(m.group(1)), handshake_ms=handshake_ms, margin_ms=margin_ms)
+        m = _CLOCK_RE.match(text)
+        if m:
+            base, inc = float(m.group(1)), float(m.group(2))
+            return cls(movetime_ms=None, base_ms=round(base * 1000), increment_ms=round(inc * 1000),
+                       handshake_ms=handshake_ms, margin_ms=margin_ms)
+        raise ConfigError(f"not a time control: {text!r} (expected MS per move, e.g. 1000, "
+                          "or BASE+INC in seconds, e.g. 60+1)")
+
+    def with_limits(self, *, handshake_ms: Optional[int] = None,
+                    margin_ms: Optional[int] = None) -> TimeControl:
+        """A copy with another handshake time and/or margin."""
+        return replace(self, handshake_ms=self.handshake_ms if handshake_ms is None else handshake_ms,
+                       margin_ms=self.margin_ms if margin_ms is None else margin_ms)
+
+    @property
+    def is_clock(self) -> bool:
+        """True when a clock (base + increment) runs."""
+        return self.base_ms is not None
+
+    def describe(self) -> str:
+        """Human text: ``1000 ms/move``, ``60+1 s``."""
+        parts = []
+        if self.base_ms is not None:
+            parts.append(f"{_secs(self.base_ms)}+{_secs(self.increment_ms)} s")
+        if self.movetime_ms is not None:
+            parts.append(f"{self.movetime_ms} ms/move")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, for records."""
+        return asdict(self)
+
+
+def _secs(ms: int) -> str:
+    return f"{ms / 1000:g}"
+
+
+class GameClock:
+    """The time left to each side during one game, charged with the referee's measurements."""
+
+    def __init__(self, tc: TimeControl) -> None:
+        self.tc = tc
+        #: ms left per colour (index 0 white, 1 black), or ``None`` without a clock
+        self.remaining: Optional[list[float]] = (
+            [float(tc.base_ms), float(tc.base_ms)] if tc.base_ms is not None else None)
+
+    def go(self) -> Go:
+        """The ``go`` command for the next move (times in whole ms)."""
+        tc = self.tc
+        if self.remaining is None:
+            return Go(movetime=tc.movetime_ms)
+        return Go(wtime=int(self.remaining[0]), btime=int(self.remaining[1]),
+                  winc=tc.increment_ms, binc=tc.increment_ms, movetime=tc.movetime_ms)
+
+    def allowed_ms(self, color: int) -> float:
+        """How long ``color`` may think on this move, without the margin."""
+        limits = []
+        if self.tc.movetime_ms is not None:
+            limits.append(float(self.tc.movetime_ms))
+        if self.remaining is not None:
+            limits.append(self.remaining[color])
+        return min(limits)
+
+    def deadline_ms(self, color: int) -> float:
+        """The referee's limit for this move: :meth:`allowed_ms` plus the margin."""
+        return self.allowed_ms(color) + self.tc.margin_ms
+
+    def charge(self, color: int, elapsed_ms: float) -> bool:
+        """Charge a move that took ``elapsed_ms`` to ``color``; False if it overstepped.
+
+        Time used within the margin empties the clock but is not a loss; the increment is
+        added after every move in time.
+        """
+        if elapsed_ms > self.deadline_ms(color):
+            if self.remaining is not None:
+                self.remaining[color] = max(0.0, self.remaining[color] - elapsed_ms)
+            return False
+        if self.remaining is not None:
+            self.remaining[color] = max(0.0, self.remaining[color] - elapsed_ms) + self.tc.increment_ms
+        return True

@@ -1,0 +1,367 @@
+"""The referee: plays one game between two players and returns its :class:`GameRecord`.
+
+>>> from arena.bot import load_bot
+>>> from arena.clock import TimeControl
+>>> from arena.variants import get_variant
+>>> record = play_game(load_bot("bots/random"), load_bot("bots/random"),
+...                    get_variant("nine-mens-morris"), TimeControl.parse("1000"), seed=1)
+>>> record.result, record.termination                                   # doctest: +SKIP
+('1-0', 'blocked')
+
+:func:`play_game` never raises for anything a bot does: a bot that fails to start, runs out
+of time, crashes, breaks the protocol or plays an illegal move loses the game, and the
+record says how (``termination``, ``forfeit``, ``detail``, ``offending_line``).  Rules
+endings come from :meth:`Position.outcome`, checked before every move.  The referee keeps
+one incremental :class:`Position` per game (no replay per move) and measures every move
+itself.  Bad input from the caller (an illegal opening) is a :class:`ConfigError`.
+
+A side is a :class:`Player`: :class:`BotPlayer` (a bot process, owned by its
+:class:`~arena.bot.BotProcess`) or :class:`HumanPlayer` (moves typed on a terminal).
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import random
+import socket
+import time
+from datetime import datetime, timezone
+from typing import Callable, Optional, Sequence, Union
+
+from arena.bot import BotProcess, BotSpec, cut
+from arena.clock import GameClock, TimeControl
+from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, IllegalMove,
+                          MoveError, ProtocolError)
+from arena.protocol import Go
+from arena.records import GameRecord, MoveInfo, PlayerInfo
+from arena.rules import COLOR_NAMES, Move, Position, Termination
+from arena.variants import Variant, get_variant
+
+log = logging.getLogger("arena.referee")
+
+OnMove = Callable[[Position, MoveInfo], None]
+
+#: the largest seed sent to bots (the conventional ``Seed`` option is a 31-bit ``spin``)
+SEED_MAX = 2**31 - 1
+
+_TERMINATIONS: tuple[tuple[type[BotError], Termination, str], ...] = (
+    (BotStartError, Termination.START_FAILURE, "failed to start"),
+    (BotTimeout, Termination.TIMEOUT, "ran out of time"),
+    (BotCrashed, Termination.CRASH, "crashed"),
+    (IllegalMove, Termination.ILLEGAL_MOVE, "played an illegal move"),
+    (ProtocolError, Termination.PROTOCOL_ERROR, "broke the protocol"),
+)
+
+
+def termination_of(error: BotError) -> tuple[Termination, str]:
+    """The forfeit termination for a bot error, and a verb phrase for it."""
+    for kind, term, phrase in _TERMINATIONS:
+        if isinstance(error, kind):
+            return term, phrase
+    return Termination.ERROR, "failed"
+
+
+# --------------------------------------------------------------------------------------
+# Players
+# --------------------------------------------------------------------------------------
+
+
+class Player(abc.ABC):
+    """One side of a game as the referee sees it.
+
+    Lifecycle: :meth:`start` (both sides, so bots boot in parallel), :meth:`prepare`,
+    :meth:`choose` per move, then :meth:`begin_finish` and :meth:`end_finish` (both sides,
+    so they shut down in parallel).  Failures are :class:`BotError` subclasses.
+    """
+
+    #: whether the time control applies to this player
+    timed: bool = True
+
+    def __init__(self, info: PlayerInfo) -> None:
+        self.info = info
+
+    def start(self) -> None:
+        """Begin starting (spawn a process); may do nothing."""
+
+    def prepare(self, variant: Variant, seed: int, handshake_s: float) -> None:
+        """Finish starting and set up a new game of ``variant``."""
+
+    @abc.abstractmethod
+    def choose(self, position: Position, moves: Sequence[str], go: Go,
+               timeout_s: Optional[float]) -> tuple[str, float]:
+        """The move text for ``position`` (reached by ``moves``) and the wall ms it took."""
+
+    def begin_finish(self, result: str, reason: str) -> None:
+        """Tell the player the game is over (``result``, ``reason``)."""
+
+    def end_finish(self) -> None:
+        """Release everything the player holds."""
+
+    def stderr_tail(self) -> str:
+        """Diagnostics the player wrote (a bot's stderr tail)."""
+        return ""
+
+
+class BotPlayer(Player):
+    """A bot process as a player; the :class:`BotProcess` owns the process."""
+
+    def __init__(self, spec: BotSpec, *, label: str = "", quit_grace_s: Optional[float] = None,
+                 term_grace_s: Optional[float] = None) -> None:
+        super().__init__(PlayerInfo(name=spec.name, bot=spec.folder_name, path=spec.path,
+                                    options=dict(spec.options)))
+        self.spec = spec
+        kwargs = {}
+        if quit_grace_s is not None:
+            kwargs["quit_grace_s"] = quit_grace_s
+        if term_grace_s is not None:
+            kwargs["term_grace_s"] = term_grace_s
+        self.process = BotProcess(spec, label=label or spec.name, **kwargs)  # type: ignore[arg-type]
+
+    def start(self) -> None:
+        """Spawn the bot (it starts booting while the other side does too)."""
+        self.process.start()
+
+    def prepare(self, variant: Variant, seed: int, handshake_s: float) -> None:
+        """Read the handshake; set the options (and ``Seed`` if declared and unset); new game."""
+        hs = self.process.read_handshake(handshake_s)
+        options = dict(self.spec.options)
+        declared = hs.option("Seed")
+        if declared is not None and not any(k.lower() == "seed" for k in options):
+            options[declared.name] = str(seed)
+        self.info.options = options
+        self.process.new_game(variant.name, variant.to_params(), options, handshake_s)
+
+    def choose(self, position: Position, moves: Sequence[str], go: Go,
+               timeout_s: Optional[float]) -> tuple[str, float]:
+        """``position``/``go`` to the bot; its ``bestmove`` and the referee-measured ms."""
+        return self.process.go(position.to_text(), moves, go, timeout_s)
+
+    def begin_finish(self, result: str, reason: str) -> None:
+        """``gameover``, ``quit``, close the bot's input."""
+        self.process.begin_close(result, reason)
+
+    def end_finish(self) -> None:
+        """Wait, then SIGTERM/SIGKILL what is left of the bot."""
+        self.process.finish_close()
+
+    def stderr_tail(self) -> str:
+        """The bot's stderr tail (capped)."""
+        return self.process.stderr_tail()
+
+
+class HumanPlayer(Player):
+    """Moves typed on a terminal; a bad input shows why and the legal moves, then asks again.
+
+    Untimed.  The end of input forfeits the game (as a crash: the player left).
+    """
+
+    timed = False
+
+    def __init__(self, name: str = "human", *, read: Callable[[str], str] = input,
+                 write: Callable[[str], None] = print, show_board: bool = False) -> None:
+        super().__init__(PlayerInfo(name=name, bot="human"))
+        self.read = read
+        self.write = write
+        self.show_board = show_board
+
+    def choose(self, position: Position, moves: Sequence[str], go: Go,
+               timeout_s: Optional[float]) -> tuple[str, float]:
+        """Prompt until a legal move is typed."""
+        start = time.monotonic()
+        if self.show_board:
+            self.write(position.board_text())
+        color = COLOR_NAMES[position.turn]
+        while True:
+            try:
+                text = self.read(f"{self.info.name} ({color}) move: ").strip()
+            except EOFError:
+                raise BotCrashed("the human player left (end of input)") from None
+            if not text:
+                continue
+            try:
+                move = position.parse_move(text)
+            except MoveError as e:
+                legal = " ".join(str(m) for m in position.legal_moves())
+                self.write(f"{str(e).split(' in position ')[0]}\nlegal moves: {legal}")
+                continue
+            return str(move), (time.monotonic() - start) * 1000.0
+
+
+def _as_player(side: Union[BotSpec, Player], color: str, quit_grace_s: Optional[float],
+               term_grace_s: Optional[float]) -> Player:
+    if isinstance(side, Player):
+        return side
+    return BotPlayer(side, label=f"{color}:{side.name}", quit_grace_s=quit_grace_s,
+                     term_grace_s=term_grace_s)
+
+
+# --------------------------------------------------------------------------------------
+# Games
+# --------------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+_HOST: Optional[str] = None
+
+
+def _host() -> str:
+    global _HOST
+    if _HOST is None:
+        _HOST = socket.gethostname()
+    return _HOST
+
+
+def check_opening(variant: Variant, opening: Sequence[str]) -> list[str]:
+    """The opening moves as canonical text; raises :class:`ConfigError` if one is illegal."""
+    pos = Position(variant)
+    out = []
+    for n, text in enumerate(opening, 1):
+        try:
+            move = pos.parse_move(text)
+        except MoveError as e:
+            raise ConfigError(f"opening move {n} ({text!r}) for {variant.name}: {e}") from None
+        pos.push(move)
+        out.append(str(move))
+    return out
+
+
+def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
+              variant: Union[Variant, str], time_control: TimeControl, *,
+              opening: Sequence[str] = (), game_id: str = "", seed: Optional[int] = None,
+              on_move: Optional[OnMove] = None, quit_grace_s: Optional[float] = None,
+              term_grace_s: Optional[float] = None) -> GameRecord:
+    """Play one game, ``white`` first, and return its record.
+
+    ``white``/``black`` are bot specs (spawned and owned here) or :class:`Player`\\ s.
+    ``opening`` moves are played by the referee first (recorded with ``opening=True``).
+    ``seed`` (random if ``None``, recorded either way) is sent as the ``Seed`` option to bots
+    that declare one and were not given one.  ``on_move(position, info)`` is called after
+    every move.  ``quit_grace_s``/``term_grace_s`` override how long bots get to exit.
+
+    :raises ConfigError: an opening move is illegal (before any process starts).
+    """
+    if isinstance(variant, str):
+        variant = get_variant(variant)
+    opening_moves = check_opening(variant, opening)
+    if seed is None:
+        seed = random.SystemRandom().randrange(SEED_MAX + 1)
+    players = (_as_player(white, "white", quit_grace_s, term_grace_s),
+               _as_player(black, "black", quit_grace_s, term_grace_s))
+    record = GameRecord(game_id=game_id, variant=variant.name, variant_params=variant.to_dict(),
+                        white=players[0].info, black=players[1].info, result="*",
+                        termination="", opening=list(opening_moves),
+                        time_control=time_control.to_dict(), seed=seed, started=_now(),
+                        host=_host())
+    game = _Game(players, variant, time_control, seed, on_move, record)
+    try:
+        game.run(opening_moves)
+    finally:
+        game.finish()
+    return record
+
+
+class _Game:
+    """The state of one game while it is played."""
+
+    def __init__(self, players: tuple[Player, Player], variant: Variant, tc: TimeControl,
+                 seed: int, on_move: Optional[OnMove], record: GameRecord) -> None:
+        self.players = players
+        self.variant = variant
+        self.tc = tc
+        self.seed = seed
+        self.on_move = on_move
+        self.record = record
+        self.position = Position(variant)
+        self.moves: list[str] = []
+        self.failure: Optional[tuple[int, BotError]] = None
+
+    def run(self, opening: Sequence[str]) -> None:
+        """Start both players, play the opening, then turns until the game ends."""
+        handshake_s = self.tc.handshake_ms / 1000.0
+        for step in (lambda p: p.start(), lambda p: p.prepare(self.variant, self.seed, handshake_s)):
+            for color, player in enumerate(self.players):
+                try:
+                    step(player)
+                except BotError as e:
+                    self.failure = (color, e)
+                    return
+        pos = self.position
+        for text in opening:
+            self._push(pos.parse_move(text), MoveInfo(text, 0.0, opening=True))
+        clock = GameClock(self.tc)
+        while pos.outcome() is None:
+            color = pos.turn
+            player = self.players[color]
+            try:
+                timeout_ms = clock.deadline_ms(color) if player.timed else None
+                text, ms = player.choose(pos, self.moves, clock.go(),
+                                         None if timeout_ms is None else timeout_ms / 1000.0)
+                if player.timed and not clock.charge(color, ms):
+                    raise BotTimeout(f"took {ms:.0f} ms, the limit was {timeout_ms:.0f} ms")
+                try:
+                    move = pos.parse_move(text)
+                except MoveError as e:
+                    raise IllegalMove(str(e), text) from None
+            except BotError as e:
+                self.failure = (color, e)
+                return
+            self._push(move, MoveInfo(str(move), round(ms, 3)))
+
+    def _push(self, move: Move, info: MoveInfo) -> None:
+        self.position.push(move)
+        self.moves.append(info.move)
+        self.record.moves.append(info)
+        if self.on_move is not None:
+            self.on_move(self.position, info)
+
+    def finish(self) -> None:
+        """Fill in the result, tell both players, shut them down."""
+        rec = self.record
+        if self.failure is not None:
+            color, error = self.failure
+            term, phrase = termination_of(error)
+            name = COLOR_NAMES[color]
+            rec.result = "0-1" if color == 0 else "1-0"
+            rec.termination = term.value
+            rec.forfeit = name
+            rec.detail = f"{name} ({self.players[color].info.name}) {phrase}: {error}"
+            rec.offending_line = cut(error.line)
+        else:
+            outcome = self.position.outcome()
+            if outcome is None:  # interrupted (an exception in on_move or the like)
+                rec.result, rec.termination = "*", Termination.ERROR.value
+                rec.detail = "the game was interrupted"
+            else:
+                rec.result, rec.termination = outcome.result, outcome.termination.value
+                rec.detail = _rules_detail(outcome.termination, outcome.winner, self.position.turn)
+        for player in self.players:
+            player.begin_finish(rec.result, rec.termination)
+        for player in self.players:
+            player.end_finish()
+        rec.final_position = self.position.to_text()
+        rec.stderr = {COLOR_NAMES[c]: tail for c, p in enumerate(self.players)
+                      if (tail := p.stderr_tail())}
+        rec.finished = _now()
+        log.debug("game %s: %s %s (%s)", rec.game_id, rec.result, rec.termination, rec.detail)
+
+
+_RULES_TEXT = {
+    Termination.TOO_FEW_MEN: "{loser} has too few men left",
+    Termination.BLOCKED: "{loser} cannot move",
+    Termination.MILL: "{winner} formed a mill",
+    Termination.BOARD_FULL: "the board is full",
+    Termination.THREE_VS_THREE: "three men each without a capture for too long",
+    Termination.NO_CAPTURE: "too many turns without a capture",
+    Termination.REPETITION: "the same position occurred too often",
+}
+
+
+def _rules_detail(term: Termination, winner: Optional[int], to_move: int) -> str:
+    """A sentence for a rules ending (the side to move is the loser when there is no winner)."""
+    loser = 1 - winner if winner is not None else to_move
+    return _RULES_TEXT.get(term, term.value).format(winner=COLOR_NAMES[1 - loser],
+                                                    loser=COLOR_NAMES[loser])

@@ -1,0 +1,81 @@
+"""Shared fixtures for the referee tests: bot folders, fast time controls, pid checks."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from arena.bot import BotSpec, is_gone, load_bot
+from arena.clock import TimeControl
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_BOTS = Path(__file__).resolve().parent / "bots"
+EXAMPLE_BOTS = ROOT / "bots"
+PIDFILE_ENV = "MORRIS_TEST_PIDFILE"
+
+
+def test_bot(name: str) -> BotSpec:
+    """A bot from ``tests/bots/<name>``."""
+    return load_bot(TEST_BOTS / name)
+
+
+test_bot.__test__ = False  # type: ignore[attr-defined]  # not a test, despite the name
+
+
+@pytest.fixture
+def random_bot() -> BotSpec:
+    """The example random bot (``bots/random``)."""
+    return load_bot(EXAMPLE_BOTS / "random")
+
+
+@pytest.fixture
+def fast_tc() -> TimeControl:
+    """A per-move time that instant bots never exceed, even on a loaded machine."""
+    return TimeControl(movetime_ms=2000, handshake_ms=5000, margin_ms=200)
+
+
+@pytest.fixture
+def pidfile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A file where test bots write their pid and the pids of everything they spawn."""
+    path = tmp_path / "pids.txt"
+    monkeypatch.setenv(PIDFILE_ENV, str(path))
+    return path
+
+
+def read_pids(path: Path) -> list[int]:
+    """The pids a test bot wrote (none if it wrote none)."""
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+@pytest.fixture
+def assert_all_gone() -> Callable[[list[int]], None]:
+    """Fails if any of the given pids still runs (zombies count as gone)."""
+
+    def check(pids: list[int]) -> None:
+        alive = [p for p in pids if not is_gone(p)]
+        assert not alive, f"processes left behind: {alive}"
+
+    return check
+
+
+@pytest.fixture
+def no_leftover_children() -> Iterator[None]:
+    """Fails the test if it leaves a child process of the test runner behind (use it with
+    ``pytest.mark.usefixtures``)."""
+    import psutil
+
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    yield
+
+    def extra() -> list[int]:
+        return [p.pid for p in me.children(recursive=True)
+                if p.pid not in before and not is_gone(p.pid)]
+
+    deadline = time.monotonic() + 1.0
+    while extra() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not extra(), f"child processes left behind: {extra()}"
