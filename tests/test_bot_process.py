@@ -1,0 +1,237 @@
+"""Bot manifests and :class:`BotProcess` against real processes: handshake, moves, deadlines,
+caps, transcript, logging and shutdown."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import psutil
+import pytest
+
+from arena.bot import LINE_CAP, STDERR_CAP, BotProcess, BotSpec, is_gone, load_bot
+from arena.errors import BotCrashed, BotStartError, BotTimeout, ConfigError, ProtocolError
+from arena.protocol import Go
+from arena.rules import Position
+from arena.variants import get_variant
+from tests.conftest import TEST_BOTS, read_pids, test_bot
+
+pytestmark = pytest.mark.usefixtures("no_leftover_children")
+
+NMM = get_variant("nine-mens-morris")
+
+
+# --------------------------------------------------------------------------------------
+# Manifests
+# --------------------------------------------------------------------------------------
+
+
+def write_bot(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bot.yaml").write_text(text)
+    return folder
+
+
+def test_load_bot_reads_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "b" / "sub").mkdir(parents=True)
+    folder = write_bot(tmp_path / "b", "name: mine\nauthor: me\ncommand: '{python} {dir}/x.py -v'\n"
+                       "cwd: sub\noptions: {Depth: 3, Fast: true}\n")
+    spec = load_bot(folder, options={"Depth": 5, "Extra": "a b"})
+    assert spec.name == "mine" and spec.author == "me"
+    assert spec.command == (sys.executable, f"{folder.resolve()}/x.py", "-v")
+    assert spec.cwd == str((folder / "sub").resolve())
+    assert spec.options == {"Depth": "5", "Fast": "true", "Extra": "a b"}
+    assert spec.folder_name == "b"
+    assert load_bot(folder, name="other").name == "other"
+
+
+def test_load_bot_defaults(tmp_path: Path) -> None:
+    folder = write_bot(tmp_path / "plain", "command: [./run, --fast]\n")
+    spec = load_bot(folder)
+    assert spec.name == "plain" and spec.author == "" and spec.options == {}
+    assert spec.command == ("./run", "--fast") and spec.cwd == str(folder.resolve())
+
+
+@pytest.mark.parametrize("text,message", [
+    ("command: [", "broken YAML"),
+    ("- a\n- b\n", "expected a mapping"),
+    ("command: x\ncolour: red\n", "colour: unknown key"),
+    ("name: x\n", "command: expected a command"),
+    ("command: []\n", "command: the command is empty"),
+    ("command: {a: 1}\n", "expected a command"),
+    ("command: x\ncwd: nowhere\n", "cwd: no such folder"),
+    ("command: x\noptions: [1, 2]\n", "options: expected a mapping"),
+    ("command: x\noptions: {A: [1]}\n", "options.A: expected a number"),
+    ("command: x\nname: [1]\n", "name: expected a string"),
+])
+def test_load_bot_rejects(tmp_path: Path, text: str, message: str) -> None:
+    folder = write_bot(tmp_path / "bad", text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
+        load_bot(folder)
+
+
+def test_load_bot_needs_a_folder_with_a_manifest(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="bot folder not found"):
+        load_bot(tmp_path / "nope")
+    with pytest.raises(ConfigError, match="no bot.yaml"):
+        load_bot(tmp_path)
+
+
+def test_every_test_bot_loads() -> None:
+    folders = [p for p in TEST_BOTS.iterdir() if p.is_dir() and not p.name.startswith("_")]
+    assert len(folders) >= 15
+    for folder in folders:
+        assert load_bot(folder).name == folder.name
+
+
+# --------------------------------------------------------------------------------------
+# Processes
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def started() -> Iterator[Callable[[BotSpec], BotProcess]]:
+    """Starts bots (handshake and new game done); closes them all at the end."""
+    procs: list[BotProcess] = []
+
+    def start(spec: BotSpec) -> BotProcess:
+        bp = BotProcess(spec, quit_grace_s=0.2, term_grace_s=0.2)
+        procs.append(bp)
+        bp.start()
+        bp.read_handshake(5.0)
+        bp.new_game(NMM.name, NMM.to_params(), {"Seed": "1"}, 5.0)
+        return bp
+
+    yield start
+    for bp in procs:
+        bp.close()
+
+
+def test_handshake_and_moves(random_bot: BotSpec, started: Callable[[BotSpec], BotProcess],
+                             caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="arena.bot")
+    bp = started(random_bot)
+    hs = bp.handshake
+    assert hs.id == {"name": "random", "author": "Morris Arena"}
+    assert hs.option("seed") is not None and hs.option("seed").type == "spin"  # type: ignore
+    assert 0 < hs.ms < 5000
+    pos = Position(NMM)
+    for _ in range(4):
+        text, ms = bp.go(pos.to_text(), [str(m) for m in pos.move_stack], Go(movetime=1000), 2.0)
+        assert 0 < ms < 2000
+        pos.push(pos.parse_move(text))
+    sent = [line for d, line in bp.transcript if d == "<<"]
+    got = [line for d, line in bp.transcript if d == ">>"]
+    assert sent[0] == "morris 1" and "setoption name Seed value 1" in sent
+    assert sent[-1] == "go movetime 1000" and sent[-2].startswith("position ")
+    assert sent[-2].endswith(" ".join(str(m) for m in pos.move_stack[:3]))
+    assert got[-1] == f"bestmove {pos.move_stack[-1]}"
+    messages = [r.getMessage() for r in caplog.records if r.name == "arena.bot"]
+    assert any(m.endswith("<< go movetime 1000") for m in messages)
+    assert any(m.endswith(f">> bestmove {pos.move_stack[-1]}") for m in messages)
+    pid = bp.pid
+    assert pid is not None
+    bp.close("1-0", "blocked")
+    assert is_gone(pid) and bp.returncode == 0  # it quit by itself
+    assert ("<<", "gameover 1-0 blocked") in bp.transcript and ("<<", "quit") in bp.transcript
+    bp.close()  # closing twice is fine
+
+
+def play_until_error(bp: BotProcess, timeout_s: float = 1.0, moves: int = 10) -> Exception:
+    """Ask ``bp`` for moves until it fails; returns the error."""
+    pos = Position(NMM)
+    for _ in range(moves):
+        try:
+            text, _ = bp.go(pos.to_text(), [], Go(movetime=100), timeout_s)
+        except Exception as e:  # noqa: BLE001 - the test inspects it
+            return e
+        pos.push(pos.parse_move(text))
+        pos.push(pos.legal_moves()[0])
+    raise AssertionError("the bot never failed")
+
+
+def test_timeout_is_enforced_by_the_referee(started: Callable[[BotSpec], BotProcess]) -> None:
+    bp = started(test_bot("sleepy"))
+    t0 = time.monotonic()
+    error = play_until_error(bp, timeout_s=0.2)
+    assert isinstance(error, BotTimeout) and "no bestmove within 200 ms" in str(error)
+    assert 0.2 <= time.monotonic() - t0 < 1.5
+
+
+def test_a_second_reply_between_requests_is_caught(started: Callable[[BotSpec], BotProcess]) -> None:
+    bp = started(test_bot("twice-late"))
+    pos = Position(NMM)
+    for _ in range(2):
+        text, _ = bp.go(pos.to_text(), [], Go(movetime=100), 1.0)
+        pos.push(pos.parse_move(text))
+        pos.push(pos.legal_moves()[0])
+    text, _ = bp.go(pos.to_text(), [], Go(movetime=100), 1.0)  # the third: answered twice
+    time.sleep(0.3)  # the late second line arrives while the referee is not asking
+    with pytest.raises(ProtocolError, match="a second reply") as info:
+        bp.go(pos.to_text(), [], Go(movetime=100), 1.0)
+    assert info.value.line == f"bestmove {text}"
+
+
+def test_crash_carries_the_exit_code(started: Callable[[BotSpec], BotProcess]) -> None:
+    error = play_until_error(started(test_bot("crash")))
+    assert isinstance(error, BotCrashed) and error.returncode == 1
+    assert "RuntimeError: misbehave: crashing on purpose" in str(error)
+
+
+def test_endless_line_is_cut_without_eating_memory(
+        started: Callable[[BotSpec], BotProcess]) -> None:
+    me = psutil.Process()
+    before = me.memory_info().rss
+    error = play_until_error(started(test_bot("huge-line")))
+    assert isinstance(error, ProtocolError) and f"longer than {LINE_CAP} bytes" in str(error)
+    assert error.line is not None and error.line.startswith("bestmove xxx") and len(error.line) <= 300
+    assert me.memory_info().rss - before < 32 * 2**20
+
+
+def test_stderr_is_drained_and_capped(started: Callable[[BotSpec], BotProcess]) -> None:
+    bp = started(test_bot("stderr-flood"))
+    pos = Position(NMM)
+    for _ in range(5):  # each move writes ~240 KB of stderr first: more than a pipe holds
+        text, _ = bp.go(pos.to_text(), [], Go(movetime=100), 2.0)
+        pos.push(pos.parse_move(text))
+        pos.push(pos.legal_moves()[0])
+    tail = bp.stderr_tail()
+    assert 0 < len(tail) <= STDERR_CAP and tail.rstrip().endswith("flood")
+
+
+def test_a_bot_that_does_not_read_cannot_block_the_referee(
+        started: Callable[[BotSpec], BotProcess]) -> None:
+    bp = started(test_bot("sleepy"))
+    # now it sleeps and reads nothing more
+    assert isinstance(play_until_error(bp, timeout_s=0.2), BotTimeout)
+    many = ["a1"] * 200_000  # a 600 KB position line: far more than a pipe holds
+    t0 = time.monotonic()
+    with pytest.raises(BotTimeout, match="not reading its input"):
+        bp.go(Position(NMM).to_text(), many, Go(movetime=100), 0.3)
+    assert time.monotonic() - t0 < 1.5
+
+
+def test_start_failures() -> None:
+    with pytest.raises(BotStartError, match="cannot run"):
+        BotProcess(test_bot("missing-command")).start()
+    bp = BotProcess(test_bot("bad-handshake"))
+    bp.start()
+    with pytest.raises(BotStartError, match="bad handshake") as info:
+        bp.read_handshake(5.0)
+    assert info.value.line == "hello referee"
+    bp.close()
+    assert bp.returncode is not None
+
+
+def test_close_kills_the_process_group(pidfile: Path, started: Callable[[BotSpec], BotProcess],
+                                       assert_all_gone: Callable[[list[int]], None]) -> None:
+    bp = started(test_bot("setsid-grandchild"))
+    pids = read_pids(pidfile)
+    assert len(pids) == 3 and not any(is_gone(p) for p in pids)
+    t0 = time.monotonic()
+    bp.close("1/2-1/2", "repetition")
+    assert time.monotonic() - t0 < 1.5
+    assert_all_gone(pids)
