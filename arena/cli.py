@@ -71,11 +71,404 @@ def perft(variant: str, depth: int, divide: bool) -> None:
 
 # --- play / check (referee) -----------------------------------------------------------
 
+from typing import TYPE_CHECKING  # noqa: E402
+
+if TYPE_CHECKING:
+    from arena.bot import BotSpec
+    from arena.clock import TimeControl
+    from arena.referee import Player
+
+
+def _parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, str]:
+    """``K=V`` pairs into a dict; a pair without ``=`` is a one-line error."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise Failure(f"{flag} expects NAME=VALUE, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
+    """A bot folder; a bare name that is not a folder is looked up under ``bots/``."""
+    from pathlib import Path
+
+    from arena.bot import load_bot
+
+    path = Path(arg)
+    if not path.is_dir() and not path.is_absolute() and (Path("bots") / arg).is_dir():
+        path = Path("bots") / arg
+    return load_bot(path, options=options)
+
+
+def _time_control(movetime: int | None, clock: str | None, handshake: int, margin: int,
+                  default_movetime: int) -> TimeControl:
+    from arena.clock import TimeControl
+
+    if movetime is not None and clock is not None:
+        raise Failure("use --movetime or --clock, not both")
+    if clock is not None:
+        if "+" not in clock:
+            raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1), got {clock!r}")
+        return TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin)
+    return TimeControl(movetime_ms=movetime or default_movetime, handshake_ms=handshake,
+                       margin_ms=margin)
+
+
+def _enable_protocol_log() -> None:
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(relativeCreated)8.0f ms %(message)s"))
+    for name in ("arena.bot", "arena.referee"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(handler)
+
+
+_time_options = [
+    click.option("--movetime", type=click.IntRange(min=1), metavar="MS",
+                 help="Time per move in ms (the default)."),
+    click.option("--clock", "clock", metavar="BASE+INC",
+                 help="A chess clock instead: base and increment in seconds, e.g. 60+1."),
+    click.option("--handshake", type=click.IntRange(min=1), default=5000, show_default=True,
+                 metavar="MS", help="Time a bot gets to start (spawn to morrisok)."),
+    click.option("--margin", type=click.IntRange(min=0), default=100, show_default=True,
+                 metavar="MS", help="Tolerance added to every deadline."),
+]
+
+
+def _with_time_options(f):  # type: ignore[no-untyped-def]
+    for option in reversed(_time_options):
+        f = option(f)
+    return f
+
+
+@cli.command()
+@click.argument("bot_a", metavar="BOT_A")
+@click.argument("bot_b", metavar="BOT_B")
+@click.option("--variant", default="nine-mens-morris", show_default=True,
+              help="A preset name (see 'arena variants') or a variant YAML file.")
+@_with_time_options
+@click.option("--seed", type=click.IntRange(0, 2**31 - 1), help="Seed sent to bots with a Seed option.")
+@click.option("--opening", default="", metavar="MOVES", help="Moves played first, e.g. 'd6 d2'.")
+@click.option("--quiet", is_flag=True, help="Do not show the board after every move.")
+@click.option("--record", "record_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Save the game record as JSON.")
+@click.option("--option-a", multiple=True, metavar="K=V", help="An option for BOT_A (repeatable).")
+@click.option("--option-b", multiple=True, metavar="K=V", help="An option for BOT_B (repeatable).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Log every protocol line on stderr (<< sent, >> received).")
+def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
+         handshake: int, margin: int, seed: int | None, opening: str, quiet: bool,
+         record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
+         verbose: bool) -> None:
+    """Play one game: BOT_A (white) against BOT_B (black).
+
+    A bot is a bot folder (with bot.yaml), a name under bots/, or 'human' to type moves
+    yourself.  Prints the board as the game goes, then the result and how the game ended
+    (for a forfeit: which side failed, why, and the offending line).
+    """
+    from pathlib import Path
+
+    from arena.records import MoveInfo
+    from arena.referee import HumanPlayer, Player, play_game
+    from arena.rules import COLOR_NAMES, Position
+    from arena.variants import load_variant
+
+    tc = _time_control(movetime, clock, handshake, margin, default_movetime=1000)
+    var = load_variant(variant)
+    sides: list[BotSpec | Player] = []
+    for arg, pairs, flag in ((bot_a, option_a, "--option-a"), (bot_b, option_b, "--option-b")):
+        options = _parse_options(pairs, flag)
+        if arg == "human" and not Path(arg).is_dir():
+            if options:
+                raise Failure(f"{flag}: a human player takes no options")
+            sides.append(HumanPlayer("human", write=click.echo, show_board=quiet))
+        else:
+            sides.append(_load_bot_arg(arg, options))
+    if verbose:
+        _enable_protocol_log()
+    names = [s.name if not isinstance(s, Player) else s.info.name for s in sides]
+    click.echo(f"{names[0]} (white) vs {names[1]} (black): {var.name}, {tc.describe()}")
+
+    def show(pos: Position, info: MoveInfo) -> None:
+        mover = COLOR_NAMES[1 - pos.turn]
+        how = "opening" if info.opening else f"{info.wall_ms:.1f} ms"
+        click.echo(f"{pos.ply}. {mover} {info.move} ({how})")
+        if not quiet:
+            click.echo(pos.board_text() + "\n")
+
+    if not quiet:
+        click.echo(Position(var).board_text() + "\n")
+    record = play_game(sides[0], sides[1], var, tc, opening=opening.split(), seed=seed,
+                       on_move=show)
+    click.echo(f"result: {record.result} ({record.termination}): {record.detail}")
+    if record.offending_line is not None:
+        click.echo(f"offending line: {record.offending_line!r}")
+    if record.forfeit and record.stderr.get(record.forfeit):
+        tail = record.stderr[record.forfeit].rstrip().splitlines()[-5:]
+        click.echo("stderr tail:\n" + "\n".join(f"  {line}" for line in tail))
+    if record_path:
+        try:
+            Path(record_path).write_text(record.to_json() + "\n", encoding="utf-8")
+        except OSError as e:
+            raise Failure(f"cannot write {record_path}: {e.strerror}") from None
+        click.echo(f"record saved to {record_path}")
+
+
+@cli.command()
+@click.argument("bot")
+@click.option("--variant", "variants", multiple=True, metavar="V",
+              help="A variant to play (repeatable; default: nine-mens-morris, "
+                   "twelve-mens-morris, six-mens-morris).")
+@click.option("--games", type=click.IntRange(1, 100), default=2, show_default=True,
+              help="Games per variant, colours alternating.")
+@_with_time_options
+@click.option("--opponent", type=click.Path(file_okay=False), metavar="DIR",
+              help="The bot to play against (default: bots/random).")
+@click.option("-v", "--verbose", is_flag=True, help="Log every protocol line on stderr.")
+def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
+          clock: str | None, handshake: int, margin: int, opponent: str | None,
+          verbose: bool) -> None:
+    """Check a bot submission: handshake, then short games against bots/random.
+
+    Reports the handshake time and the id/option lines, then every problem (slow start,
+    illegal move, timeout, protocol error, crash) with the offending line.  Exit status 0
+    only on PASS (1 on FAIL, 2 on bad input).
+    """
+    from arena.check import DEFAULT_OPPONENT, DEFAULT_VARIANTS, check_bot, format_report
+    from arena.variants import load_variant
+
+    tc = _time_control(movetime, clock, handshake, margin, default_movetime=200)
+    spec = _load_bot_arg(bot, {})
+    opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})
+    vars_ = [load_variant(v) for v in (variants or DEFAULT_VARIANTS)]
+    if verbose:
+        _enable_protocol_log()
+    click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
+               f"margin {tc.margin_ms} ms; opponent {opp.name}")
+    report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp)
+    for line in format_report(report):
+        click.echo(line)
+    if not report.passed:
+        raise SystemExit(1)
+
 
 # --- run (tournaments) -------------------------------------------------------------------
 
 
+@cli.command()
+@click.argument("config_file", metavar="TOURNAMENT.yaml")
+@click.option("--restart", is_flag=True,
+              help="Discard the games already in the results folder and start over.")
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
+              help="Games played at once (default: the file's 'workers', else the CPU count).")
+@click.option("-v", "--verbose", is_flag=True, help="Show the log (info level) on the console.")
+def run(config_file: str, restart: bool, workers: int | None, verbose: bool) -> None:
+    """Run the tournament described by TOURNAMENT.yaml, or resume it.
+
+    Games already in results/<name>/games.jsonl are not played again; a changed file is
+    refused for an existing results folder unless --restart is given.  Ctrl-C stops cleanly
+    (the games in flight are abandoned; run the same command again to finish).  At the end
+    the standings are printed and written to standings.csv, with games.csv and the report.
+    The file format is in docs/TOURNAMENTS.md.
+    """
+    import logging
+    import sys
+
+    from arena.config import load_config
+    from arena.tournament import INTERRUPTED_STATUS, format_standings, run_tournament
+
+    config = load_config(config_file, workers=workers)
+    result = run_tournament(config, restart=restart,
+                            log_level=logging.INFO if verbose else logging.WARNING)
+    if result.interrupted:
+        click.echo(f"interrupted: {result.finished}/{result.total} games saved in "
+                   f"{result.folder}; run the same command again to resume", err=True)
+        sys.exit(INTERRUPTED_STATUS)
+    click.echo(f"{config.name}: {result.finished}/{result.total} games "
+               f"({result.played} played now) in {result.folder}")
+    click.echo(format_standings(result.standings))
+    if result.elo:
+        click.echo(result.elo)
+    if result.report is not None:
+        click.echo(f"report: {result.report}")
+    if result.failed:
+        raise Failure(f"{result.failed} games failed in the referee (see "
+                      f"{result.folder / 'arena.log'}); run the same command again to retry them")
+
+
 # --- rate / report / sprt (ratings) ------------------------------------------------------
+
+
+@cli.command()
+@click.argument("results", metavar="RESULTS")
+@click.option("--variant", default=None, help="Only this variant (default: each, then pooled).")
+@click.option("--anchor", default=None, metavar="BOT=ELO",
+              help="Pin one bot's Elo (e.g. random=0) instead of centring on the mean.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("--interval", type=click.Choice(["sandwich", "bootstrap"]), default="sandwich",
+              show_default=True, help="How the 95% intervals are estimated.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+def rate(results: str, variant: str | None, anchor: str | None, fmt: str, interval: str,
+         seed: int) -> None:
+    """Elo ratings from RESULTS (a results folder or its games.jsonl).
+
+    One table per variant and, with several variants, one pooled over all of them: rank,
+    Elo, its 95% interval, games, score, W-D-L, draws, likelihood of superiority over the
+    next bot, forfeits.  Bots with no finite Elo are listed with a note.  See docs/RATINGS.md.
+    """
+    from arena.ratings import parse_anchor, rate as rate_games, rate_all
+    from arena.report import (format_standings, load_games, select_variant, standings_csv,
+                              standings_json)
+
+    pin = parse_anchor(anchor) if anchor else None
+    records = load_games(results)
+    chosen = select_variant(records, variant)
+    if pin is not None and pin[0] not in {n for r in records for n in (r.white.name, r.black.name)}:
+        raise Failure(f"--anchor: no bot named {pin[0]!r} in {results}")
+    options = {"anchor": pin, "method": interval, "seed": seed}
+    tables = ([rate_games(records, variant=chosen, **options)] if chosen is not None
+              else rate_all(records, **options))  # type: ignore[arg-type]
+    if fmt == "csv":
+        click.echo(standings_csv(tables), nl=False)
+    elif fmt == "json":
+        click.echo(standings_json(tables, records))
+    else:
+        click.echo(format_standings(tables, records), nl=False)
+
+
+@cli.command()
+@click.argument("results", metavar="RESULTS")
+@click.option("--anchor", default=None, metavar="BOT=ELO", help="Pin one bot's Elo (e.g. random=0).")
+@click.option("--title", default=None, help="Page title (default: the folder's name).")
+def report(results: str, anchor: str | None, title: str | None) -> None:
+    """Write charts and a self-contained report.html into the results folder RESULTS.
+
+    Standings, charts (Elo per variant, Elo by variant, head-to-head, Elo against games,
+    game lengths and endings), crosstable, forfeit reasons and every game's moves.
+    """
+    from arena.ratings import parse_anchor
+    from arena.report import build_report, games_path, load_games
+
+    pin = parse_anchor(anchor) if anchor else None
+    records = load_games(results)
+    folder = games_path(results).parent
+    click.echo(build_report(folder, records, title=title, anchor=pin))
+
+
+import typing  # noqa: E402  (for the annotation below only)
+
+if typing.TYPE_CHECKING:
+    from arena.bot import BotSpec
+
+
+def _bot_arg(text: str) -> BotSpec:
+    """``FOLDER`` or ``FOLDER:K=V,K=V`` as a bot spec (options named in the display name)."""
+    from arena.bot import load_bot
+
+    folder, sep, opts = text.rpartition(":")
+    if not sep or "=" not in opts:
+        return load_bot(text)
+    options: dict[str, str] = {}
+    for item in opts.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise Failure(f"bad bot options in {text!r}: expected FOLDER:KEY=VALUE,KEY=VALUE")
+        options[key.strip()] = value.strip()
+    spec = load_bot(folder, options=options)
+    shown = ",".join(f"{k}={v}" for k, v in options.items())
+    return load_bot(folder, options=options, name=f"{spec.name}({shown})")
+
+
+@cli.command()
+@click.argument("bot_a", metavar="A")
+@click.argument("bot_b", metavar="B")
+@click.option("--elo0", type=float, default=0.0, show_default=True, help="Elo of H0 (A - B).")
+@click.option("--elo1", type=float, default=10.0, show_default=True, help="Elo of H1 (A - B).")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Chance of accepting H1 when H0 holds.")
+@click.option("--beta", type=float, default=0.05, show_default=True,
+              help="Chance of accepting H0 when H1 holds.")
+@click.option("--variant", default="nine-mens-morris", show_default=True,
+              help="Variant preset name or YAML file.")
+@click.option("--movetime", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Milliseconds per move.")
+@click.option("--max-pairs", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="Stop undecided after this many pairs.")
+@click.option("--opening-turns", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Random legal turns played before the bots, shared by both games of a pair.")
+@click.option("--seed", type=int, default=None, help="Seed of the openings (default: random).")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Also append every game to OUT/games.jsonl (for 'arena rate' / 'arena report').")
+def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
+         variant: str, movetime: int, max_pairs: int, opening_turns: int, seed: int | None,
+         out: str | None) -> None:
+    """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
+
+    A and B are bot folders, optionally with options: bots/alphabeta:Depth=3.  After each
+    pair the generalized SPRT's log-likelihood ratio (pentanomial, logistic Elo) is printed
+    with its bounds; H1 (A is elo1 better) or H0 (A is at most elo0 better) is accepted when
+    the LLR leaves them.  Exit status 0 with a verdict, 1 if --max-pairs ran out first.
+    """
+    import dataclasses
+    import random
+    import sys
+    from pathlib import Path
+
+    from arena.clock import TimeControl
+    from arena.ratings import SprtTest, pentanomial_estimate
+    from arena.records import append_record
+    from arena.referee import play_game
+    from arena.report import format_estimate
+    from arena.schedule import derive_seed, random_opening
+    from arena.variants import load_variant
+
+    test = SprtTest(elo0, elo1, alpha, beta)
+    rules = load_variant(variant)
+    a, b = _bot_arg(bot_a), _bot_arg(bot_b)
+    if a.name == b.name:
+        b = dataclasses.replace(b, name=f"{b.name} (B)")
+    tc = TimeControl.parse(str(movetime))
+    if seed is None:
+        seed = random.SystemRandom().randrange(2 ** 31)
+    games_file = None
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        games_file = Path(out) / "games.jsonl"
+    tag = f"sprt-{seed}"
+    lower, upper = test.bounds
+    click.echo(f"SPRT {a.name} vs {b.name}: H0 Elo <= {elo0:g}, H1 Elo >= {elo1:g}, "
+               f"alpha {alpha:g}, beta {beta:g}, bounds [{lower:.2f}, {upper:.2f}]; "
+               f"{rules.name}, {movetime} ms/move, seed {seed}")
+    for k in range(1, max_pairs + 1):
+        opening = random_opening(rules, opening_turns, derive_seed(seed, "opening", k))
+        points = 0.0
+        for game, (white, black) in enumerate(((a, b), (b, a))):
+            rec = play_game(white, black, rules, tc, opening=opening,
+                            game_id=f"{tag}-{k}{'ab'[game]}",
+                            seed=derive_seed(seed, "game", k, game))
+            rec.tournament, rec.round, rec.pair = tag, k, k
+            if games_file is not None:
+                append_record(games_file, rec)
+            points += rec.score("white" if white is a else "black")
+        test.add_pair(points)
+        est = format_estimate(pentanomial_estimate(test.counts), nelo=False, los=False)
+        click.echo(f"pair {k:>4}: {points:g}/2  pairs {'-'.join(map(str, test.counts))}  "
+                   f"{est}  LLR {test.llr:+.2f} [{lower:.2f}, {upper:.2f}]")
+        if test.verdict == "H1":
+            click.echo(f"H1 accepted after {k} pairs: {a.name} is stronger than {b.name} "
+                       f"(Elo >= {elo1:g} favoured)")
+            return
+        if test.verdict == "H0":
+            click.echo(f"H0 accepted after {k} pairs: {a.name} is not {elo1:g} Elo stronger "
+                       f"than {b.name} (Elo <= {elo0:g} favoured)")
+            return
+    click.echo(f"no decision after {max_pairs} pairs (LLR {test.llr:+.2f})")
+    sys.exit(1)
 
 
 # --- doctor (sandboxing) -----------------------------------------------------------------

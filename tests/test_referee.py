@@ -205,10 +205,12 @@ def test_human_player_against_a_bot(random_bot: BotSpec, fast_tc: TimeControl) -
 # Misbehaving bots
 # --------------------------------------------------------------------------------------
 
-SHORT = TimeControl(movetime_ms=150, handshake_ms=3000, margin_ms=100)
+# the random opponent and the bots' first moves are fast even on a loaded machine; the sleepy
+# bot times out after 200 + 400 ms
+SHORT = TimeControl(movetime_ms=200, handshake_ms=3000, margin_ms=400)
 FORFEITS = [
     # bot, termination, words in the detail, words in the offending line (None: no line)
-    ("sleepy", "timeout", "no bestmove within 250 ms", None),
+    ("sleepy", "timeout", "no bestmove within 600 ms", None),
     ("crash", "crash", "exited with code 1 (last stderr line: RuntimeError", None),
     ("exit-at-start", "start-failure", "exited during the handshake: exited with code 3", None),
     ("missing-command", "start-failure", "cannot run './no-such-program --flag'", None),
@@ -251,11 +253,11 @@ def test_misbehaving_bot_forfeits(color: str, bot: str, termination: str, detail
 
 def test_handshake_timeout(random_bot: BotSpec, pidfile: Path,
                            assert_all_gone: Callable[[list[int]], None]) -> None:
-    tc = TimeControl(movetime_ms=1000, handshake_ms=400, margin_ms=50)
-    record = play_game(random_bot, test_bot("silent-start"), "nine-mens-morris", tc,
+    tc = TimeControl(movetime_ms=1000, handshake_ms=800, margin_ms=50)
+    record = play_game(test_bot("silent-start"), random_bot, "nine-mens-morris", tc,
                        quit_grace_s=0.1, term_grace_s=0.1)
-    assert (record.result, record.termination, record.forfeit) == ("1-0", "start-failure", "black")
-    assert "handshake timeout: no 'morrisok' within 400 ms" in record.detail
+    assert (record.result, record.termination, record.forfeit) == ("0-1", "start-failure", "white")
+    assert "handshake timeout: no 'morrisok' within 800 ms" in record.detail
     assert not record.moves
     assert_all_gone(read_pids(pidfile))
 

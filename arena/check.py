@@ -1,0 +1,147 @@
+"""The submission check: does a bot start, speak the protocol and play legal, timely moves?
+
+:func:`check_bot` runs a handshake on its own (timed, with the ``id``/``option`` lines kept),
+then a few short games against an opponent (``bots/random`` by default) on each requested
+variant, the bot taking both colours, and collects every problem with the offending line.
+:func:`format_report` turns the result into the PASS/FAIL text ``arena check`` prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from arena.bot import BotProcess, BotSpec, Handshake, cut
+from arena.clock import TimeControl
+from arena.errors import BotError
+from arena.protocol import format_option
+from arena.records import GameRecord
+from arena.referee import play_game
+from arena.rules import COLOR_NAMES
+from arena.variants import Variant
+
+#: the variants checked when none are named: three different boards
+DEFAULT_VARIANTS = ("nine-mens-morris", "twelve-mens-morris", "six-mens-morris")
+#: the default opponent, next to the package in a source checkout
+DEFAULT_OPPONENT = Path(__file__).resolve().parent.parent / "bots" / "random"
+
+_KINDS = {"start-failure": "failed to start", "timeout": "timeout", "illegal-move": "illegal move",
+          "protocol-error": "protocol error", "crash": "crash", "error": "error"}
+
+
+@dataclass
+class Problem:
+    """One thing the bot did wrong: a kind (``timeout``, ``crash``...), what and where."""
+
+    kind: str
+    text: str
+    line: Optional[str] = None
+    stderr: str = ""
+
+
+@dataclass
+class CheckReport:
+    """Everything :func:`check_bot` found out."""
+
+    bot: BotSpec
+    handshake: Optional[Handshake] = None
+    games: list[GameRecord] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+def _last_lines(text: str, n: int = 3) -> str:
+    return "\n".join(text.rstrip().splitlines()[-n:])
+
+
+def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: CheckReport) -> bool:
+    """Start the bot alone: handshake, ``isready``, ``quit``.  False if it failed to start."""
+    bp = BotProcess(spec, label=f"check:{spec.name}")
+    failure: Optional[BotError] = None
+    try:
+        bp.start()
+        report.handshake = bp.read_handshake(tc.handshake_ms / 1000.0)
+        bp.new_game(variant.name, variant.to_params(), spec.options, tc.handshake_ms / 1000.0)
+    except BotError as e:
+        failure = e
+    finally:
+        bp.close()
+    if failure is not None:
+        kind = "slow start" if "timeout" in str(failure) else "failed to start"
+        report.problems.append(Problem(kind, str(failure), cut(failure.line),
+                                       _last_lines(bp.stderr_tail())))
+        return False
+    hs = report.handshake
+    assert hs is not None
+    if bp.returncode is not None and bp.returncode < 0:
+        report.warnings.append(f"did not exit by itself after 'quit' ({bp.returncode}: killed)")
+    if hs.ms > tc.handshake_ms / 2:
+        report.warnings.append(f"slow start: {hs.ms:.0f} ms of the {tc.handshake_ms} ms allowed")
+    if "name" not in hs.id:
+        report.warnings.append("no 'id name' line in the handshake")
+    return True
+
+
+def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_control: TimeControl,
+              opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None
+              ) -> CheckReport:
+    """Handshake, then ``games`` games per variant against ``opponent``, colours alternating
+    (the bot is white in the first).  Stops after the handshake if that fails."""
+    report = CheckReport(spec)
+    if not check_handshake(spec, time_control, variants[0], report):
+        return report
+    for variant in variants:
+        for n in range(games):
+            color = n % 2
+            white, black = (spec, opponent) if color == 0 else (opponent, spec)
+            record = play_game(white, black, variant, time_control, seed=n + 1,
+                               game_id=f"{variant.name}-{n + 1}")
+            report.games.append(record)
+            if on_game is not None:
+                on_game(record)
+            where = f"{variant.name} game {n + 1} as {COLOR_NAMES[color]}"
+            if record.forfeit == COLOR_NAMES[color]:
+                report.problems.append(Problem(
+                    _KINDS.get(record.termination, record.termination),
+                    f"{where}, move {len(record.moves) + 1}: {record.detail}",
+                    record.offending_line, _last_lines(record.stderr.get(COLOR_NAMES[color], ""))))
+            elif record.forfeit is not None:
+                report.warnings.append(f"{where}: the opponent failed ({record.detail})")
+    return report
+
+
+def format_report(report: CheckReport) -> list[str]:
+    """The report as lines of text, ending with PASS or FAIL."""
+    out = [f"checking {report.bot.name} ({report.bot.path})"]
+    hs = report.handshake
+    if hs is not None:
+        out.append(f"handshake: {hs.ms:.0f} ms")
+        out += [f"  id {k} {v}" for k, v in hs.id.items()]
+        out += [f"  {format_option(o)}" for o in hs.options]
+    for rec in report.games:
+        out.append(f"game {rec.game_id}: {rec.white.name} - {rec.black.name} {rec.result} "
+                   f"({rec.termination}, {len(rec.moves)} moves)")
+    for w in report.warnings:
+        out.append(f"warning: {w}")
+    for p in report.problems:
+        out.append(f"problem: {p.kind}: {p.text}")
+        if p.line is not None:
+            out.append(f"  offending line: {p.line!r}")
+        if p.stderr:
+            out += [f"  stderr: {ln}" for ln in p.stderr.splitlines()]
+    if report.passed:
+        out.append(f"PASS: {report.bot.name} started, spoke the protocol and played "
+                   f"{len(report.games)} games without a fault")
+    else:
+        out.append(f"FAIL: {len(report.problems)} problem(s)")
+    return out
+
+
+__all__ = ["CheckReport", "Problem", "check_bot", "check_handshake", "format_report",
+           "DEFAULT_VARIANTS", "DEFAULT_OPPONENT"]

@@ -1,0 +1,122 @@
+"""``arena play`` and ``arena check`` through click's CliRunner, with real bot processes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli
+from arena.records import GameRecord
+from tests.conftest import EXAMPLE_BOTS, TEST_BOTS
+
+pytestmark = pytest.mark.usefixtures("no_leftover_children")
+
+RANDOM = str(EXAMPLE_BOTS / "random")
+
+
+def run(*args: str, input: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), input=input)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("command", ["play", "check"])
+def test_help(command: str) -> None:
+    code, out = run(command, "--help")
+    assert code == 0 and "--movetime" in out and "--clock" in out
+
+
+def test_play_two_bots_and_save_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "game.json"
+    code, out = run("play", RANDOM, RANDOM, "--variant", "6mm", "--movetime", "500", "--seed", "4",
+                    "--option-a", "Seed=9", "--record", str(path))
+    assert code == 0, out
+    assert out.startswith("random (white) vs random (black): six-mens-morris, 500 ms/move")
+    assert "white to move; in hand W 6 B 6" in out  # the board is shown
+    record = GameRecord.from_dict(json.loads(path.read_text()))
+    assert f"result: {record.result} ({record.termination}): {record.detail}" in out
+    assert f"{record.plies}. " in out
+    assert record.variant == "six-mens-morris" and record.seed == 4
+    assert record.white.options == {"Seed": "9"} and record.black.options == {"Seed": "4"}
+    assert record.time_control["movetime_ms"] == 500
+
+
+def test_play_quiet_with_a_clock_and_an_opening() -> None:
+    code, out = run("play", RANDOM, "random", "--quiet", "--clock", "3+0.1", "--opening", "d6 d2",
+                    "--variant", "nine-mens-morris")
+    assert code == 0, out
+    assert "3+0.1 s" in out and "1. white d6 (opening)" in out and "2. black d2 (opening)" in out
+    assert "in hand" not in out and "result: " in out
+
+
+def test_play_reports_a_forfeit_with_the_offending_line() -> None:
+    code, out = run("play", str(TEST_BOTS / "garbage"), RANDOM, "--quiet", "--margin", "400")
+    assert code == 0
+    assert "result: 0-1 (protocol-error): white (garbage) broke the protocol" in out
+    assert "offending line: 'I think" in out
+
+
+def test_play_as_a_human() -> None:
+    code, out = run("play", "human", RANDOM, "--quiet", "--seed", "1", input="zz\nd6\n")
+    assert code == 0, out
+    assert "not a move: 'zz'" in out and "legal moves: a1 a4 a7" in out
+    assert "1. white d6" in out
+    assert "result: 0-1 (crash): white (human) crashed: the human player left" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["play", "no/such/bot", RANDOM], "Error: bot folder not found: no/such/bot"),
+    (["play", RANDOM, str(TEST_BOTS)], "Error: no bot.yaml in bot folder"),
+    (["play", RANDOM, RANDOM, "--movetime", "10", "--clock", "1+0"], "not both"),
+    (["play", RANDOM, RANDOM, "--clock", "60"], "--clock expects BASE+INC"),
+    (["play", RANDOM, RANDOM, "--option-a", "Depth"], "--option-a expects NAME=VALUE"),
+    (["play", "human", RANDOM, "--option-a", "A=1"], "a human player takes no options"),
+    (["play", RANDOM, RANDOM, "--variant", "chess"], "unknown variant 'chess'"),
+    (["play", RANDOM, RANDOM, "--opening", "d6 d6"], "opening move 2"),
+    (["check", "no/such/bot"], "Error: bot folder not found"),
+])
+def test_bad_input_is_a_one_line_error(args: list[str], message: str) -> None:
+    code, out = run(*args)
+    assert code == 2 and message in out, out
+    assert len([line for line in out.splitlines() if line.startswith("Error")]) == 1
+
+
+def test_check_passes_the_random_bot() -> None:
+    code, out = run("check", RANDOM, "--games", "2")
+    assert code == 0, out
+    assert "handshake: " in out and "id name random" in out and "option name Seed type spin" in out
+    for variant in ("nine-mens-morris", "twelve-mens-morris", "six-mens-morris"):
+        assert f"game {variant}-1:" in out and f"game {variant}-2:" in out
+    assert out.rstrip().splitlines()[-1].startswith("PASS")
+
+
+@pytest.mark.parametrize("bot,kind,line", [
+    ("sleepy", "timeout: nine-mens-morris game 1 as white, move 5", None),
+    ("crash", "crash: nine-mens-morris game 1 as white", None),
+    ("exit-at-start", "failed to start: exited during the handshake", None),
+    ("bad-handshake", "failed to start: bad handshake", "'hello referee'"),
+    ("silent-start", "slow start: handshake timeout", None),
+    ("illegal", "illegal move: nine-mens-morris game 1", "'a1xg7'"),
+    ("garbage", "protocol error: nine-mens-morris game 1", "'I think"),
+    ("twice", "protocol error: nine-mens-morris game 1", "'bestmove "),
+    ("huge-line", "protocol error: nine-mens-morris game 1", "'bestmove xxx"),
+])
+def test_check_fails_a_misbehaving_bot(bot: str, kind: str, line: str | None) -> None:
+    code, out = run("check", str(TEST_BOTS / bot), "--games", "1", "--variant", "nmm",
+                    "--movetime", "200", "--margin", "400", "--handshake", "1500")
+    assert code == 1, out
+    assert f"problem: {kind}" in out, out
+    if line is not None:
+        assert f"  offending line: {line}" in out
+    assert out.rstrip().splitlines()[-1] == "FAIL: 1 problem(s)"
+
+
+def test_check_warns_about_a_bot_that_ignores_quit() -> None:
+    code, out = run("check", str(TEST_BOTS / "ignore-term"), "--games", "1", "--variant", "3mm",
+                    "--margin", "400")
+    assert code == 0, out
+    assert "warning: did not exit by itself after 'quit'" in out
