@@ -1,0 +1,728 @@
+"""Running a tournament: a schedule played on a worker pool, resumable from ``games.jsonl``.
+
+:func:`run_tournament` takes a checked :class:`~arena.config.TournamentConfig` and
+
+1. prepares the results folder (``results/<name>/`` by default): a new folder gets
+   ``config.json`` (the normalised configuration and its hash); an existing one must hold the
+   same configuration (else :class:`ResultsMismatch`, unless ``restart``);
+2. builds the schedule (:mod:`arena.schedule`) and skips every game whose ``game_id`` is
+   already in ``games.jsonl``;
+3. submits the remaining games, in schedule order, to an executor (by default a
+   ``ProcessPoolExecutor`` whose workers run referees; any ``concurrent.futures.Executor``
+   can be passed instead), keeping a few more games in flight than there are workers;
+4. as each game finishes, appends its record to ``games.jsonl`` (flushed and fsynced, by this
+   process only) before counting it, and updates the progress display;
+5. writes ``standings.csv`` and ``games.csv`` and, when the ratings area provides it, the
+   report.
+
+Stopping: SIGINT (Ctrl-C) or SIGTERM sets a flag the loop checks between games; the games in
+flight are abandoned: their workers get SIGTERM, which raises ``SystemExit`` inside the
+referee so that its ``finally`` blocks stop the bots, then the worker exits.  Workers ignore
+SIGINT and ask the kernel (``PR_SET_PDEATHSIG``) for a SIGTERM when the runner dies, so even
+a ``kill -9`` of the runner leaves no worker, and through the referees no bot, behind.  The
+only loss is the games in flight; the next run plays them again.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import importlib.util
+import io
+import json
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
+
+from arena.config import TournamentConfig, config_digest
+from arena.errors import ArenaError, ConfigError
+from arena.records import GameRecord, append_record, read_records, records_table
+from arena.schedule import Slot, build_schedule
+
+log = logging.getLogger("arena.tournament")
+
+GAMES_FILE = "games.jsonl"
+CONFIG_FILE = "config.json"
+LOG_FILE = "arena.log"
+STANDINGS_FILE = "standings.csv"
+GAMES_CSV = "games.csv"
+#: seconds a terminated worker gets to stop its game (and bots) before SIGKILL
+WORKER_STOP_GRACE_S = 5.0
+#: exit status of an interrupted run (128 + SIGINT, as shells report it)
+INTERRUPTED_STATUS = 130
+
+
+class ResultsMismatch(ConfigError):
+    """The results folder holds games of a different configuration."""
+
+
+class WorkerFailure(ArenaError):
+    """The worker pool broke (a worker process died outside a game's control)."""
+
+
+# --------------------------------------------------------------------------------------
+# Standings
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Standing:
+    """One player's line in one variant's table; ``forfeits`` counts losses by forfeit."""
+
+    variant: str
+    name: str
+    games: int = 0
+    points: float = 0.0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    forfeits: int = 0
+
+    @property
+    def score_pct(self) -> float:
+        """Points as a percentage of the games played."""
+        return 100.0 * self.points / self.games if self.games else 0.0
+
+
+def compute_standings(records: Iterable[GameRecord],
+                      players: Sequence[str] = ()) -> dict[str, list[Standing]]:
+    """Points and W-D-L per variant, best first (points, then wins, then name).
+
+    ``players`` are listed in every variant even before they have played.
+    """
+    tables: dict[str, dict[str, Standing]] = {}
+    for r in records:
+        table = tables.setdefault(r.variant, {p: Standing(r.variant, p) for p in players})
+        for color, info in (("white", r.white), ("black", r.black)):
+            row = table.setdefault(info.name, Standing(r.variant, info.name))
+            score = r.score(color)
+            row.games += 1
+            row.points += score
+            if score == 1.0:
+                row.wins += 1
+            elif score == 0.5:
+                row.draws += 1
+            else:
+                row.losses += 1
+                row.forfeits += r.forfeit == color
+    return {variant: sorted(rows.values(), key=lambda s: (-s.points, -s.wins, s.name))
+            for variant, rows in tables.items()}
+
+
+def format_standings(tables: dict[str, list[Standing]]) -> str:
+    """The standings as aligned text tables, one per variant."""
+    out = io.StringIO()
+    for variant, rows in tables.items():
+        width = max([len(r.name) for r in rows] + [4])
+        out.write(f"\n{variant}\n")
+        out.write(f"  {'#':>2}  {'bot':<{width}}  {'points':>7}  {'games':>5}  "
+                  f"{'W-D-L':>11}  {'score':>6}  forfeits\n")
+        for rank, r in enumerate(rows, 1):
+            wdl = f"{r.wins}-{r.draws}-{r.losses}"
+            out.write(f"  {rank:>2}  {r.name:<{width}}  {r.points:>7g}  {r.games:>5}  "
+                      f"{wdl:>11}  {r.score_pct:>5.1f}%  {r.forfeits:>8}\n")
+    return out.getvalue()
+
+
+def write_standings_csv(path: Path, tables: dict[str, list[Standing]]) -> None:
+    """``standings.csv``: one row per variant and player, ranked."""
+    with _atomic_text(path) as f:
+        writer = csv.writer(f)
+        writer.writerow(["variant", "rank", "bot", "points", "games", "wins", "draws",
+                         "losses", "forfeits", "score_pct"])
+        for variant, rows in tables.items():
+            for rank, r in enumerate(rows, 1):
+                writer.writerow([variant, rank, r.name, f"{r.points:g}", r.games, r.wins,
+                                 r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
+
+
+# --------------------------------------------------------------------------------------
+# The results folder
+# --------------------------------------------------------------------------------------
+
+
+class _atomic_text:
+    """A text file written to a temporary name and renamed into place on success."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(f".{path.name}.tmp")
+
+    def __enter__(self) -> TextIO:
+        self.file = open(self.tmp, "w", encoding="utf-8", newline="")
+        return self.file
+
+    def __exit__(self, exc_type: Any, *_: Any) -> None:
+        self.file.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
+
+
+def prepare_results(config: TournamentConfig, *, restart: bool = False) -> Path:
+    """Create or check the results folder and return it.
+
+    A new (or empty) folder gets ``config.json``.  An existing one must have been created by the
+    same configuration; ``restart`` discards its contents first.
+
+    :raises ResultsMismatch: the folder holds another configuration's games, or is not a
+        results folder at all.
+    """
+    folder = config.output
+    stored_path = folder / CONFIG_FILE
+    if folder.exists() and not folder.is_dir():
+        raise ResultsMismatch(f"{folder} is a file, not a results folder", "output")
+    if folder.is_dir() and any(folder.iterdir()):
+        if not stored_path.is_file():
+            raise ResultsMismatch(f"{folder} exists and is not a Morris Arena results folder "
+                                  f"(no {CONFIG_FILE}): choose another 'output' or name", "output")
+        stored = _read_stored_config(stored_path)
+        if restart:
+            _clear_results(folder)
+        elif stored.get("digest") != config.digest():
+            changed = _changed_keys(stored.get("config", {}), config.normalised())
+            raise ResultsMismatch(
+                f"{folder} holds games of a different configuration of this tournament "
+                f"(changed: {', '.join(changed) or 'unknown'}); run with --restart to discard "
+                f"them, or give the tournament a new name")
+        else:
+            _repair_tail(folder / GAMES_FILE)
+            return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with _atomic_text(stored_path) as f:
+        json.dump({"digest": config.digest(), "created": _now(), "config": config.normalised()},
+                  f, indent=2)
+        f.write("\n")
+    return folder
+
+
+def _read_stored_config(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ResultsMismatch(f"{path} is unreadable ({e}); run with --restart to start over")
+    if not isinstance(data, dict):
+        raise ResultsMismatch(f"{path} is not a stored configuration; run with --restart")
+    return data
+
+
+def _changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The top-level keys whose values differ, leaving out the unhashed ones (workers...),
+    which hash to the same (empty) digest whatever their values."""
+    keys = sorted(set(old) | set(new))
+    return [k for k in keys if old.get(k) != new.get(k)
+            and config_digest({k: old.get(k)}) != config_digest({k: new.get(k)})]
+
+
+def _clear_results(folder: Path) -> None:
+    """Remove the contents of a results folder (known to be ours: it has config.json)."""
+    import shutil
+
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a torn last line (a crash in the middle of a write) so appends stay line-aligned."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+        with open(path, "r+b") as f:
+            f.truncate(keep)
+            f.flush()
+            os.fsync(f.fileno())
+        log.warning("%s: removed a torn last line (a game that was being written)", path)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------------------
+# Workers
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """Everything a worker needs to play one scheduled game (picklable)."""
+
+    slot: Slot
+    white: Any  # BotSpec
+    black: Any  # BotSpec
+    time_control: Any  # TimeControl
+    tournament: str
+
+
+_in_game = False
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """In a worker: unwind the game (the referee's ``finally`` blocks stop its bots), or exit
+    at once when idle."""
+    if _in_game:
+        raise SystemExit(128 + signum)
+    os._exit(128 + signum)
+
+
+def _set_parent_death_signal(sig: int) -> None:
+    """Ask Linux to send ``sig`` to this process when its parent dies (``PR_SET_PDEATHSIG``)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(sig), 0, 0, 0)  # 1 == PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def init_worker(parent_pid: int) -> None:
+    """Worker initializer: ignore SIGINT (the runner decides), turn SIGTERM into a clean stop,
+    and die with the runner."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    _set_parent_death_signal(signal.SIGTERM)
+    if os.getppid() != parent_pid:  # the runner died before the request took effect
+        os._exit(1)
+
+
+def play_job(job: GameJob) -> GameRecord:
+    """Play one scheduled game (in a worker) and return its record, labelled with the
+    tournament, round and pair."""
+    global _in_game
+    from arena.referee import play_game
+
+    slot = job.slot
+    _in_game = True
+    try:
+        record = play_game(job.white, job.black, slot.variant, job.time_control,
+                           opening=slot.opening, game_id=slot.game_id, seed=slot.seed)
+    except SystemExit:
+        os._exit(143)  # terminated mid-game: the referee has stopped the bots while unwinding
+    finally:
+        _in_game = False
+    record.tournament = job.tournament
+    record.round = slot.round
+    record.pair = slot.pair
+    return record
+
+
+def default_workers() -> int:
+    """The number of CPU cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """The default executor: ``workers`` forked processes set up by :func:`init_worker`."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                               initializer=init_worker, initargs=(os.getpid(),))
+
+
+def _stop_pool(executor: Executor) -> None:
+    """Abandon the games in flight: SIGTERM every worker, wait, SIGKILL stragglers."""
+    processes = list(getattr(executor, "_processes", {}).values()) if isinstance(
+        executor, ProcessPoolExecutor) else []
+    for p in processes:
+        if p.is_alive() and p.pid is not None:
+            try:
+                os.kill(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + WORKER_STOP_GRACE_S
+    for p in processes:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive() and p.pid is not None:
+            log.warning("worker %s did not stop in %.0f s; killing it", p.pid,
+                        WORKER_STOP_GRACE_S)
+            p.kill()
+            p.join(1.0)
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
+# --------------------------------------------------------------------------------------
+# Progress and console logging
+# --------------------------------------------------------------------------------------
+
+
+class Progress:
+    """Games done/total, rate, ETA and the current leader.
+
+    On a terminal one line is redrawn in place; otherwise a plain line is printed per game.
+    """
+
+    def __init__(self, total: int, done: int, stream: TextIO, *, live: bool,
+                 points: Optional[dict[str, float]] = None) -> None:
+        self.total = total
+        self.done = done
+        self.started_with = done
+        self.stream = stream
+        self.live = live
+        self.points: dict[str, float] = dict(points or {})
+        self.games: dict[str, int] = {}
+        self.t0 = time.monotonic()
+        self.lock = threading.RLock()
+        self._shown = False
+
+    def add(self, record: GameRecord) -> None:
+        """Count a finished game (already saved) and show it."""
+        with self.lock:
+            self.done += 1
+            for color, info in (("white", record.white), ("black", record.black)):
+                self.points[info.name] = self.points.get(info.name, 0.0) + record.score(color)
+            if self.live:
+                self.redraw()
+            else:
+                self.stream.write(f"{self.status()}  {record.game_id} {record.white.name} - "
+                                  f"{record.black.name} {record.result} ({record.termination})\n")
+                self.stream.flush()
+
+    def status(self) -> str:
+        """``[done/total] rate ETA leader``."""
+        elapsed = time.monotonic() - self.t0
+        played = self.done - self.started_with
+        rate = played / elapsed if elapsed > 0 and played else 0.0
+        left = self.total - self.done
+        eta = _duration(left / rate) if rate > 0 else "?"
+        width = len(str(self.total))
+        text = f"[{self.done:>{width}}/{self.total}] {rate * 60:.1f} games/min, ETA {eta}"
+        if self.points:
+            leader = max(sorted(self.points), key=lambda n: self.points[n])
+            text += f", leader {leader} ({self.points[leader]:g} pts)"
+        return text
+
+    def redraw(self) -> None:
+        """Draw the live line again."""
+        with self.lock:
+            if self.live:
+                self.stream.write("\r\x1b[K" + self.status())
+                self.stream.flush()
+                self._shown = True
+
+    def clear(self) -> None:
+        """Remove the live line (before other output)."""
+        with self.lock:
+            if self.live and self._shown:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self._shown = False
+
+    def close(self) -> None:
+        """End the live line with a newline."""
+        with self.lock:
+            if self.live and self._shown:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._shown = False
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class _ConsoleHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log lines on the console that step around the live progress line."""
+
+    def __init__(self, stream: TextIO, progress: Progress) -> None:
+        super().__init__(stream)
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self.progress.lock:
+            self.progress.clear()
+            super().emit(record)
+            if self.progress.done < self.progress.total:
+                self.progress.redraw()
+
+
+class _Logging:
+    """The ``arena`` logger's handlers for one run: the results folder's log file and the
+    console, wrapped by multiprocessing-logging so that forked workers log through the runner."""
+
+    def __init__(self, log_path: Path, console: logging.Handler, level: int) -> None:
+        self.logger = logging.getLogger("arena")
+        self.saved = (self.logger.level, self.logger.propagate)
+        fmt = logging.Formatter("%(asctime)s %(processName)s %(name)s %(levelname)s %(message)s")
+        file_handler = logging.FileHandler(log_path, encoding="utf-8")
+        file_handler.setLevel(min(level, logging.INFO))
+        file_handler.setFormatter(fmt)
+        console.setLevel(level)
+        console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        self.handlers: list[logging.Handler] = [file_handler, console]
+        self.logger.setLevel(min(level, logging.INFO))
+        self.logger.propagate = False
+        for h in self.handlers:
+            self.logger.addHandler(h)
+        self.wrapped = False
+        try:
+            import multiprocessing_logging
+
+            multiprocessing_logging.install_mp_handler(self.logger)
+            self.wrapped = True
+        except (ImportError, AssertionError):  # not the fork start method: workers log directly
+            pass
+
+    def close(self) -> None:
+        """Flush, stop the receiver threads and restore the logger."""
+        for h in list(self.logger.handlers):
+            sub = getattr(h, "sub_handler", None)
+            if h in self.handlers or sub in self.handlers:
+                h.close()
+                self.logger.removeHandler(h)
+        for h in self.handlers:
+            h.close()
+        self.logger.setLevel(self.saved[0])
+        self.logger.propagate = self.saved[1]
+
+
+# --------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class TournamentResult:
+    """What a run did: games in the schedule, finished (in total, and in this run), whether it
+    was interrupted, the standings and the files written."""
+
+    total: int
+    finished: int
+    played: int
+    interrupted: bool
+    folder: Path
+    standings: dict[str, list[Standing]] = field(default_factory=dict)
+    failed: int = 0
+    report: Optional[Path] = None
+    elo: Optional[str] = None
+
+    @property
+    def complete(self) -> bool:
+        """True when every scheduled game is in ``games.jsonl``."""
+        return self.finished == self.total
+
+
+def finished_records(path: Path, ids: set[str]) -> dict[str, GameRecord]:
+    """The records of ``games.jsonl`` by ``game_id``, keeping only ``ids`` (first one wins)."""
+    out: dict[str, GameRecord] = {}
+    for r in read_records(path):
+        if r.game_id in ids and r.game_id not in out:
+            out[r.game_id] = r
+    return out
+
+
+class _StopFlag:
+    """Set by SIGINT/SIGTERM while a run is in progress (the handlers only set it)."""
+
+    def __init__(self) -> None:
+        self.signal: Optional[int] = None
+        self.saved: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopFlag:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.signal = signum
+
+    def __exit__(self, *_: Any) -> None:
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+    def __bool__(self) -> bool:
+        return self.signal is not None
+
+
+def run_tournament(config: TournamentConfig, *, restart: bool = False,
+                   executor: Optional[Executor] = None, console: TextIO = sys.stderr,
+                   live: Optional[bool] = None, log_level: int = logging.WARNING,
+                   max_games: Optional[int] = None) -> TournamentResult:
+    """Play every game of ``config`` not yet in its results folder, then write the tables.
+
+    ``executor`` replaces the default process pool (it is used, not shut down); ``console``
+    receives progress and log lines (``live``: redraw one line, default when it is a
+    terminal); ``log_level`` is the console's level (the log file gets INFO and above);
+    ``max_games`` stops after that many games (for tests and benchmarks).
+
+    :raises ResultsMismatch: the results folder holds another configuration.
+    :raises WorkerFailure: the worker pool broke; finished games are saved.
+    """
+    folder = prepare_results(config, restart=restart)
+    games_path = folder / GAMES_FILE
+    slots = build_schedule(config.players, config.variants, config.format,
+                           games_per_pairing=config.games_per_pairing,
+                           opening_turns=config.opening_turns, seed=config.seed)
+    order = {s.game_id: s.index for s in slots}
+    done = finished_records(games_path, set(order))
+    pending = deque(s for s in slots if s.game_id not in done)
+    if max_games is not None:
+        pending = deque(list(pending)[:max_games])
+
+    live = console.isatty() if live is None else live
+    progress = Progress(len(slots), len(done), console, live=live,
+                        points=_points(done.values()))
+    logs = _Logging(folder / LOG_FILE, _ConsoleHandler(console, progress), log_level)
+    result = TournamentResult(total=len(slots), finished=len(done), played=0,
+                              interrupted=False, folder=folder)
+    try:
+        log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
+                 len(slots), len(done), len(pending),
+                 f"{config.workers} workers" if executor is None else type(executor).__name__)
+        if pending:
+            progress.redraw()
+            own = executor is None
+            pool = process_pool(config.workers) if executor is None else executor
+            with _StopFlag() as stop:
+                clean = False
+                try:
+                    _play_all(config, pool, pending, games_path, progress, result, stop,
+                              in_flight_cap=2 * max(1, getattr(pool, "_max_workers",
+                                                               config.workers)))
+                    clean = not stop
+                finally:
+                    result.interrupted = bool(stop)
+                    if own and clean:
+                        pool.shutdown(wait=True)
+                    elif own:
+                        _stop_pool(pool)
+            progress.close()
+            if result.interrupted:
+                log.warning("interrupted: %d of %d games saved in %s; run again to resume",
+                            result.finished, result.total, folder)
+        records = sorted(finished_records(games_path, set(order)).values(),
+                         key=lambda r: order[r.game_id])
+        result.finished = len(records)
+        result.standings = compute_standings(records, config.players)
+        if not result.interrupted:
+            _write_tables(folder, records, result.standings)
+            if config.report and result.complete:
+                result.elo = elo_table(records)
+                result.report = write_report(config, folder, records)
+    finally:
+        progress.close()
+        logs.close()
+    return result
+
+
+def _points(records: Iterable[GameRecord]) -> dict[str, float]:
+    points: dict[str, float] = {}
+    for r in records:
+        for color, info in (("white", r.white), ("black", r.black)):
+            points[info.name] = points.get(info.name, 0.0) + r.score(color)
+    return points
+
+
+def _play_all(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_path: Path,
+              progress: Progress, result: TournamentResult, stop: _StopFlag,
+              in_flight_cap: int) -> None:
+    """The submit / as-completed loop.  Each finished game is saved before it is counted."""
+    bots = config.bots
+    in_flight: dict[Future[GameRecord], Slot] = {}
+    try:
+        _loop(config, pool, pending, games_path, progress, result, stop, in_flight_cap,
+              bots, in_flight)
+    finally:
+        for future in in_flight:  # abandoned (stopped, or the pool broke)
+            future.cancel()
+
+
+def _loop(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_path: Path,
+          progress: Progress, result: TournamentResult, stop: _StopFlag, in_flight_cap: int,
+          bots: Sequence[Any], in_flight: dict[Future[GameRecord], Slot]) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    while (pending or in_flight) and not stop:
+        while pending and len(in_flight) < in_flight_cap:
+            slot = pending.popleft()
+            job = GameJob(slot, bots[slot.white], bots[slot.black], config.time_control,
+                          config.name)
+            in_flight[pool.submit(play_job, job)] = slot
+        finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
+        for future in sorted(finished, key=lambda f: in_flight[f].index):
+            slot = in_flight.pop(future)
+            try:
+                record = future.result()
+            except BrokenProcessPool as e:
+                raise WorkerFailure(f"a worker process died ({e}); finished games are saved "
+                                    f"in {games_path.parent}: run again to resume") from None
+            except Exception as e:  # a referee bug, not a bot's doing: the game is retried
+                result.failed += 1   # on the next run
+                log.error("game %s failed in the referee: %r", slot.game_id, e)
+                continue
+            append_record(games_path, record)
+            result.played += 1
+            result.finished += 1
+            log.info("game %s: %s - %s %s (%s)", record.game_id, record.white.name,
+                     record.black.name, record.result, record.termination)
+            progress.add(record)
+
+
+def _write_tables(folder: Path, records: list[GameRecord],
+                  tables: dict[str, list[Standing]]) -> None:
+    write_standings_csv(folder / STANDINGS_FILE, tables)
+    with _atomic_text(folder / GAMES_CSV) as f:
+        records_table(records).to_csv(f, index=False)
+
+
+#: the ratings area's report entry point: ``arena.report.<name>(config, folder, records)``
+REPORT_FUNCTION = "write_report"
+
+
+def _report_module() -> Optional[Any]:
+    """``arena.report`` (the ratings area), or None while it does not exist."""
+    if importlib.util.find_spec("arena.report") is None:
+        log.info("no arena.report module: skipping the Elo table and the report")
+        return None
+    return importlib.import_module("arena.report")
+
+
+def write_report(config: TournamentConfig, folder: Path,
+                 records: list[GameRecord]) -> Optional[Path]:
+    """The report (charts, ratings.csv, report.html) from the ratings area, when it exists.
+
+    Returns the report's path, or None when ``arena.report`` does not provide it.
+    """
+    module = _report_module()
+    report: Optional[Callable[..., Any]] = getattr(module, REPORT_FUNCTION, None)
+    if report is None:
+        return None
+    out = report(config, folder, records)  # the single call site of the report
+    return Path(out) if out is not None else None
+
+
+def elo_table(records: Sequence[GameRecord]) -> Optional[str]:
+    """The Elo table as text (``arena.ratings.rate_all`` formatted by
+    ``arena.report.format_standings``), or None when those do not exist."""
+    module = _report_module()
+    if module is None or not hasattr(module, "format_standings"):
+        return None
+    from arena import ratings
+
+    if not records or not hasattr(ratings, "rate_all"):
+        return None
+    text: str = module.format_standings(ratings.rate_all(records), records)
+    return text

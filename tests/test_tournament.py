@@ -1,0 +1,297 @@
+"""The tournament runner end to end with real bot processes: a small tournament, the same
+games whatever the worker count, resume after an interrupted run, after Ctrl-C and after a
+SIGKILL of the runner, a changed configuration refused, another executor swapped in."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena.bot import is_gone
+from arena.cli import cli
+from arena.config import TournamentConfig, load_config
+from arena.records import GameRecord, MoveInfo, PlayerInfo, read_records
+from arena.schedule import build_schedule
+from arena.tournament import (Progress, ResultsMismatch, compute_standings, format_standings,
+                              run_tournament)
+
+ROOT = Path(__file__).resolve().parent.parent
+ARENA = str(Path(sys.executable).with_name("arena"))
+
+SMALL = f"""\
+name: small
+bots: [{ROOT}/bots/random, {ROOT}/bots/greedy]
+variants: [three-mens-morris, six-mens-morris]
+games_per_pairing: 4
+openings: {{random: 1}}
+time: {{movetime: 500, margin: 500}}
+workers: 2
+seed: 3
+report: false
+"""
+
+
+def write_config(folder: Path, text: str = SMALL, name: str = "small.yaml") -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def schedule_ids(config: TournamentConfig) -> list[str]:
+    return [s.game_id for s in build_schedule(config.players, config.variants, config.format,
+                                              games_per_pairing=config.games_per_pairing,
+                                              opening_turns=config.opening_turns,
+                                              seed=config.seed)]
+
+
+def game_ids(folder: Path) -> list[str]:
+    return [r.game_id for r in read_records(folder / "games.jsonl")]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_small_real_tournament_end_to_end(workdir: Path) -> None:
+    path = write_config(workdir, SMALL.replace("report: false", "report: true"))
+    result = CliRunner().invoke(cli, ["run", str(path)])
+    assert result.exit_code == 0, result.output
+    config = load_config(workdir / "small.yaml")
+    folder = workdir / "results" / "small"
+    records = read_records(folder / "games.jsonl")
+    assert sorted(r.game_id for r in records) == sorted(schedule_ids(config))
+    assert len(records) == 2 * 4
+    for r in records:
+        assert r.tournament == "small" and r.round == 1 and r.pair in (1, 2)
+        assert r.result in ("1-0", "0-1", "1/2-1/2") and r.forfeit is None, r.detail
+        assert len(r.opening) == 1 and r.moves[0].opening
+    # both games of a pair: same opening, colours swapped
+    pairs: dict[tuple[str, int], list[GameRecord]] = {}
+    for r in records:
+        pairs.setdefault((r.variant, r.pair), []).append(r)
+    for a, b in pairs.values():
+        assert a.opening == b.opening and a.white.name == b.black.name
+    # the tables: standings per variant, one row per game
+    with open(folder / "standings.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {(row["variant"], row["bot"]) for row in rows} == {
+        (v, b) for v in ("three-mens-morris", "six-mens-morris") for b in ("random", "greedy")}
+    for variant in ("three-mens-morris", "six-mens-morris"):
+        points = sum(float(row["points"]) for row in rows if row["variant"] == variant)
+        assert points == 4  # one point per game
+        assert variant in result.output
+    with open(folder / "games.csv", newline="") as f:
+        assert len(list(csv.DictReader(f))) == 8
+    stored = json.loads((folder / "config.json").read_text())
+    assert stored["digest"] == config.digest()
+    assert "three-mens-morris/r1/p1/g0" in (folder / "arena.log").read_text()
+    assert "small: 8/8 games (8 played now)" in result.output
+    assert (folder / "report.html").is_file() and "Elo" in result.output
+
+
+def test_same_games_whatever_the_worker_count(workdir: Path) -> None:
+    def play(workers: int, output: str) -> dict[str, Any]:
+        text = SMALL.replace(", six-mens-morris]", "]").replace(
+            "games_per_pairing: 4", "games_per_pairing: 6") + f"output: {output}\n"
+        config = load_config(write_config(workdir, text), workers=workers)
+        result = run_tournament(config, console=io.StringIO())
+        assert result.complete
+        return {r.game_id: (r.white.name, r.black.name, r.opening, r.seed,
+                            [m.move for m in r.moves], r.result)
+                for r in read_records(Path(output) / "games.jsonl")}
+
+    one, two = play(1, "one"), play(2, "two")
+    assert one == two
+    assert len(one) == 6
+
+
+def test_resume_after_an_interrupted_run(workdir: Path) -> None:
+    config = load_config(write_config(workdir))
+    first = run_tournament(config, console=io.StringIO(), max_games=3)
+    assert (first.played, first.finished, first.complete) == (3, 3, False)
+    folder = first.folder
+    with open(folder / "games.jsonl", "ab") as f:  # a write torn by a crash
+        f.write(b'{"game_id": "three-mens-morris/r1/p2/g0", "vari')
+    second = run_tournament(config, console=io.StringIO())
+    assert second.complete and second.played == 5
+    ids = game_ids(folder)
+    assert sorted(ids) == sorted(schedule_ids(config)) and len(ids) == len(set(ids))
+    third = run_tournament(config, console=io.StringIO())
+    assert third.played == 0 and game_ids(folder) == ids
+
+
+def test_a_changed_config_is_refused_unless_restart(workdir: Path) -> None:
+    path = write_config(workdir, SMALL.replace("variants: [three-mens-morris, six-mens-morris]",
+                                               "variants: [three-mens-morris]"))
+    first = run_tournament(load_config(path), console=io.StringIO(), max_games=2)
+    games = (first.folder / "games.jsonl").read_bytes()
+    write_config(workdir, path.read_text().replace("seed: 3", "seed: 4"))
+    with pytest.raises(ResultsMismatch, match=r"changed: seed"):
+        run_tournament(load_config(path), console=io.StringIO())
+    result = CliRunner().invoke(cli, ["run", str(path)])
+    assert result.exit_code == 2 and "different configuration" in result.output
+    assert (first.folder / "games.jsonl").read_bytes() == games
+    # another worker count is not a change
+    run_tournament(load_config(write_config(workdir, SMALL.replace(
+        "variants: [three-mens-morris, six-mens-morris]", "variants: [three-mens-morris]")),
+        workers=1), console=io.StringIO(), max_games=1)
+    write_config(workdir, path.read_text().replace("seed: 3", "seed: 4"))
+    result = CliRunner().invoke(cli, ["run", "--restart", str(path)])
+    assert result.exit_code == 0, result.output
+    assert len(game_ids(first.folder)) == 4
+    assert json.loads((first.folder / "config.json").read_text())["config"]["seed"] == 4
+
+
+def test_a_folder_that_is_not_ours_is_refused(workdir: Path) -> None:
+    (workdir / "results" / "small").mkdir(parents=True)
+    (workdir / "results" / "small" / "notes.txt").write_text("mine")
+    with pytest.raises(ResultsMismatch, match="not a Morris Arena results folder"):
+        run_tournament(load_config(write_config(workdir)), console=io.StringIO())
+
+
+def test_another_executor_can_be_swapped_in(workdir: Path) -> None:
+    config = load_config(write_config(workdir))
+    with ThreadPoolExecutor(2) as pool:
+        result = run_tournament(config, executor=pool, console=io.StringIO(), max_games=2)
+    assert result.played == 2 and len(game_ids(result.folder)) == 2
+
+
+# -- stopping: Ctrl-C and SIGKILL, in a subprocess ---------------------------------------
+
+LONG = f"""\
+name: long
+bots: [{ROOT}/bots/random, {ROOT}/bots/greedy, {{path: {ROOT}/bots/random, name: random-2}}]
+variants: [nine-mens-morris, six-mens-morris]
+time: {{movetime: 500, margin: 500}}
+workers: 2
+report: false
+"""
+
+
+def _start(path: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([ARENA, "run", str(path)], cwd=path.parent, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _wait_for_games(games: Path, proc: subprocess.Popen[bytes], n: int) -> list[int]:
+    """Wait until ``games`` has ``n`` lines, then return the runner's descendants' pids."""
+    import psutil
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if games.exists() and games.read_bytes().count(b"\n") >= n:
+            return [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        time.sleep(0.05)
+    raise AssertionError("no games were saved in 30 s")
+
+
+def _assert_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(is_gone(p) for p in pids):
+        time.sleep(0.05)
+    left = [p for p in pids if not is_gone(p)]
+    for p in left:  # ours: started by this test; clean up before failing
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"left behind: {left}"
+
+
+def _parse_lines(games: Path) -> list[dict[str, Any]]:
+    data = games.read_bytes()
+    assert data.endswith(b"\n")
+    return [json.loads(line) for line in data.splitlines()]
+
+
+@pytest.mark.parametrize("how", ["sigint", "sigkill"])
+def test_stop_and_resume_plays_every_game_exactly_once(workdir: Path, how: str) -> None:
+    path = write_config(workdir, LONG, "long.yaml")
+    games = workdir / "results" / "long" / "games.jsonl"
+    proc = _start(path)
+    try:
+        descendants = _wait_for_games(games, proc, 2)
+        assert descendants, "no workers or bots seen"
+        if how == "sigint":  # what Ctrl-C does: SIGINT to the whole foreground group
+            os.killpg(proc.pid, signal.SIGINT)
+            out = proc.communicate(timeout=20)[0].decode()
+            assert proc.returncode == 130, out
+            assert "run the same command again to resume" in out
+        else:  # only the runner: its workers must follow it, and stop their bots
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        _assert_gone(descendants)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    saved = [r["game_id"] for r in _parse_lines(games)]
+    assert len(saved) == len(set(saved)) >= 2
+    config = load_config(path)
+    expected = schedule_ids(config)
+    assert len(saved) < len(expected)
+    result = CliRunner().invoke(cli, ["run", str(path)])
+    assert result.exit_code == 0, result.output
+    final = [r["game_id"] for r in _parse_lines(games)]
+    assert final[:len(saved)] == saved
+    assert sorted(final) == sorted(expected)  # every game, none twice
+
+
+# -- pure pieces: standings and progress ------------------------------------------------
+
+
+def _record(game_id: str, white: str, black: str, result: str, forfeit: str | None = None,
+            variant: str = "nine-mens-morris") -> GameRecord:
+    return GameRecord(game_id=game_id, variant=variant, variant_params={},
+                      white=PlayerInfo(white), black=PlayerInfo(black), result=result,
+                      termination="timeout" if forfeit else "blocked", forfeit=forfeit,
+                      moves=[MoveInfo("a1")])
+
+
+def test_standings_count_points_and_wdl_per_variant() -> None:
+    records = [_record("g1", "a", "b", "1-0"), _record("g2", "b", "a", "1/2-1/2"),
+               _record("g3", "b", "c", "1-0", forfeit="black"),
+               _record("g4", "a", "c", "0-1", variant="lasker-morris")]
+    tables = compute_standings(records, players=("a", "b", "c"))
+    main = {s.name: s for s in tables["nine-mens-morris"]}
+    assert (main["a"].points, main["a"].wins, main["a"].draws, main["a"].losses) == (1.5, 1, 1, 0)
+    assert (main["b"].points, main["b"].wins, main["b"].draws, main["b"].losses) == (1.5, 1, 1, 1)
+    assert (main["c"].points, main["c"].games, main["c"].forfeits) == (0, 1, 1)
+    assert [s.name for s in tables["nine-mens-morris"]] == ["a", "b", "c"]
+    assert [s.name for s in tables["lasker-morris"]][0] == "c"
+    assert {s.name for s in tables["lasker-morris"]} == {"a", "b", "c"}
+    text = format_standings(tables)
+    assert "lasker-morris" in text and "1-1-0" in text
+
+
+def test_progress_live_line_and_plain_lines() -> None:
+    records = [_record(f"g{i}", "a", "b", "1-0") for i in range(3)]
+    live = io.StringIO()
+    p = Progress(total=4, done=1, stream=live, live=True)
+    for r in records:
+        p.add(r)
+    p.close()
+    text = live.getvalue()
+    assert text.count("\r\x1b[K") == 3 and text.endswith("\n")
+    assert "[4/4]" in text and "leader a (3 pts)" in text and "ETA" in text
+    plain = io.StringIO()
+    q = Progress(total=3, done=0, stream=plain, live=False)
+    for r in records:
+        q.add(r)
+    lines = plain.getvalue().splitlines()
+    assert len(lines) == 3 and "\r" not in plain.getvalue()
+    assert lines[0].startswith("[1/3]") and lines[2].endswith("g2 a - b 1-0 (blocked)")
+    assert Counter(line.split()[0] for line in lines) == {"[1/3]": 1, "[2/3]": 1, "[3/3]": 1}
