@@ -1,0 +1,377 @@
+"""The sandbox on its own, with real processes: what each level isolates, limits, CPU time,
+whole-tree kill, cleanup.  Tests needing bubblewrap or cgroups skip with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.errors import ConfigError
+from arena.sandbox import (CGROUP_PARENT, Isolation, Level, Limits, Sandbox, best_level, checks,
+                           parse_level)
+
+from .conftest import (ISOLATING, LEVELS, alive, containment, needs_bwrap, processes_in, run_in,
+                       start_in, wait_gone)
+
+# -- configuration ------------------------------------------------------------------------
+
+
+def test_levels_and_default() -> None:
+    assert LEVELS[0] is Level.NONE
+    assert best_level() is LEVELS[-1]
+    assert parse_level("best") is best_level()
+    assert parse_level(None) is best_level()
+    assert parse_level("NONE") is Level.NONE
+    with pytest.raises(ConfigError, match="unknown isolation level 'jail'"):
+        parse_level("jail")
+
+
+def test_limits_are_checked_at_the_edge() -> None:
+    assert Limits.from_mapping({"memory_mb": 256}).memory_mb == 256
+    with pytest.raises(ConfigError, match=r"^limits\.memory_mb: expected a positive"):
+        Limits.from_mapping({"memory_mb": 0})
+    with pytest.raises(ConfigError, match=r"^limits\.memroy_mb: unknown key"):
+        Limits.from_mapping({"memroy_mb": 256})
+    with pytest.raises(ConfigError, match="pids: expected a positive whole number"):
+        Limits(pids=True)  # type: ignore[arg-type]
+
+
+def test_isolation_from_config() -> None:
+    iso = Isolation.parse({"level": "none", "limits": {"pids": 50}, "read_only": ["/opt"],
+                           "cgroups": False})
+    assert iso == Isolation(Level.NONE, Limits(pids=50), ("/opt",), False)
+    assert Isolation.parse("none").level is Level.NONE
+    assert Isolation.parse(None).level is best_level()
+    assert iso.to_dict()["limits"]["pids"] == 50
+    with pytest.raises(ConfigError, match=r"^iso\.read_only: expected a list of absolute"):
+        Isolation.parse({"read_only": ["relative"]}, "iso")
+    with pytest.raises(ConfigError, match=r"^iso\.levle: unknown key"):
+        Isolation.parse({"levle": "none"}, "iso")
+
+
+def test_doctor_checks_name_every_level_and_clock() -> None:
+    lines = [c.line() for c in checks()]
+    names = [line.split(":")[0] for line in lines]
+    for name in ("levels", "none", "basic", "bwrap", "cpu clock", "wall clock"):
+        assert name in names
+    assert any(n.startswith("cgroup ") for n in names)
+    assert lines[0].endswith(f"(default: {best_level().value})")
+
+
+# -- what a bot sees ----------------------------------------------------------------------
+
+PROBE = r"""
+import json, os, resource, sys
+print(json.dumps({"env": sorted(os.environ), "home": os.environ.get("HOME"),
+                  "cwd": os.getcwd(), "uid": os.getuid(),
+                  "core": resource.getrlimit(resource.RLIMIT_CORE),
+                  "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)}))
+"""
+
+
+@pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
+def test_environment_is_cleared_and_limits_set(level: Level, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MORRIS_SECRET_TOKEN", "do-not-leak")
+    sb = Sandbox(level, tmp_path, limits=Limits(open_files=77))
+    seen = run_in(sb, PROBE).json()
+    assert "MORRIS_SECRET_TOKEN" not in seen["env"]
+    assert "PATH" in seen["env"]
+    assert seen["home"] != os.environ.get("HOME")
+    assert seen["cwd"] == str(tmp_path.resolve())
+    assert seen["core"] == [0, 0]
+    assert seen["nofile"] == [77, 77]
+    if level is Level.BWRAP and os.geteuid() == 0:
+        assert seen["uid"] != 0, "a bwrap bot must not run as root"
+
+
+def test_level_none_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MORRIS_SECRET_TOKEN", "visible")
+    sb = Sandbox(Level.NONE, tmp_path)
+    assert sb.wrap(["x", "y"]) == ["x", "y"] and sb.preexec is None
+    seen = run_in(sb, PROBE).json()
+    assert "MORRIS_SECRET_TOKEN" in seen["env"]
+    assert seen["core"] == list(resource.getrlimit(resource.RLIMIT_CORE))
+
+
+FILES = r"""
+import json, os, socket, sys
+port, other, results = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+out = {}
+def attempt(name, fn):
+    try:
+        fn()
+        out[name] = "ok"
+    except OSError as e:
+        out[name] = type(e).__name__
+attempt("read_other", lambda: open(os.path.join(other, "secret.txt")).read())
+attempt("write_other", lambda: open(os.path.join(other, "planted.txt"), "w").write("x"))
+attempt("write_results", lambda: open(os.path.join(results, "games.jsonl"), "a").write("{}\n"))
+attempt("write_own", lambda: open("planted.txt", "w").write("x"))
+attempt("write_tmp", lambda: open("/tmp/scratch", "w").write("x"))
+attempt("connect", lambda: socket.create_connection(("127.0.0.1", port), timeout=2).close())
+out["pids_seen"] = len([p for p in os.listdir("/proc") if p.isdigit()])
+print(json.dumps(out))
+"""
+
+
+def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
+    me, other, results = tmp_path / "bots" / "me", tmp_path / "bots" / "other", tmp_path / "results"
+    for d in (me, other, results):
+        d.mkdir(parents=True)
+    (other / "secret.txt").write_text("secret")
+    (results / "games.jsonl").write_text("")
+    return me, other, results
+
+
+def _attack(level: Level, tmp_path: Path) -> tuple[dict[str, object], int]:
+    me, other, results = _layout(tmp_path)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.settimeout(0)
+        port = listener.getsockname()[1]
+        sb = Sandbox(level, me)
+        code = FILES.replace("sys.argv[1]", repr(str(port))).replace(
+            "sys.argv[2]", repr(str(other))).replace("sys.argv[3]", repr(str(results)))
+        seen = run_in(sb, code).json()
+        accepted = 0
+        try:
+            while True:
+                listener.accept()[0].close()
+                accepted += 1
+        except BlockingIOError:
+            pass
+    return seen, accepted
+
+
+@needs_bwrap
+def test_bwrap_confines_files_network_and_processes(tmp_path: Path) -> None:
+    seen, accepted = _attack(Level.BWRAP, tmp_path)
+    assert seen["read_other"] == "FileNotFoundError"
+    assert seen["write_other"] == "FileNotFoundError"
+    assert seen["write_results"] == "FileNotFoundError"
+    assert seen["write_own"] in ("OSError", "PermissionError")  # read-only file system
+    assert seen["write_tmp"] == "ok"
+    assert seen["connect"] != "ok" and accepted == 0
+    assert int(seen["pids_seen"]) <= 4  # bwrap's init, the bot, nothing of the host  # type: ignore[call-overload]
+    assert (tmp_path / "results" / "games.jsonl").read_text() == ""
+    assert not (tmp_path / "bots" / "other" / "planted.txt").exists()
+    assert not (tmp_path / "bots" / "me" / "planted.txt").exists()
+
+
+def test_basic_does_not_confine_files_or_network(tmp_path: Path) -> None:
+    """The same attack succeeds at basic: the bwrap test above can fail."""
+    seen, accepted = _attack(Level.BASIC, tmp_path)
+    assert seen["read_other"] == "ok" and seen["connect"] == "ok" and accepted == 1
+
+
+# -- limits -------------------------------------------------------------------------------
+
+MEMORY = r"""
+block = b"\x01" * (400 << 20)
+print("survived", flush=True)
+"""
+
+
+@pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
+def test_memory_limit_kills_a_hog(level: Level, tmp_path: Path) -> None:
+    sb = Sandbox(level, tmp_path, limits=Limits(memory_mb=96))
+    if "memory" not in sb.cgroups:
+        sb.close()
+        pytest.skip("no writable memory cgroup here")
+    result = run_in(sb, MEMORY, close=False)
+    notes = sb.notes()
+    sb.close()
+    assert "survived" not in result.stdout
+    assert result.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL)
+    assert any("memory limit" in n for n in notes)
+
+
+@pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
+def test_process_limit_refuses_forks(level: Level, tmp_path: Path) -> None:
+    reason = containment(level)
+    if reason:
+        pytest.skip(reason)
+    from .conftest import FORK_COUNT
+
+    sb = Sandbox(level, tmp_path, limits=Limits(pids=20))
+    result = run_in(sb, FORK_COUNT.format(n=50), close=False)
+    notes = sb.notes()
+    sb.close()
+    assert result.json()["made"] < 20
+    assert "process limit reached: forks refused" in notes
+    assert wait_gone(result.pids) == []
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="RLIMIT_NPROC per unique uid needs root")
+def test_bwrap_as_root_limits_processes_without_cgroups(tmp_path: Path) -> None:
+    from .conftest import FORK_COUNT
+
+    sb = Sandbox(Level.BWRAP, tmp_path, limits=Limits(pids=20), cgroups=False)
+    assert sb.cgroups == [] and sb.uid is not None
+    result = run_in(sb, FORK_COUNT.format(n=50))
+    assert result.json()["made"] < 20
+    assert wait_gone(result.pids) == []
+
+
+# -- CPU time -----------------------------------------------------------------------------
+
+BURN = r"""
+import os, time
+def burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+kids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        burn(0.15)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.value)
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroups", "no-cgroups"])
+def test_cpu_time_counts_the_whole_tree(level: Level, cgroups: bool, tmp_path: Path) -> None:
+    sb = Sandbox(level, tmp_path, cgroups=cgroups)
+    proc = start_in(sb, BURN + "\ntime.sleep(30)")
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+        readings = [sb.cpu_time() for _ in range(3)]
+        assert sb.exact_cpu == (cgroups and level is not Level.NONE and "cpu" in sb.cgroups)
+    finally:
+        sb.close()
+        proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    assert readings == sorted(readings), "CPU time went backwards"
+    assert readings[0] >= 0.28, f"{readings[0]:.3f} s counted for two children burning 0.15 s each"
+    assert readings[-1] < 3.0
+
+
+# -- whole-tree kill ----------------------------------------------------------------------
+
+ESCAPE = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def quiet():
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+if os.fork() == 0:                       # a setsid double-fork daemon
+    os.setsid()
+    if os.fork() == 0:
+        quiet()
+        time.sleep(60)
+    os._exit(0)
+if os.fork() == 0:                       # a plain child in the group
+    quiet()
+    time.sleep(60)
+    os._exit(0)
+time.sleep(0.2)
+print("spawned", flush=True)
+time.sleep(60)
+"""
+
+
+def _spawn_escapers(sb: Sandbox, folder: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """Start ESCAPE in ``sb``; its processes (found by working directory) once all exist."""
+    proc = start_in(sb, ESCAPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "spawned"
+    return proc, processes_in(folder)
+
+
+def _finish(proc: subprocess.Popen[str]) -> None:
+    proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+@pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroups", "no-cgroups"])
+def test_kill_all_reaches_setsid_daemons(level: Level, cgroups: bool, tmp_path: Path) -> None:
+    sb = Sandbox(level, tmp_path, cgroups=cgroups)
+    proc, pids = _spawn_escapers(sb, tmp_path)
+    try:
+        assert len(pids) >= 3, f"expected the bot, its daemon and its child: {pids}"
+        assert set(pids) <= set(sb.processes())
+    finally:
+        sb.close()
+        _finish(proc)
+    assert wait_gone(pids) == []
+    assert processes_in(tmp_path) == []
+
+
+def test_level_none_loses_a_setsid_daemon(tmp_path: Path) -> None:
+    """What ``none`` does not promise (and why basic exists): the daemon escapes the tree."""
+    sb = Sandbox(Level.NONE, tmp_path)
+    proc, pids = _spawn_escapers(sb, tmp_path)
+    try:
+        escaped = set(pids) - set(sb.processes())
+        sb.close()
+        _finish(proc)
+        assert len(escaped) == 1 and alive(list(escaped)) == list(escaped)
+    finally:
+        for pid in processes_in(tmp_path):  # the daemon this test started
+            os.kill(pid, signal.SIGKILL)
+
+
+PARENT = r"""
+import subprocess, sys, time
+from arena.sandbox import Sandbox
+sb = Sandbox(sys.argv[1], sys.argv[2])
+proc = subprocess.Popen(sb.wrap([sys.executable, "-c", "import time; time.sleep(60)"]),
+                        env=sb.env(), preexec_fn=sb.preexec, start_new_session=True)
+sb.attach(proc.pid)
+time.sleep(0.2)
+print(" ".join(map(str, sb.processes())), flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
+def test_nothing_outlives_a_killed_referee(level: Level, tmp_path: Path) -> None:
+    referee = subprocess.Popen([sys.executable, "-c", PARENT, level.value, str(tmp_path)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert referee.stdout is not None
+        pids = [int(x) for x in referee.stdout.readline().split()]
+        assert pids and alive(pids) == pids
+    finally:
+        referee.kill()
+        referee.wait()
+        referee.stdout.close()  # type: ignore[union-attr]
+    assert wait_gone(pids) == []
+    Sandbox(level, tmp_path).close()  # sweeps the dead referee's cgroups
+    leftovers = [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{CGROUP_PARENT}/{referee.pid}-*")]
+    assert leftovers == []
+
+
+@pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
+def test_close_removes_cgroups_and_temporary_folder(level: Level, tmp_path: Path) -> None:
+    sb = Sandbox(level, tmp_path)
+    if not sb.cgroups:
+        sb.close()
+        pytest.skip("no writable cgroups here")
+    dirs = list(sb._cgroups.dirs.values())  # type: ignore[union-attr]
+    assert all(d.is_dir() for d in dirs)
+    run_in(sb, "print('hi')")
+    assert not any(d.exists() for d in dirs)
+    assert sb.tmp is None or not Path(sb.tmp).exists()
