@@ -228,6 +228,45 @@ def sprt_decision(llr: float, bounds: tuple[float, float]) -> Optional[SprtVerdi
     return None
 
 
+@dataclass
+class SprtTest:
+    """A running GSPRT of "A is ``elo1`` better than B" against "only ``elo0`` better".
+
+    Feed it each finished colour-swapped pair with :meth:`add_pair`; :attr:`verdict` becomes
+    ``"H1"`` (A is better) or ``"H0"`` once the LLR leaves the bounds.
+    """
+
+    elo0: float = 0.0
+    elo1: float = 10.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    counts: list[int] = field(default_factory=lambda: [0] * 5)
+
+    def __post_init__(self) -> None:
+        if not self.elo1 > self.elo0:
+            raise ArenaError(f"elo1 must be greater than elo0 (got {self.elo0}, {self.elo1})")
+        self.bounds: tuple[float, float] = sprt_bounds(self.alpha, self.beta)
+
+    def add_pair(self, a_points: float) -> None:
+        """Count one pair in which A scored ``a_points`` (0, 0.5, ..., 2) over both games."""
+        self.counts[pentanomial_index(a_points)] += 1
+
+    @property
+    def pairs(self) -> int:
+        """Pairs counted so far."""
+        return sum(self.counts)
+
+    @property
+    def llr(self) -> float:
+        """The current log-likelihood ratio (0 before any pair)."""
+        return pentanomial_llr(self.counts, self.elo0, self.elo1) if self.pairs else 0.0
+
+    @property
+    def verdict(self) -> Optional[SprtVerdict]:
+        """``"H0"``, ``"H1"`` or None while undecided."""
+        return sprt_decision(self.llr, self.bounds) if self.pairs else None
+
+
 def pentanomial_index(pair_score: float) -> int:
     """The pentanomial class (0..4 = LL, LD, WL+DD, WD, WW) of one pair's total score 0..2."""
     k = int(round(pair_score * 2))
@@ -857,4 +896,6 @@ def ratings_table(standings: Sequence[Standings]) -> Any:
     """:func:`standings_rows` as a pandas DataFrame (pandas imported lazily)."""
     import pandas as pd
 
-    return pd.DataFrame(standings_rows(standings), columns=list(COLUMNS))
+    df = pd.DataFrame(standings_rows(standings), columns=list(COLUMNS))
+    df["rank"] = df["rank"].astype("Int64")  # flagged bots have none
+    return df
