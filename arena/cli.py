@@ -474,6 +474,27 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
 # --- doctor (sandboxing) -----------------------------------------------------------------
 
 
+@cli.command()
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 unless bwrap and the memory/pids cgroups are usable.")
+def doctor(strict: bool) -> None:
+    """Print which isolation levels and clocks this machine supports, and why (one line each).
+
+    Levels: none, basic, bwrap (the best available is the default).  Cgroups, where writable,
+    add memory and process limits and exact CPU accounting.  See docs/SECURITY.md.
+    """
+    from arena.sandbox import checks
+
+    found = checks()
+    for check in found:
+        click.echo(check.line())
+    if strict:
+        wanted = ("bwrap", "cgroup memory", "cgroup pids")
+        missing = [c.name for c in found if c.name in wanted and not c.ok]
+        if missing:
+            raise click.exceptions.Exit(1)
+
+
 def main() -> None:
     """Entry point of the ``arena`` console script."""
     cli(prog_name="arena")
