@@ -283,6 +283,7 @@ class BotProcess:
         self._poll_out: Any = None
         self._stderr: Optional[_StderrTail] = None
         self._snapshot: list[Any] = []
+        self._pidfd = -1
         self._closing = False
         self._closed = False
 
@@ -338,6 +339,10 @@ class BotProcess:
         self._poll_out = select.poll()
         self._poll_out.register(self._stdin, select.POLLOUT | select.POLLERR)
         self._stderr = _StderrTail(self.proc.stderr.fileno(), self.stderr_cap, self.label)
+        try:  # a pidfd wakes the wait for the exit at once (Linux 5.3+)
+            self._pidfd = os.pidfd_open(self.proc.pid)  # type: ignore[attr-defined]
+        except (AttributeError, OSError):
+            self._pidfd = -1
         log.debug("%s: started pid %d: %s (cwd %s)", self.label, self.proc.pid,
                   shlex.join(spec.command), spec.cwd)
         try:
@@ -529,12 +534,7 @@ class BotProcess:
 
     def _crashed(self) -> BotCrashed:
         """A :class:`BotCrashed` with the exit status and the last stderr line."""
-        code = None
-        if self.proc is not None:
-            try:
-                code = self.proc.wait(0.2)
-            except subprocess.TimeoutExpired:
-                code = None
+        code = self.proc.returncode if self.proc is not None and self._wait_exit(0.2) else None
         if self._stderr is not None and code is not None:
             self._stderr.wait_eof(0.2)
         last = next((ln for ln in reversed(self.stderr_tail().splitlines()) if ln.strip()), "")
@@ -578,10 +578,7 @@ class BotProcess:
         self.begin_close()
         self._closed = True
         proc = self.proc
-        try:
-            proc.wait(self.quit_grace_s)
-        except subprocess.TimeoutExpired:
-            pass
+        self._wait_exit(self.quit_grace_s)
         if self._survivors():
             log.debug("%s: sending SIGTERM", self.label)
             self._signal_all(signal.SIGTERM)
@@ -598,6 +595,9 @@ class BotProcess:
             proc.wait(1.0)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL failed
             log.warning("%s: pid %d survived SIGKILL", self.label, proc.pid)
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
         if self._stderr is not None:
             self._stderr.stop(0.2)
         for stream in (proc.stdout, proc.stderr):
@@ -607,6 +607,23 @@ class BotProcess:
                 except OSError:
                     pass
         log.debug("%s: closed (%s)", self.label, _exit_text(proc.returncode))
+
+    def _wait_exit(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the bot's main process to exit (and reap it)."""
+        proc = self.proc
+        assert proc is not None
+        if proc.poll() is not None:
+            return True
+        if self._pidfd >= 0:
+            poller = select.poll()
+            poller.register(self._pidfd, select.POLLIN)
+            poller.poll(max(0, int(timeout_s * 1000)))
+            return proc.poll() is not None
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     def _group_members(self) -> list[Any]:
         """Live processes in the bot's process group (zombies excluded)."""

@@ -1,0 +1,192 @@
+"""Referee speed next to its physical floor, measured side by side in one run.
+
+* the floor: a bare pipe round trip (write a line, read a line) to an echo process of the
+  same interpreter, the same kind of process a Python bot is;
+* :meth:`BotProcess.go` against an instant bot (it answers every ``go`` with a fixed move,
+  computing nothing): the referee's I/O layer per move;
+* whole games between two ``bots/random`` processes through :func:`play_game`: games/s,
+  moves/s, the wall time per move (go -> bestmove, which includes the bot's own work) and the
+  referee's own time per move (from ``bestmove`` to the next ``go``: legality, outcome, clock,
+  record);
+* the start floor: spawning two interpreters that import ``arena`` and exit, against the
+  referee's time per game (spawn, handshake, play, shutdown).
+
+Run alone with ``python benchmarks/bench_referee.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from arena.bot import BotProcess, load_bot  # noqa: E402
+from arena.clock import TimeControl  # noqa: E402
+from arena.protocol import Go  # noqa: E402
+from arena.records import MoveInfo  # noqa: E402
+from arena.referee import play_game  # noqa: E402
+from arena.rules import Position  # noqa: E402
+from arena.variants import get_variant  # noqa: E402
+
+ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
+INSTANT_BOT = '''\
+import sys
+out = sys.stdout
+for line in sys.stdin:
+    word = line.split(" ", 1)[0].strip()
+    if word == "morris":
+        out.write("id name instant\\nmorrisok\\n")
+    elif word == "isready":
+        out.write("readyok\\n")
+    elif word == "go":
+        out.write("bestmove d6\\n")
+    elif word == "quit":
+        break
+    else:
+        continue
+    out.flush()
+'''
+
+
+def pipe_round_trip_us(n: int) -> float:
+    """Mean µs to write a protocol-sized line to an echo process and read it back."""
+    proc = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, bufsize=0)
+    assert proc.stdin and proc.stdout
+    wfd, rfd = proc.stdin.fileno(), proc.stdout.fileno()
+    line = b"position " + b"." * 24 + b" w 9 9 0 - - 0 moves d6 d2\n"
+    try:
+        for _ in range(50):  # warm up
+            os.write(wfd, line)
+            _read_exact(rfd, len(line))
+        t0 = time.perf_counter()
+        for _ in range(n):
+            os.write(wfd, line)
+            _read_exact(rfd, len(line))
+        return (time.perf_counter() - t0) / n * 1e6
+    finally:
+        proc.stdin.close()
+        proc.wait()
+        proc.stdout.close()
+
+
+def _read_exact(fd: int, size: int) -> None:
+    got = 0
+    while got < size:
+        chunk = os.read(fd, size - got)
+        if not chunk:
+            raise EOFError
+        got += len(chunk)
+
+
+def botprocess_go_us(n: int, folder: Path) -> float:
+    """Mean µs of :meth:`BotProcess.go` (position + go -> bestmove) to an instant bot."""
+    variant = get_variant("nine-mens-morris")
+    with BotProcess(load_bot(folder)) as bp:
+        bp.start()
+        bp.read_handshake(10.0)
+        bp.new_game(variant.name, variant.to_params(), {}, 10.0)
+        text = Position(variant).to_text()
+        go = Go(movetime=1000)
+        for _ in range(50):
+            bp.go(text, ["d6", "d2"], go, 5.0)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            bp.go(text, ["d6", "d2"], go, 5.0)
+        return (time.perf_counter() - t0) / n * 1e6
+
+
+def start_floor_ms(n: int) -> float:
+    """Mean ms to spawn two interpreters that import the rules engine and exit (in parallel)."""
+    cmd = [sys.executable, "-c", "import arena.rules, arena.protocol"]
+    t0 = time.perf_counter()
+    for _ in range(n):
+        procs = [subprocess.Popen(cmd) for _ in range(2)]
+        for p in procs:
+            p.wait()
+    return (time.perf_counter() - t0) / n * 1000
+
+
+def games(n: int, variant: str) -> dict[str, float]:
+    """Play ``n`` games of random vs random; speeds and per-move costs."""
+    spec = load_bot(ROOT / "bots" / "random")
+    tc = TimeControl(movetime_ms=1000)
+    plies = 0
+    go_ms = 0.0
+    loop_s = 0.0
+    stamps: list[float] = []
+
+    def on_move(pos: Position, info: MoveInfo) -> None:
+        stamps.append(time.perf_counter())
+
+    t0 = time.perf_counter()
+    for seed in range(n):
+        stamps.clear()
+        record = play_game(spec, spec, variant, tc, seed=seed, on_move=on_move)
+        plies += len(record.moves)
+        if len(stamps) > 1:
+            loop_s += stamps[-1] - stamps[0]
+            go_ms += sum(m.wall_ms for m in record.moves[1:])
+    total = time.perf_counter() - t0
+    loop_moves = plies - n
+    return {
+        "games_per_s": n / total,
+        "moves_per_s": plies / total,
+        "ms_per_game": total / n * 1000,
+        "plies_per_game": plies / n,
+        "go_us": go_ms / loop_moves * 1000,
+        "referee_us": (loop_s * 1000 - go_ms) / loop_moves * 1000,
+        "in_game_moves_per_s": loop_moves / loop_s,
+    }
+
+
+def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, float]:
+    """Run every measurement, print the table and return the figures."""
+    n_trips, n_games, n_starts = (500, 4, 3) if quick else (5000, 30, 10)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "instant"
+        folder.mkdir()
+        (folder / "bot.py").write_text(INSTANT_BOT)
+        (folder / "bot.yaml").write_text('command: "{python} bot.py"\n')
+        pipe = pipe_round_trip_us(n_trips)
+        go = botprocess_go_us(n_trips, folder)
+    floor = start_floor_ms(n_starts)
+    g = games(n_games, "nine-mens-morris")
+    figures = {"pipe_round_trip_us": pipe, "botprocess_go_us": go, "start_floor_ms": floor, **g}
+    echo(f"referee benchmark ({'quick' if quick else 'full'}; {n_trips} round trips, "
+         f"{n_games} games of nine-mens-morris, random vs random)")
+    echo(f"  bare pipe round trip (echo process)      {pipe:9.1f} µs")
+    echo(f"  BotProcess.go to an instant bot          {go:9.1f} µs   {go / pipe:5.2f}x the pipe")
+    echo(f"  move in a game: go -> bestmove (random)  {g['go_us']:9.1f} µs   "
+         f"{g['go_us'] / pipe:5.2f}x the pipe (includes the bot's move generation)")
+    echo(f"  move in a game: referee's own work       {g['referee_us']:9.1f} µs   "
+         f"{g['referee_us'] / pipe:5.2f}x the pipe")
+    echo(f"  moves/s inside games                     {g['in_game_moves_per_s']:9.0f}")
+    echo(f"  games/s (spawn to shutdown)              {g['games_per_s']:9.2f}     "
+         f"{g['ms_per_game']:.0f} ms/game, {g['plies_per_game']:.0f} plies/game")
+    echo(f"  moves/s overall                          {g['moves_per_s']:9.0f}")
+    echo(f"  start floor: two interpreters import     {floor:9.1f} ms   game = "
+         f"{g['ms_per_game'] / floor:5.2f}x the floor")
+    return figures
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Command line: ``--quick`` for a short run."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer round trips and games")
+    args = parser.parse_args(argv)
+    bench(quick=args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
