@@ -379,10 +379,11 @@ def _position(variant: Variant, white: str, black: str, hands: tuple[int, int], 
 
 
 TACTICS = [
-    # white flies g4-a4 to close a1-a4-a7 and capture one man
-    ("nine-mens-morris", "a1 a7 g4", "c5 d1 d2 e4 f4", (0, 0), 40, "flying", 1),
-    # white places a4, closing two mills at once: two captures under these rules
-    ("nine-mens-morris-options", "a1 a7 b4 c4", "c5 d1 e4 f4", (5, 5), 8, "placing", 2),
+    # white flies g4-a4 to close a1-a4-a7; the capture leaves black two men: a win
+    ("nine-mens-morris", "a1 a7 g4", "c5 d1 e4", (0, 0), 40, "flying", 1),
+    # white places a4, closing two mills at once; taking both men (allowed, not forced
+    # here) leaves black two men with the two in hand: a win
+    ("nine-mens-morris-options", "a1 a7 b4 c4", "c5 d1", (5, 2), 8, "placing", 2),
 ]
 
 
@@ -392,7 +393,7 @@ TACTICS = [
 def test_example_bot_takes_a_mill_from_a_position_text(name: str, variant_name: str, white: str,
                                                         black: str, hands: tuple[int, int], ply: int,
                                                         phase: str, taken: int, start_bot) -> None:  # type: ignore[no-untyped-def]
-    """A position given as text alone: every bot answers legally, the non-random ones take."""
+    """A position given as text alone: every bot answers legally, the others take and win."""
     variant = get_variant(variant_name)
     pos = _position(variant, white, black, hands, ply)
     assert pos.phase(0) == phase
@@ -496,3 +497,33 @@ def test_node_bot_generates_the_same_moves_as_the_engine(tmp_path: Path) -> None
     assert len(got) == len(lines), done.stderr[-500:]
     wrong = [(line, e, g) for line, e, g in zip(lines, expected, got) if e != g]
     assert not wrong, wrong[:2]
+
+
+DOCS = BOTS_DIR.parent / "docs"
+
+
+def test_protocol_doc_shows_the_minimal_bot_verbatim() -> None:
+    code = (DOCS / "examples" / "minimal_bot.py").read_text()
+    assert f"```python\n{code}```" in (DOCS / "PROTOCOL.md").read_text()
+
+
+@pytest.mark.parametrize("variant_name", ["nine-mens-morris", "twelve-mens-morris", "lasker-morris"])
+def test_minimal_bot_from_the_docs_plays_legal_moves(variant_name: str, tmp_path: Path) -> None:
+    folder = tmp_path / "minimal"
+    folder.mkdir()
+    shutil.copy(DOCS / "examples" / "minimal_bot.py", folder / "bot.py")
+    (folder / "bot.yaml").write_text('name: minimal\ncommand: "{python} bot.py"\n')
+    bot = BotPipe(folder)
+    try:
+        bot.handshake()
+        variant = get_variant(variant_name)
+        bot.send(P.format_newgame(variant.name, variant.to_params()))
+        pos, moves = Position(variant), []
+        while pos.outcome() is None and len(moves) < 200:
+            text, _ = bot.best_move(pos, moves, "go movetime 50")  # it plays both sides
+            pos.push_text(text)
+            moves.append(text)
+        assert pos.outcome() is not None or len(moves) == 200
+        assert bot.quit() == 0
+    finally:
+        bot.close()
