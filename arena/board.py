@@ -104,6 +104,13 @@ class Topology:
                     out[i].append((n, m))
         return tuple(tuple(x) for x in out)
 
+    @cached_property
+    def mill_rest(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """``mill_rest[i]`` lists ``(1 << mill number, mask of the mill's other two points)``
+        for the mills through point ``i``: a man arriving on ``i`` completes the mill when the
+        mover already holds the other two points (the fast path of move generation)."""
+        return tuple(tuple((1 << n, m & ~(1 << i)) for n, m in at) for i, at in enumerate(self.mills_at))
+
     def mask_points(self, mask: int) -> list[str]:
         """The names of the points set in ``mask``, in index order."""
         return [p for i, p in enumerate(self.points) if mask >> i & 1]

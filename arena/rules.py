@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from arena.board import Topology, render
-from arena.errors import IllegalMoveError, InvalidMoveError, PositionError
+from arena.errors import IllegalMoveError, InvalidMoveError, MoveError, PositionError
 from arena.variants import Variant, get_variant
 
 WHITE = 0
@@ -90,6 +90,12 @@ class Move:
     dst: str
     captures: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # captures are a set: keep them sorted so equal moves compare equal and print alike
+        caps = self.captures
+        if len(caps) > 1 or not isinstance(caps, tuple):
+            object.__setattr__(self, "captures", tuple(sorted(caps)))
+
     @classmethod
     def parse(cls, text: str) -> Move:
         """Parse move text (``d6``, ``a1-a4``, ``d6xg7xa1``); raises :class:`InvalidMoveError`."""
@@ -136,6 +142,7 @@ class Position:
         self._adj = t.adjacent
         self._mills = t.mills
         self._mills_at = t.mills_at
+        self._mill_rest = t.mill_rest
         self._names = t.points
         self._index = t.index
         # state
@@ -145,9 +152,10 @@ class Position:
         self.quiet = 0  # turns since the last capture or the end of placement
         self.forbidden = [0, 0]  # per player: mill numbers that may not be re-formed this turn
         self.ply = 0
-        self._stack: list[tuple[tuple[int, ...], RawMove]] = []
-        self._reps: dict[tuple[int, ...], int] = {}
-        self._reps[self._key()] = 1
+        # per push: (state before, move, repetition key before)
+        self._stack: list[tuple[tuple[int, ...], RawMove, tuple[int, ...]]] = []
+        self._cur_key = self._key()  # the repetition key of the current state, kept up to date
+        self._reps: dict[tuple[int, ...], int] = {self._cur_key: 1}
         self._capture_cache: dict[tuple[int, int], list[int]] = {}
 
     # -- state helpers -------------------------------------------------------------------
@@ -201,7 +209,7 @@ class Position:
     @property
     def move_stack(self) -> list[Move]:
         """The moves pushed since the start (or since the position was parsed)."""
-        return [self._to_move(raw) for _, raw in self._stack]
+        return [self._to_move(entry[1]) for entry in self._stack]
 
     def peek(self) -> Move:
         """The last move pushed; raises ``IndexError`` if there is none."""
@@ -279,17 +287,58 @@ class Position:
         opp = self.men[1 - t]
         v = self.variant
         forbidden = self.forbidden[t]
+        empty = self._full & ~(own | opp)
+        hand = self.hand[t]
+        # (source or -1, the mover's men other than the moving one, destinations)
+        groups: list[tuple[int, int, int]] = [(-1, own, empty)] if hand else []
+        if not hand or v.move_in_placement:
+            flying = not hand and v.flying and own.bit_count() <= v.fly_at
+            adj = self._adj
+            rest = own
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                s = low.bit_length() - 1
+                dests = empty if flying else adj[s] & empty
+                if dests:
+                    groups.append((s, own ^ low, dests))
+        # points where a man arriving completes a mill: the last empty point of a mill whose
+        # other two points the mover holds (moving a man away only removes candidates)
+        closers = 0
+        for m in self._mills:
+            gap = m & ~own
+            if gap & empty == gap and gap & (gap - 1) == 0:
+                closers |= gap
+        mill_rest = self._mill_rest
+        mill_wins = v.mill_wins
+        most = v.multi_mill_captures
         out: list[RawMove] = []
-        for s, d in self._pairs():
-            after = (own & ~(1 << s) if s >= 0 else own) | (1 << d)
-            count, nums = self._formed(after, d)
-            if nums & forbidden:
-                continue
-            if count == 0 or v.mill_wins:
-                out.append((s, d, 0))
-            else:
-                for caps in self._capture_sets(opp, min(count, v.multi_mill_captures)):
-                    out.append((s, d, caps))
+        append = out.append
+        for s, others, dests in groups:
+            plain = dests & ~closers
+            while plain:
+                low = plain & -plain
+                plain ^= low
+                append((s, low.bit_length() - 1, 0))
+            dests &= closers
+            while dests:
+                low = dests & -dests
+                dests ^= low
+                d = low.bit_length() - 1
+                count = nums = 0
+                for bit, pair in mill_rest[d]:
+                    if others & pair == pair:
+                        count += 1
+                        nums |= bit
+                if not count:
+                    append((s, d, 0))
+                elif nums & forbidden:
+                    continue
+                elif mill_wins:
+                    append((s, d, 0))
+                else:
+                    for caps in self._capture_sets(opp, min(count, most)):
+                        append((s, d, caps))
         return out
 
     def _has_move(self) -> bool:
@@ -313,17 +362,18 @@ class Position:
         """Whether ``move`` is legal here."""
         try:
             raw = self._to_raw(move)
-        except IllegalMoveError:
+        except MoveError:
             return False
         return self._ended_by_rule() is None and raw in self.generate_raw()
 
     def parse_move(self, text: str) -> Move:
         """Parse ``text`` as a move legal here.
 
-        :raises InvalidMoveError: the text is not a move.
+        :raises InvalidMoveError: the text is not a move, or names a point not on this board.
         :raises IllegalMoveError: the move is not legal in this position.
         """
         move = Move.parse(text)
+        self._to_raw(move)  # raises InvalidMoveError for a point this board does not have
         if not self.is_legal(move):
             raise IllegalMoveError(f"illegal move {move} in position {self.to_text()}")
         return move
@@ -342,7 +392,7 @@ class Position:
     def push_raw(self, raw: RawMove) -> None:
         """Play a :data:`RawMove` from :meth:`generate_raw` (for searches)."""
         s, d, caps = raw
-        self._stack.append((self._state(), raw))
+        self._stack.append((self._state(), raw, self._cur_key))
         t = self.turn
         own = self.men[t]
         hands_before = self.hand[0] + self.hand[1]
@@ -368,7 +418,7 @@ class Position:
             self.quiet += 1
         self.turn = 1 - t
         self.ply += 1
-        key = self._key()
+        key = self._cur_key = self._key()
         self._reps[key] = self._reps.get(key, 0) + 1
 
     def pop(self) -> Move:
@@ -401,7 +451,7 @@ class Position:
             return Outcome(Termination.THREE_VS_THREE, None)
         if v.no_capture_draw and self.quiet >= v.no_capture_draw:
             return Outcome(Termination.NO_CAPTURE, None)
-        if v.repetition and self._reps.get(self._key(), 0) >= v.repetition:
+        if v.repetition and self._reps.get(self._cur_key, 0) >= v.repetition:
             return Outcome(Termination.REPETITION, None)
         return None
 
@@ -436,7 +486,8 @@ class Position:
             for c in move.captures:
                 caps |= 1 << idx[c]
         except KeyError as e:
-            raise IllegalMoveError(f"point {e.args[0]} is not on the {self.topology.name} board") from None
+            raise InvalidMoveError(f"not a move here: {move} (point {e.args[0]} is not on the "
+                                   f"{self.topology.name} board)") from None
         return s, d, caps
 
     def to_text(self) -> str:
@@ -504,7 +555,8 @@ class Position:
         pos.quiet = numbers[2]
         pos.forbidden = [parse_mills(fw), parse_mills(fb)]
         pos.ply = numbers[3]
-        pos._reps = {pos._key(): 1}
+        pos._cur_key = pos._key()
+        pos._reps = {pos._cur_key: 1}
         return pos
 
     def board_text(self) -> str:
@@ -543,8 +595,8 @@ class Position:
 
     def pop_raw(self) -> None:
         """Undo the last move without building a :class:`Move` (for searches)."""
-        key = self._key()
-        state, _ = self._stack.pop()
+        key = self._cur_key
+        state, _, self._cur_key = self._stack.pop()
         n = self._reps[key] - 1
         if n:
             self._reps[key] = n
