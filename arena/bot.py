@@ -196,7 +196,7 @@ class _StderrTail:
         poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         debug = log.isEnabledFor(logging.DEBUG)
         while not self._stop:
-            if not poller.poll(200):
+            if not poller.poll(200) or self._stop:
                 continue
             try:
                 chunk = os.read(self.fd, _READ_CHUNK)

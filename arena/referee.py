@@ -176,6 +176,7 @@ class HumanPlayer(Player):
             try:
                 text = self.read(f"{self.info.name} ({color}) move: ").strip()
             except EOFError:
+                self.write("")
                 raise BotCrashed("the human player left (end of input)") from None
             if not text:
                 continue
