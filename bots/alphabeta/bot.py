@@ -20,11 +20,14 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from arena.botkit import Clock, SeededBot, run, send_info, spin
+from arena.botkit import Clock, OptionValue, SeededBot, run, send_info, spin
 from arena.rules import Move, Position, RawMove
+from arena.variants import Variant
 
 MATE = 1_000_000
 INF = 10 * MATE
+#: the evaluation weights, in the order of ``AlphaBetaBot.weights``
+WEIGHTS = ("MenWeight", "HandWeight", "MillWeight", "TwoWeight", "MobilityWeight", "BlockedWeight")
 #: the deepest quiescence extension (plies of captures past the horizon)
 QDEPTH = 4
 
@@ -53,38 +56,59 @@ class AlphaBetaBot(SeededBot):
         self.nodes = 0
         self.stop_at = 0.0
         self.best_at: dict[tuple[int, ...], RawMove] = {}
+        self.weights: tuple[int, ...] = ()
+        self._read_weights()
 
     # -- evaluation ---------------------------------------------------------------------
-    def _side_terms(self, pos: Position, color: int) -> int:
-        o = self.options
-        own, opp = pos.men[color], pos.men[1 - color]
-        empty = pos.topology.full_mask & ~(own | opp)
-        score = (int(o["MenWeight"]) * (own.bit_count() + pos.hand[color])
-                 + int(o["HandWeight"]) * pos.hand[color])
-        mills = twos = 0
-        for m in pos.topology.mills:
-            n = (own & m).bit_count()
-            if n == 3:
-                mills += 1
-            elif n == 2 and m & empty:
-                twos += 1
-        score += int(o["MillWeight"]) * mills + int(o["TwoWeight"]) * twos
-        if pos.phase(color) != "flying":
-            adjacent = pos.topology.adjacent
-            mobility = blocked = 0
-            bits = own
-            while bits:
-                low = bits & -bits
-                free = (adjacent[low.bit_length() - 1] & empty).bit_count()
-                mobility += free
-                blocked += free == 0
-                bits ^= low
-            score += int(o["MobilityWeight"]) * mobility - int(o["BlockedWeight"]) * blocked
-        return score
+    def new_game(self, variant: Variant) -> None:
+        """Re-seed and forget the move hints of the last game."""
+        super().new_game(variant)
+        self.best_at.clear()
+
+    def set_option(self, name: str, value: OptionValue) -> None:
+        """Keep the evaluation weights in a tuple: they are read at every node."""
+        self._read_weights()
+
+    def _read_weights(self) -> None:
+        self.weights = tuple(int(self.options[name]) for name in WEIGHTS)
+
+    def _mobility(self, pos: Position, color: int, empty: int) -> tuple[int, int]:
+        """(empty points next to ``color``'s men, counted per man; men with none), or (0, 0)
+        when ``color`` flies (mobility means nothing then)."""
+        if pos.phase(color) == "flying":
+            return 0, 0
+        adjacent = pos.topology.adjacent
+        mobility = blocked = 0
+        bits = pos.men[color]
+        while bits:
+            low = bits & -bits
+            free = (adjacent[low.bit_length() - 1] & empty).bit_count()
+            mobility += free
+            blocked += not free
+            bits ^= low
+        return mobility, blocked
 
     def evaluate(self, pos: Position) -> int:
-        """The static score of ``pos`` for the side to move."""
-        return self._side_terms(pos, pos.turn) - self._side_terms(pos, 1 - pos.turn)
+        """The static score of ``pos`` for the side to move (side to move minus opponent)."""
+        w_men, w_hand, w_mill, w_two, w_mob, w_blocked = self.weights
+        me = pos.turn
+        own, opp = pos.men[me], pos.men[1 - me]
+        empty = pos.topology.full_mask & ~(own | opp)
+        lines = 0  # closed mills and open twos, weighted, own minus opponent's
+        for m in pos.topology.mills:
+            a, b = own & m, opp & m
+            if a and not b:
+                n = a.bit_count()
+                lines += w_mill if n == 3 else w_two if n == 2 else 0
+            elif b and not a:
+                n = b.bit_count()
+                lines -= w_mill if n == 3 else w_two if n == 2 else 0
+        hand_me, hand_opp = pos.hand[me], pos.hand[1 - me]
+        mob_me, blocked_me = self._mobility(pos, me, empty)
+        mob_opp, blocked_opp = self._mobility(pos, 1 - me, empty)
+        return (w_men * (own.bit_count() + hand_me - opp.bit_count() - hand_opp)
+                + w_hand * (hand_me - hand_opp) + lines
+                + w_mob * (mob_me - mob_opp) - w_blocked * (blocked_me - blocked_opp))
 
     # -- search -------------------------------------------------------------------------
     def _key(self, pos: Position) -> tuple[int, ...]:
