@@ -40,6 +40,7 @@ All line formats come from :mod:`arena.protocol`; this module only drives them.
 
 from __future__ import annotations
 
+import io
 import random
 import sys
 import time
@@ -428,14 +429,14 @@ class Session:
             self.send(P.format_bestmove("none"))
             return
         global _info_sink
-        _info_sink = self.send
+        previous, _info_sink = _info_sink, self.send
         try:
             choice = self.bot.choose(pos.copy(), clock)
         except Exception:  # a bug in the bot must not cost the game without a trace
             self.warn("kit: the bot's choose() raised:\n" + traceback.format_exc().rstrip())
             choice = None
         finally:
-            _info_sink = None
+            _info_sink = previous
         move = self._checked(choice, legal)
         self.send(P.format_bestmove(move))
 
@@ -458,21 +459,32 @@ def run(bot: Union[Bot, ChooseFn], *, name: str = "bot", author: str = "unknown"
         stdout: Optional[TextIO] = None) -> None:
     """Run ``bot`` (a :class:`Bot` or a ``choose(position, clock)`` function) on stdin/stdout
     until ``quit`` or the end of input.  ``name``/``author``/``options`` apply to functions.
+
+    While it runs, ``sys.stdout`` is redirected to stderr, so a stray ``print`` in the bot
+    goes to the log instead of breaking the protocol; protocol lines go to the real stdout.
     """
     if not isinstance(bot, Bot):
         bot = _FunctionBot(bot, name, author, options)
     inp = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
+    if isinstance(out, io.TextIOWrapper):
+        out.reconfigure(line_buffering=True)
 
     def send(line: str) -> None:
         out.write(line + "\n")
         out.flush()
 
+    global _info_sink
     session = Session(bot, send)
-    while True:
-        line = inp.readline()
-        received = time.monotonic()
-        if not line:
-            return
-        if not session.handle(line, received):
-            return
+    saved, sys.stdout = sys.stdout, sys.stderr
+    saved_sink, _info_sink = _info_sink, send
+    try:
+        while True:
+            line = inp.readline()
+            received = time.monotonic()
+            if not line or not session.handle(line, received):
+                return
+    except BrokenPipeError:  # the referee went away: nothing left to say
+        return
+    finally:
+        sys.stdout, _info_sink = saved, saved_sink

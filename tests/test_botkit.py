@@ -527,3 +527,29 @@ def test_minimal_bot_from_the_docs_plays_legal_moves(variant_name: str, tmp_path
         assert bot.quit() == 0
     finally:
         bot.close()
+
+
+STRAY_PRINT_BOT = '''
+from arena.botkit import run, send_info, spin
+
+def choose(position, clock):
+    print("debugging output that must not reach the referee")
+    send_info(f"budget {clock.budget_s:.3f} depth {clock.options['Depth']}")
+    return position.legal_moves()[-1]
+
+run(choose, name="printer", author="tests", options=[spin("Depth", 2, 1, 9)])
+'''
+
+
+def test_run_keeps_stray_prints_off_the_protocol(tmp_path: Path) -> None:
+    """A function bot under ``run``: prints go to stderr, ``info`` and ``bestmove`` to stdout."""
+    (tmp_path / "bot.py").write_text(STRAY_PRINT_BOT)
+    transcript = ("morris 1\nsetoption name Depth value 5\nnewgame nine-mens-morris\nisready\n"
+                  "position ........................ w 9 9 0 - - 0 moves\ngo movetime 200\nquit\n")
+    done = subprocess.run([sys.executable, "bot.py"], cwd=tmp_path, input=transcript,
+                          capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "id name printer", "id author tests", "option name Depth type spin default 2 min 1 max 9",
+        "morrisok", "readyok", "info budget 0.170 depth 5", "bestmove g7"]
+    assert "debugging output" in done.stderr
