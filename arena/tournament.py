@@ -370,7 +370,8 @@ def _stop_pool(executor: Executor) -> None:
 class Progress:
     """Games done/total, rate, ETA and the current leader.
 
-    On a terminal one line is redrawn in place; otherwise a plain line is printed per game.
+    On a terminal one line is redrawn in place (``shown`` while it is on screen); otherwise a
+    plain line is printed per game.
     """
 
     def __init__(self, total: int, done: int, stream: TextIO, *, live: bool,
@@ -384,7 +385,7 @@ class Progress:
         self.games: dict[str, int] = {}
         self.t0 = time.monotonic()
         self.lock = threading.RLock()
-        self._shown = False
+        self.shown = False
 
     def add(self, record: GameRecord) -> None:
         """Count a finished game (already saved) and show it."""
@@ -419,23 +420,22 @@ class Progress:
             if self.live:
                 self.stream.write("\r\x1b[K" + self.status())
                 self.stream.flush()
-                self._shown = True
+                self.shown = True
 
     def clear(self) -> None:
         """Remove the live line (before other output)."""
-        with self.lock:
-            if self.live and self._shown:
-                self.stream.write("\r\x1b[K")
-                self.stream.flush()
-                self._shown = False
+        self._leave_line("\r\x1b[K")
 
     def close(self) -> None:
         """End the live line with a newline."""
+        self._leave_line("\n")
+
+    def _leave_line(self, text: str) -> None:
         with self.lock:
-            if self.live and self._shown:
-                self.stream.write("\n")
+            if self.live and self.shown:
+                self.stream.write(text)
                 self.stream.flush()
-                self._shown = False
+                self.shown = False
 
 
 def _duration(seconds: float) -> str:
@@ -452,9 +452,10 @@ class _ConsoleHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
     def emit(self, record: logging.LogRecord) -> None:
         with self.progress.lock:
+            shown = self.progress.shown
             self.progress.clear()
             super().emit(record)
-            if self.progress.done < self.progress.total:
+            if shown:
                 self.progress.redraw()
 
 
@@ -676,8 +677,10 @@ def _loop(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_
             append_record(games_path, record)
             result.played += 1
             result.finished += 1
-            log.info("game %s: %s - %s %s (%s)", record.game_id, record.white.name,
-                     record.black.name, record.result, record.termination)
+            log.log(logging.WARNING if record.forfeit else logging.INFO,
+                    "game %s: %s - %s %s (%s)%s", record.game_id, record.white.name,
+                    record.black.name, record.result, record.termination,
+                    f": {record.detail}" if record.forfeit else "")
             progress.add(record)
 
 
