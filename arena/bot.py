@@ -27,10 +27,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from arena import protocol as P
 from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, ProtocolError
+
+if TYPE_CHECKING:
+    from arena.sandbox import Isolation, Sandbox
 
 log = logging.getLogger("arena.bot")
 
@@ -256,13 +259,21 @@ class BotProcess:
     """One bot process: spawn, handshake, new game, moves, shutdown.  The only owner of it.
 
     Use as a context manager or call :meth:`close`; every method that reads takes a time
-    limit and raises :class:`BotTimeout` when it passes.
+    limit and raises :class:`BotTimeout` when it passes.  With an ``isolation``
+    (:class:`arena.sandbox.Isolation`) the bot runs in a :class:`~arena.sandbox.Sandbox`
+    (limits, cleared environment, bwrap...), which also measures its CPU time per move
+    (:attr:`last_cpu_ms`, where the CPU clock is exact) and kills what is left at the end.
     """
 
     def __init__(self, spec: BotSpec, *, label: str = "", env: Optional[Mapping[str, str]] = None,
                  line_cap: int = LINE_CAP, stderr_cap: int = STDERR_CAP,
-                 quit_grace_s: float = QUIT_GRACE_S, term_grace_s: float = TERM_GRACE_S) -> None:
+                 quit_grace_s: float = QUIT_GRACE_S, term_grace_s: float = TERM_GRACE_S,
+                 isolation: Optional[Isolation] = None) -> None:
         self.spec = spec
+        self.isolation = isolation
+        self.sandbox: Optional[Sandbox] = None
+        #: CPU ms of the bot's whole process tree during the last :meth:`go` (None: not measured)
+        self.last_cpu_ms: Optional[float] = None
         self.label = label or spec.name
         self.env = dict(env) if env is not None else None
         self.line_cap = line_cap
@@ -320,14 +331,22 @@ class BotProcess:
         if self.proc is not None:
             raise RuntimeError("BotProcess.start called twice")
         spec = self.spec
+        argv, env, preexec = list(spec.command), self.env, None
+        if self.isolation is not None:  # ConfigError/SandboxError: the referee's setup, not the bot
+            self.sandbox = sb = self.isolation.sandbox(spec.path, cwd=spec.cwd, label=self.label)
+            argv, env, preexec = sb.wrap(argv), sb.env(self.env), sb.preexec
         try:
             self.proc = subprocess.Popen(
-                list(spec.command), cwd=spec.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                argv, cwd=spec.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True, close_fds=True, bufsize=0,
-                env=self.env)
-        except OSError as e:
+                env=env, preexec_fn=preexec)
+        except (OSError, subprocess.SubprocessError) as e:
+            if self.sandbox is not None:
+                self.sandbox.close()
             raise BotStartError(f"cannot run {shlex.join(spec.command)!r} in {spec.cwd}: "
-                                f"{e.strerror or e}") from None
+                                f"{getattr(e, 'strerror', None) or e}") from None
+        if self.sandbox is not None:
+            self.sandbox.attach(self.proc.pid)
         self._spawned_at = time.monotonic()
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin = self.proc.stdin.fileno()
@@ -422,6 +441,9 @@ class BotProcess:
         lines = [P.format_position(position_text, moves),
                  P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime)]
         limit = timeout_s if timeout_s is not None else float("inf")
+        sb = self.sandbox if self.sandbox is not None and self.sandbox.exact_cpu else None
+        cpu0 = sb.cpu_time() if sb is not None else 0.0
+        self.last_cpu_ms = None
         self._send(lines, time.monotonic() + limit)
         start = time.monotonic()
         deadline = start + limit
@@ -437,6 +459,8 @@ class BotProcess:
             if not isinstance(msg, P.Info):
                 raise ProtocolError(f"expected 'bestmove' or 'info', got {cut(line)!r}", line)
         elapsed_ms = (time.monotonic() - start) * 1000.0
+        if sb is not None:
+            self.last_cpu_ms = (sb.cpu_time() - cpu0) * 1000.0
         self._check_extra()
         return msg.move, elapsed_ms
 
@@ -595,6 +619,8 @@ class BotProcess:
             proc.wait(1.0)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL failed
             log.warning("%s: pid %d survived SIGKILL", self.label, proc.pid)
+        if self.sandbox is not None:  # whatever escaped everything above; cgroups removed
+            self.sandbox.close()
         if self._pidfd >= 0:
             os.close(self._pidfd)
             self._pidfd = -1

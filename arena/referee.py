@@ -27,7 +27,7 @@ import random
 import socket
 import time
 from datetime import datetime, timezone
-from typing import Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from arena.bot import BotProcess, BotSpec, cut
 from arena.clock import GameClock, TimeControl
@@ -37,6 +37,9 @@ from arena.protocol import Go
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Move, Position, Termination
 from arena.variants import Variant, get_variant
+
+if TYPE_CHECKING:
+    from arena.sandbox import Isolation
 
 log = logging.getLogger("arena.referee")
 
@@ -77,6 +80,8 @@ class Player(abc.ABC):
 
     #: whether the time control applies to this player
     timed: bool = True
+    #: CPU ms the last :meth:`choose` used, when the player can measure it
+    last_cpu_ms: Optional[float] = None
 
     def __init__(self, info: PlayerInfo) -> None:
         self.info = info
@@ -107,16 +112,17 @@ class BotPlayer(Player):
     """A bot process as a player; the :class:`BotProcess` owns the process."""
 
     def __init__(self, spec: BotSpec, *, label: str = "", quit_grace_s: Optional[float] = None,
-                 term_grace_s: Optional[float] = None) -> None:
+                 term_grace_s: Optional[float] = None,
+                 isolation: Optional[Isolation] = None) -> None:
         super().__init__(PlayerInfo(name=spec.name, bot=spec.folder_name, path=spec.path,
                                     options=dict(spec.options)))
         self.spec = spec
-        kwargs = {}
+        kwargs: dict[str, Any] = {"isolation": isolation}
         if quit_grace_s is not None:
             kwargs["quit_grace_s"] = quit_grace_s
         if term_grace_s is not None:
             kwargs["term_grace_s"] = term_grace_s
-        self.process = BotProcess(spec, label=label or spec.name, **kwargs)  # type: ignore[arg-type]
+        self.process = BotProcess(spec, label=label or spec.name, **kwargs)
 
     def start(self) -> None:
         """Spawn the bot (it starts booting while the other side does too)."""
@@ -135,7 +141,9 @@ class BotPlayer(Player):
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float]) -> tuple[str, float]:
         """``position``/``go`` to the bot; its ``bestmove`` and the referee-measured ms."""
-        return self.process.go(position.to_text(), moves, go, timeout_s)
+        move = self.process.go(position.to_text(), moves, go, timeout_s)
+        self.last_cpu_ms = self.process.last_cpu_ms
+        return move
 
     def begin_finish(self, result: str, reason: str) -> None:
         """``gameover``, ``quit``, close the bot's input."""
@@ -190,11 +198,11 @@ class HumanPlayer(Player):
 
 
 def _as_player(side: Union[BotSpec, Player], color: str, quit_grace_s: Optional[float],
-               term_grace_s: Optional[float]) -> Player:
+               term_grace_s: Optional[float], isolation: Optional[Isolation]) -> Player:
     if isinstance(side, Player):
         return side
     return BotPlayer(side, label=f"{color}:{side.name}", quit_grace_s=quit_grace_s,
-                     term_grace_s=term_grace_s)
+                     term_grace_s=term_grace_s, isolation=isolation)
 
 
 # --------------------------------------------------------------------------------------
@@ -234,7 +242,8 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
               variant: Union[Variant, str], time_control: TimeControl, *,
               opening: Sequence[str] = (), game_id: str = "", seed: Optional[int] = None,
               on_move: Optional[OnMove] = None, quit_grace_s: Optional[float] = None,
-              term_grace_s: Optional[float] = None) -> GameRecord:
+              term_grace_s: Optional[float] = None,
+              isolation: Optional[Isolation] = None) -> GameRecord:
     """Play one game, ``white`` first, and return its record.
 
     ``white``/``black`` are bot specs (spawned and owned here) or :class:`Player`\\ s.
@@ -242,16 +251,19 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     ``seed`` (random if ``None``, recorded either way) is sent as the ``Seed`` option to bots
     that declare one and were not given one.  ``on_move(position, info)`` is called after
     every move.  ``quit_grace_s``/``term_grace_s`` override how long bots get to exit.
+    ``isolation`` runs bot processes in sandboxes (:mod:`arena.sandbox`); moves then carry
+    ``cpu_ms`` where the CPU clock is exact.
 
-    :raises ConfigError: an opening move is illegal (before any process starts).
+    :raises ConfigError: an opening move is illegal (before any process starts), or the
+        isolation level is not available here.
     """
     if isinstance(variant, str):
         variant = get_variant(variant)
     opening_moves = check_opening(variant, opening)
     if seed is None:
         seed = random.SystemRandom().randrange(SEED_MAX + 1)
-    players = (_as_player(white, "white", quit_grace_s, term_grace_s),
-               _as_player(black, "black", quit_grace_s, term_grace_s))
+    players = (_as_player(white, "white", quit_grace_s, term_grace_s, isolation),
+               _as_player(black, "black", quit_grace_s, term_grace_s, isolation))
     record = GameRecord(game_id=game_id, variant=variant.name, variant_params=variant.to_dict(),
                         white=players[0].info, black=players[1].info, result="*",
                         termination="", opening=list(opening_moves),
@@ -310,7 +322,9 @@ class _Game:
             except BotError as e:
                 self.failure = (color, e)
                 return
-            self._push(move, MoveInfo(str(move), round(ms, 3)))
+            cpu = player.last_cpu_ms
+            self._push(move, MoveInfo(str(move), round(ms, 3),
+                                      None if cpu is None else round(cpu, 3)))
 
     def _push(self, move: Move, info: MoveInfo) -> None:
         self.position.push(move)

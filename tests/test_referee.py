@@ -284,3 +284,20 @@ def test_stderr_flood_never_blocks(random_bot: BotSpec, fast_tc: TimeControl, pi
     assert 0 < len(tail.encode()) <= STDERR_CAP and "flood" in tail
     assert "white" not in record.stderr
     assert_all_gone(read_pids(pidfile))
+
+
+@pytest.mark.parametrize("level", ["basic", "bwrap"])
+def test_game_in_a_sandbox(level: str, random_bot: BotSpec, fast_tc: TimeControl) -> None:
+    from arena.sandbox import Isolation, available_levels, parse_level
+
+    if parse_level(level) not in available_levels():
+        pytest.skip(f"isolation level {level} is not available on this machine")
+    isolation = Isolation.parse(level)
+    record = play_game(random_bot, random_bot, "six-mens-morris", fast_tc, seed=5,
+                       isolation=isolation)
+    check_rules_ending(record)
+    with isolation.sandbox(random_bot.path) as probe:
+        exact_cpu = probe.exact_cpu
+    if exact_cpu:
+        assert all(m.cpu_ms is not None and m.cpu_ms >= 0 for m in record.moves)
+        assert sum(m.cpu_ms or 0 for m in record.moves) > 0
