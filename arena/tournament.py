@@ -343,7 +343,7 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
 
 def _stop_pool(executor: Executor) -> None:
     """Abandon the games in flight: SIGTERM every worker, wait, SIGKILL stragglers."""
-    processes = list(getattr(executor, "_processes", {}).values()) if isinstance(
+    processes = list((getattr(executor, "_processes", None) or {}).values()) if isinstance(
         executor, ProcessPoolExecutor) else []
     for p in processes:
         if p.is_alive() and p.pid is not None:
