@@ -119,6 +119,11 @@ class Move:
     text = property(__str__, doc="The move as text; ``Move.parse(m.text) == m``.")
 
 
+#: Moves are immutable values, so one per raw move and board is shared by every position
+_MOVE_CACHE: dict[str, dict[RawMove, Move]] = {}
+_MOVE_CACHE_SIZE = 1 << 16
+
+
 def _bits(mask: int) -> Iterator[int]:
     while mask:
         low = mask & -mask
@@ -157,6 +162,7 @@ class Position:
         self._cur_key = self._key()  # the repetition key of the current state, kept up to date
         self._reps: dict[tuple[int, ...], int] = {self._cur_key: 1}
         self._capture_cache: dict[tuple[int, int], list[int]] = {}
+        self._moves = _MOVE_CACHE.setdefault(t.name, {})
 
     # -- state helpers -------------------------------------------------------------------
     def _state(self) -> tuple[int, ...]:
@@ -473,9 +479,14 @@ class Position:
 
     # -- conversions ---------------------------------------------------------------------
     def _to_move(self, raw: RawMove) -> Move:
-        s, d, caps = raw
-        names = self._names
-        return Move(None if s < 0 else names[s], names[d], tuple(names[i] for i in _bits(caps)))
+        move = self._moves.get(raw)
+        if move is None:
+            s, d, caps = raw
+            names = self._names
+            move = Move(None if s < 0 else names[s], names[d], tuple(names[i] for i in _bits(caps)))
+            if len(self._moves) < _MOVE_CACHE_SIZE:
+                self._moves[raw] = move
+        return move
 
     def _to_raw(self, move: Move) -> RawMove:
         idx = self._index
@@ -536,11 +547,10 @@ class Position:
             if men[side].bit_count() + numbers[side] > pos.variant.men:
                 raise PositionError(f"{COLOR_NAMES[side]} has more men than the variant's "
                                     f"{pos.variant.men}: {text!r}")
-        mill_number = {frozenset(t.mask_points(m)): n for n, m in enumerate(t.mills)}
-
         def parse_mills(field: str) -> int:
             if field == "-":
                 return 0
+            mill_number = {frozenset(t.mask_points(m)): n for n, m in enumerate(t.mills)}
             nums = 0
             for triple in field.split(","):
                 pts = frozenset(triple[i:i + 2] for i in range(0, len(triple), 2))
