@@ -17,12 +17,11 @@ Throughput is in turns (leaf move sequences) per second. Run alone with
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -127,14 +126,7 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
     return figures
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    """Command line: ``--quick`` for a short run."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="shallower perft, fewer positions")
-    args = parser.parse_args(argv)
-    bench(quick=args.quick)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from run import standalone  # benchmarks/run.py, next to this file
+
+    sys.exit(standalone(bench, __doc__))

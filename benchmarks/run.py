@@ -10,7 +10,8 @@ The contract for a benchmark module ``benchmarks/bench_<name>.py``:
   which measures its figures and their references side by side, prints one header line and
   then one line per figure with its ratio through ``echo``, and returns the figures by name;
 * a full run takes well under a minute, ``quick=True`` a few seconds;
-* it also runs alone: ``python benchmarks/bench_<name>.py [--quick]``;
+* it also runs alone: ``python benchmarks/bench_<name>.py [--quick]``, for which
+  ``sys.exit(standalone(bench, __doc__))`` from this module is all the ``__main__`` block needs;
 * it imports the package from the checkout (``sys.path`` gets the repository root), so it
   measures the working tree.
 
@@ -28,7 +29,7 @@ import time
 import traceback
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -67,6 +68,16 @@ def run_one(module: ModuleType, quick: bool) -> Any:
     if hasattr(module, "run"):
         return module.run()
     raise AttributeError(f"{module.__name__} has neither bench() nor run()")
+
+
+def standalone(bench: Callable[..., Any], doc: Optional[str],
+               argv: Optional[list[str]] = None) -> int:
+    """The command line of one benchmark module run alone: ``--quick`` for a short run."""
+    parser = argparse.ArgumentParser(description=(doc or "").strip().split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a short run (a few seconds)")
+    args = parser.parse_args(argv)
+    bench(quick=args.quick)
+    return 0
 
 
 def main(argv: Optional[list[str]] = None) -> int:
