@@ -45,6 +45,8 @@ log = logging.getLogger("arena.referee")
 
 OnMove = Callable[[Position, MoveInfo], None]
 
+#: seconds a bot that forfeited gets to exit after ``quit`` (then SIGTERM)
+FAILED_QUIT_GRACE_S = 0.05
 #: the largest seed sent to bots (the conventional ``Seed`` option is a 31-bit ``spin``)
 SEED_MAX = 2**31 - 1
 
@@ -97,8 +99,8 @@ class Player(abc.ABC):
                timeout_s: Optional[float]) -> tuple[str, float]:
         """The move text for ``position`` (reached by ``moves``) and the wall ms it took."""
 
-    def begin_finish(self, result: str, reason: str) -> None:
-        """Tell the player the game is over (``result``, ``reason``)."""
+    def begin_finish(self, result: str, reason: str, *, failed: bool = False) -> None:
+        """Tell the player the game is over (``result``, ``reason``); ``failed`` if it forfeited."""
 
     def end_finish(self) -> None:
         """Release everything the player holds."""
@@ -145,8 +147,11 @@ class BotPlayer(Player):
         self.last_cpu_ms = self.process.last_cpu_ms
         return move
 
-    def begin_finish(self, result: str, reason: str) -> None:
-        """``gameover``, ``quit``, close the bot's input."""
+    def begin_finish(self, result: str, reason: str, *, failed: bool = False) -> None:
+        """``gameover``, ``quit``, close the bot's input.  A bot that failed is not expected
+        to listen: it gets only :data:`FAILED_QUIT_GRACE_S` to exit before SIGTERM."""
+        if failed:
+            self.process.quit_grace_s = min(self.process.quit_grace_s, FAILED_QUIT_GRACE_S)
         self.process.begin_close(result, reason)
 
     def end_finish(self) -> None:
@@ -353,8 +358,9 @@ class _Game:
             else:
                 rec.result, rec.termination = outcome.result, outcome.termination.value
                 rec.detail = _rules_detail(outcome.termination, outcome.winner, self.position.turn)
-        for player in self.players:
-            player.begin_finish(rec.result, rec.termination)
+        failed = self.failure[0] if self.failure is not None else None
+        for color, player in enumerate(self.players):
+            player.begin_finish(rec.result, rec.termination, failed=color == failed)
         for player in self.players:
             player.end_finish()
         rec.final_position = self.position.to_text()
