@@ -324,7 +324,7 @@ class BotProcess:
 
     # -- start ---------------------------------------------------------------------------
     def start(self) -> None:
-        """Spawn the bot and send ``morris <version>``; :meth:`handshake` reads the answer.
+        """Spawn the bot and send ``morris <version>``; :meth:`read_handshake` reads the answer.
 
         :raises BotStartError: the command cannot be run.
         """
@@ -468,6 +468,8 @@ class BotProcess:
         """Fail on a complete line already received after a reply (a bot answering twice)."""
         while self._lines:
             line = self._lines.popleft()
+            log.debug("%s >> %s", self.label, line)
+            self.transcript.append((">>", line))
             if not isinstance(self._parse_quiet(line), P.Info):
                 raise ProtocolError(f"a second reply to one request: {cut(line)!r}", line)
 
