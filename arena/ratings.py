@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence
 
 import numpy as np
-from scipy import optimize, sparse, special, stats
+from scipy import linalg, optimize, sparse, special, stats
 from scipy.sparse import csgraph
 
 from arena.errors import ArenaError
@@ -355,19 +355,43 @@ class FitError(ArenaError):
     """The Bradley-Terry fit did not converge (data with no finite maximum)."""
 
 
-def _loglik(theta: np.ndarray, n_mat: np.ndarray, s_mat: np.ndarray) -> float:
-    d = theta[:, None] - theta[None, :]
-    return float(np.sum(s_mat * special.log_expit(d) + (n_mat - s_mat) * special.log_expit(-d)) / 2)
+def _pair_list(n_mat: np.ndarray, s_mat: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(i, j, games, points of i)`` for every pair ``i < j`` that played."""
+    i, j = np.nonzero(np.triu(n_mat, 1))
+    return i, j, n_mat[i, j], s_mat[i, j]
+
+
+def _loglik(theta: np.ndarray, i: np.ndarray, j: np.ndarray, games: np.ndarray,
+            points: np.ndarray) -> float:
+    # s ln E(d) + (n - s) ln E(-d)  with  ln E(-d) = ln E(d) - d
+    d = theta[i] - theta[j]
+    return float(np.sum(games * special.log_expit(d) - (games - points) * d))
+
+
+def _grad_hess(theta: np.ndarray, i: np.ndarray, j: np.ndarray, games: np.ndarray,
+               points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient of the log-likelihood and Hessian of its negative (dense, a Laplacian)."""
+    n = theta.shape[0]
+    p = special.expit(theta[i] - theta[j])
+    r = points - games * p
+    grad = np.bincount(i, r, minlength=n) - np.bincount(j, r, minlength=n)
+    w = games * p * (1.0 - p)
+    hess = np.zeros((n, n))
+    hess[i, j] = -w
+    hess[j, i] = -w
+    hess[np.diag_indices(n)] = np.bincount(i, w, minlength=n) + np.bincount(j, w, minlength=n)
+    return grad, hess
 
 
 def fit_theta(n_mat: np.ndarray, s_mat: np.ndarray, *, start: Optional[np.ndarray] = None,
-              tol: float = 1e-10, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray, int]:
+              tol: float = 1e-7, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray, int]:
     """Maximum-likelihood strengths (natural log-odds units, first player fixed at 0).
 
-    Newton's method with step halving on the aggregated matrices of :func:`pair_matrices`;
-    the graph of "scored against" must be strongly connected (else no finite maximum exists).
-    Returns ``(theta, hessian, iterations)``; the hessian is that of minus the
-    log-likelihood at ``theta`` (a weighted graph Laplacian).
+    Newton's method with step halving on the aggregated matrices of :func:`pair_matrices`
+    (only the pairs that played enter); the graph of "scored against" must be strongly
+    connected (else no finite maximum exists).  Returns ``(theta, hessian, iterations)``;
+    the hessian is that of minus the log-likelihood at ``theta`` (a weighted graph Laplacian).
 
     :raises FitError: no convergence within ``max_iter`` iterations.
     """
@@ -375,41 +399,65 @@ def fit_theta(n_mat: np.ndarray, s_mat: np.ndarray, *, start: Optional[np.ndarra
     theta = np.zeros(n) if start is None else start - start[0]
     if n == 1:
         return theta, np.zeros((1, 1)), 0
-    ll = _loglik(theta, n_mat, s_mat)
+    pairs = _pair_list(n_mat, s_mat)
+    ll = _loglik(theta, *pairs)
     for it in range(1, max_iter + 1):
-        p = special.expit(theta[:, None] - theta[None, :])
-        grad = np.sum(s_mat - n_mat * p, axis=1)
-        w = n_mat * p * (1.0 - p)
-        hess = np.diag(w.sum(axis=1)) - w
+        grad, hess = _grad_hess(theta, *pairs)
         step = np.zeros(n)
-        step[1:] = np.linalg.solve(hess[1:, 1:], grad[1:])
+        step[1:] = linalg.solve(hess[1:, 1:], grad[1:], assume_a="pos")
         t = 1.0
         while True:
             cand = theta + t * step
-            cand_ll = _loglik(cand, n_mat, s_mat)
+            cand_ll = _loglik(cand, *pairs)
             if cand_ll >= ll - 1e-12 * abs(ll) or t < 1e-6:
                 break
             t /= 2
         theta, ll = cand, cand_ll
         if np.max(np.abs(t * step)) < tol:
-            p = special.expit(theta[:, None] - theta[None, :])
-            w = n_mat * p * (1.0 - p)
-            return theta, np.diag(w.sum(axis=1)) - w, it
+            return theta, _grad_hess(theta, *pairs)[1], it
     raise FitError(f"the rating fit did not converge in {max_iter} iterations")
+
+
+def _dense_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """``ids`` renumbered ``0..g-1`` (same order), and ``g``, the number of distinct ids."""
+    if ids.size and ids.min() >= 0 and ids.max() < 4 * ids.size:
+        present = np.bincount(ids) > 0
+        remap = np.cumsum(present) - 1
+        return remap[ids], int(present.sum())
+    uniq, inverse = np.unique(ids, return_inverse=True)
+    return inverse.ravel(), int(uniq.shape[0])
 
 
 def _sandwich_meat(theta: np.ndarray, white: np.ndarray, black: np.ndarray, score: np.ndarray,
                    cluster: np.ndarray) -> tuple[np.ndarray, int]:
-    """``sum_c U_c U_c^T`` over clusters, ``U_c`` the cluster's score (gradient) vector."""
+    """``sum_c U_c U_c^T`` over clusters, ``U_c`` the cluster's score (gradient) vector.
+
+    A cluster whose games are all between the same two bots a < b (the usual colour-swapped
+    pair) has ``U_c = u_c (e_a - e_b)``, so those clusters add up to a weighted graph
+    Laplacian built with one ``bincount``; other clusters go through a sparse product.
+    """
     n = theta.shape[0]
     resid = score - special.expit(theta[white] - theta[black])
-    uniq, cl = np.unique(cluster, return_inverse=True)
-    g = uniq.shape[0]
-    rows = np.concatenate([cl, cl])
-    cols = np.concatenate([white, black])
-    data = np.concatenate([resid, -resid])
-    m = sparse.csr_matrix((data, (rows, cols)), shape=(g, n))
-    return np.asarray((m.T @ m).todense()), g
+    cl, g = _dense_ids(cluster)
+    lo, hi = np.minimum(white, black), np.maximum(white, black)
+    key = lo * n + hi
+    kmin = np.full(g, np.iinfo(np.int64).max)
+    kmax = np.full(g, -1)
+    np.minimum.at(kmin, cl, key)
+    np.maximum.at(kmax, cl, key)
+    single = kmin == kmax
+    u = np.bincount(cl, np.where(white == lo, resid, -resid), minlength=g)
+    w = np.bincount(kmin[single], u[single] ** 2, minlength=n * n).astype(float).reshape(n, n)
+    w = w + w.T
+    meat = np.diag(w.sum(axis=1)) - w
+    mixed = ~single[cl]
+    if mixed.any():
+        rows = np.concatenate([cl[mixed], cl[mixed]])
+        cols = np.concatenate([white[mixed], black[mixed]])
+        data = np.concatenate([resid[mixed], -resid[mixed]])
+        m = sparse.csr_matrix((data, (rows, cols)), shape=(g, n))
+        meat += np.asarray((m.T @ m).todense())
+    return meat, g
 
 
 def sandwich_covariance(theta: np.ndarray, hessian: np.ndarray, white: np.ndarray,
@@ -424,7 +472,7 @@ def sandwich_covariance(theta: np.ndarray, hessian: np.ndarray, white: np.ndarra
     if n < 2:
         return cov
     meat, g = _sandwich_meat(theta, white, black, score, cluster)
-    h_inv = np.linalg.inv(hessian[1:, 1:])
+    h_inv = linalg.inv(hessian[1:, 1:])
     factor = g / (g - 1) if g > 1 else 1.0
     cov[1:, 1:] = factor * (h_inv @ meat[1:, 1:] @ h_inv)
     return cov
@@ -440,8 +488,7 @@ def bootstrap_covariance(n: int, white: np.ndarray, black: np.ndarray, score: np
     fit (a replicate where some bot scores 100 % has none and is left out).
     """
     rng = np.random.default_rng(seed)
-    uniq, cl = np.unique(cluster, return_inverse=True)
-    g = uniq.shape[0]
+    cl, g = _dense_ids(cluster)
     reps: list[np.ndarray] = []
     for _ in range(samples):
         counts = rng.multinomial(g, np.full(g, 1.0 / g)).astype(float)
@@ -516,8 +563,8 @@ def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor
         raise FitError("these games have no finite ratings (some bots were never beaten, never "
                        "scored, or never connected by games)")
     theta, hess, iters = fit_theta(n_mat, s_mat)
-    ll = _loglik(theta, n_mat, s_mat)
-    clusters = int(np.unique(games.cluster).shape[0])
+    ll = _loglik(theta, *_pair_list(n_mat, s_mat))
+    clusters = int(_dense_ids(games.cluster)[1])
     if method == "sandwich":
         cov = sandwich_covariance(theta, hess, games.white, games.black, games.score, games.cluster)
     elif method == "bootstrap":
@@ -525,20 +572,19 @@ def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor
                                       theta, samples=bootstrap_samples, seed=seed)
     else:
         raise ArenaError(f"unknown interval method {method!r} (sandwich, bootstrap)")
-    # re-centre: elo' = T elo, cov' = T cov T^T
+    # re-centre: elo' = T elo and cov' = T cov T^T, written out in O(n^2)
     if anchor is None:
-        t = np.eye(n) - np.full((n, n), 1.0 / n)
-        shift = 0.0
+        elo = (theta - theta.mean()) * ELO_PER_NAT
+        rows = cov.mean(axis=1)
+        cov = cov - rows[:, None] - rows[None, :] + rows.mean()
     else:
         try:
             a = games.players.index(anchor)
         except ValueError:
             raise ArenaError(f"anchor bot {anchor!r} is not among the rated bots") from None
-        t = np.eye(n)
-        t[:, a] -= 1.0
-        shift = anchor_elo
-    elo = t @ theta * ELO_PER_NAT + shift
-    cov_elo = t @ cov @ t.T * ELO_PER_NAT ** 2
+        elo = (theta - theta[a]) * ELO_PER_NAT + anchor_elo
+        cov = cov - cov[:, a][:, None] - cov[a, :][None, :] + cov[a, a]
+    cov_elo = cov * ELO_PER_NAT ** 2
     return Fit(players=games.players, elo=elo, cov=cov_elo, iterations=iters, log_likelihood=ll,
                method=method, clusters=clusters)
 
