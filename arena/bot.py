@@ -295,6 +295,8 @@ class BotProcess:
         self._stderr: Optional[_StderrTail] = None
         self._snapshot: list[Any] = []
         self._pidfd = -1
+        self._debug = log.isEnabledFor(logging.DEBUG)
+        self._last_go: tuple[Optional[P.Go], str] = (None, "")
         self._closing = False
         self._closed = False
 
@@ -331,6 +333,7 @@ class BotProcess:
         if self.proc is not None:
             raise RuntimeError("BotProcess.start called twice")
         spec = self.spec
+        self._debug = log.isEnabledFor(logging.DEBUG)
         argv, env, preexec = list(spec.command), self.env, None
         if self.isolation is not None:  # ConfigError/SandboxError: the referee's setup, not the bot
             self.sandbox = sb = self.isolation.sandbox(spec.path, cwd=spec.cwd, label=self.label)
@@ -438,8 +441,9 @@ class BotProcess:
             a second reply, or a line longer than the cap.
         """
         self._check_idle()
-        lines = [P.format_position(position_text, moves),
-                 P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime)]
+        if self._last_go[0] != go:  # with a fixed time per move, every go line is the same
+            self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
+        lines = [P.format_position(position_text, moves), self._last_go[1]]
         limit = timeout_s if timeout_s is not None else float("inf")
         sb = self.sandbox if self.sandbox is not None and self.sandbox.exact_cpu else None
         cpu0 = sb.cpu_time() if sb is not None else 0.0
@@ -492,7 +496,8 @@ class BotProcess:
         if self._stdin < 0:
             raise BotCrashed("input already closed")
         for line in lines:
-            log.debug("%s << %s", self.label, line)
+            if self._debug:
+                log.debug("%s << %s", self.label, line)
             self.transcript.append(("<<", line))
         view = memoryview(("\n".join(lines) + "\n").encode("utf-8"))
         while view:
@@ -520,7 +525,8 @@ class BotProcess:
             if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
                 self._fill()
         line = lines.popleft()
-        log.debug("%s >> %s", self.label, line)
+        if self._debug:
+            log.debug("%s >> %s", self.label, line)
         self.transcript.append((">>", line))
         return line
 

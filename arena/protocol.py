@@ -108,7 +108,9 @@ def format_isready() -> str:
 
 
 def format_position(position_text: str, moves: list[str] | tuple[str, ...] = ()) -> str:
-    return f"position {position_text} moves" + "".join(f" {m}" for m in moves)
+    # one join, not a generator: the referee formats this line for every move of every game
+    return f"position {position_text} moves {' '.join(moves)}" if moves else \
+        f"position {position_text} moves"
 
 
 def format_go(wtime: Optional[int] = None, btime: Optional[int] = None, winc: Optional[int] = None,
