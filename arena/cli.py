@@ -91,14 +91,19 @@ def _parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, str]:
 
 
 def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
-    """A bot folder; a bare name that is not a folder is looked up under ``bots/``."""
+    """A bot folder; a bare name that is not a folder is looked up under ``bots/`` here, then
+    under the example bots next to the package."""
     from pathlib import Path
 
     from arena.bot import load_bot
+    from arena.check import DEFAULT_OPPONENT
 
     path = Path(arg)
-    if not path.is_dir() and not path.is_absolute() and (Path("bots") / arg).is_dir():
-        path = Path("bots") / arg
+    if not path.is_dir() and "/" not in arg:
+        for root in (Path("bots"), DEFAULT_OPPONENT.parent):
+            if (root / arg).is_dir():
+                path = root / arg
+                break
     return load_bot(path, options=options)
 
 
