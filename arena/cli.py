@@ -389,6 +389,61 @@ def _bot_arg(text: str) -> BotSpec:
     return load_bot(folder, options=options, name=f"{spec.name}({shown})")
 
 
+def _sprt_pairs(a: BotSpec, b: BotSpec, variant: typing.Any, tc: typing.Any, *, seed: int,
+                opening_turns: int, max_pairs: int, workers: int, games_file: typing.Any,
+                tag: str) -> typing.Iterator[tuple[int, float]]:
+    """Play colour-swapped pairs (``workers`` games at once) and yield ``(pair, A's points)``
+    in order; each game is appended to ``games_file`` (if any) as it finishes.
+
+    Closing the generator abandons the games not yet started and waits for the running ones.
+    """
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from arena.records import GameRecord, append_record
+    from arena.referee import play_game
+    from arena.schedule import derive_seed, random_opening
+
+    def play(k: int, game: int, opening: tuple[str, ...]) -> GameRecord:
+        white, black = (a, b) if game == 0 else (b, a)
+        rec = play_game(white, black, variant, tc, opening=opening,
+                        game_id=f"{tag}-{k}{'ab'[game]}", seed=derive_seed(seed, "game", k, game))
+        rec.tournament, rec.round, rec.pair = tag, k, k
+        return rec
+
+    jobs = ((k, g) for k in range(1, max_pairs + 1) for g in (0, 1))
+    openings: dict[int, tuple[str, ...]] = {}
+    in_flight: deque[tuple[int, int, Future[GameRecord]]] = deque()
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        points = 0.0
+        while True:
+            while len(in_flight) < workers:
+                job = next(jobs, None)
+                if job is None:
+                    break
+                k, g = job
+                if k not in openings:
+                    openings[k] = random_opening(variant, opening_turns,
+                                                 derive_seed(seed, "opening", k))
+                in_flight.append((k, g, pool.submit(play, k, g, openings.pop(k) if g else
+                                                    openings[k])))
+            if not in_flight:
+                return
+            k, g, future = in_flight.popleft()
+            rec = future.result()
+            if games_file is not None:
+                append_record(games_file, rec)
+            points += rec.score("white" if g == 0 else "black")
+            if g == 1:
+                yield k, points
+                points = 0.0
+    finally:
+        for _, _, future in in_flight:
+            future.cancel()
+        pool.shutdown(wait=True)
+
+
 @cli.command()
 @click.argument("bot_a", metavar="A")
 @click.argument("bot_b", metavar="B")
@@ -409,9 +464,11 @@ def _bot_arg(text: str) -> BotSpec:
 @click.option("--seed", type=int, default=None, help="Seed of the openings (default: random).")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Also append every game to OUT/games.jsonl (for 'arena rate' / 'arena report').")
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Games played at once (2 plays both games of a pair together).")
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          variant: str, movetime: int, max_pairs: int, opening_turns: int, seed: int | None,
-         out: str | None) -> None:
+         out: str | None, workers: int) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3.  After each
@@ -419,6 +476,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     with its bounds; H1 (A is elo1 better) or H0 (A is at most elo0 better) is accepted when
     the LLR leaves them.  Exit status 0 with a verdict, 1 if --max-pairs ran out first.
     """
+    import contextlib
     import dataclasses
     import random
     import sys
@@ -426,10 +484,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
 
     from arena.clock import TimeControl
     from arena.ratings import SprtTest, pentanomial_estimate
-    from arena.records import append_record
-    from arena.referee import play_game
     from arena.report import format_estimate
-    from arena.schedule import derive_seed, random_opening
     from arena.variants import load_variant
 
     test = SprtTest(elo0, elo1, alpha, beta)
@@ -444,34 +499,27 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         games_file = Path(out) / "games.jsonl"
-    tag = f"sprt-{seed}"
     lower, upper = test.bounds
     click.echo(f"SPRT {a.name} vs {b.name}: H0 Elo <= {elo0:g}, H1 Elo >= {elo1:g}, "
                f"alpha {alpha:g}, beta {beta:g}, bounds [{lower:.2f}, {upper:.2f}]; "
                f"{rules.name}, {movetime} ms/move, seed {seed}")
-    for k in range(1, max_pairs + 1):
-        opening = random_opening(rules, opening_turns, derive_seed(seed, "opening", k))
-        points = 0.0
-        for game, (white, black) in enumerate(((a, b), (b, a))):
-            rec = play_game(white, black, rules, tc, opening=opening,
-                            game_id=f"{tag}-{k}{'ab'[game]}",
-                            seed=derive_seed(seed, "game", k, game))
-            rec.tournament, rec.round, rec.pair = tag, k, k
-            if games_file is not None:
-                append_record(games_file, rec)
-            points += rec.score("white" if white is a else "black")
-        test.add_pair(points)
-        est = format_estimate(pentanomial_estimate(test.counts), nelo=False, los=False)
-        click.echo(f"pair {k:>4}: {points:g}/2  pairs {'-'.join(map(str, test.counts))}  "
-                   f"{est}  LLR {test.llr:+.2f} [{lower:.2f}, {upper:.2f}]")
-        if test.verdict == "H1":
-            click.echo(f"H1 accepted after {k} pairs: {a.name} is stronger than {b.name} "
-                       f"(Elo >= {elo1:g} favoured)")
-            return
-        if test.verdict == "H0":
-            click.echo(f"H0 accepted after {k} pairs: {a.name} is not {elo1:g} Elo stronger "
-                       f"than {b.name} (Elo <= {elo0:g} favoured)")
-            return
+    pairs = _sprt_pairs(a, b, rules, tc, seed=seed, opening_turns=opening_turns,
+                        max_pairs=max_pairs, workers=workers, games_file=games_file,
+                        tag=f"sprt-{seed}")
+    with contextlib.closing(pairs):
+        for k, points in pairs:
+            test.add_pair(points)
+            est = format_estimate(pentanomial_estimate(test.counts), nelo=False, los=False)
+            click.echo(f"pair {k:>4}: {points:g}/2  pairs {'-'.join(map(str, test.counts))}  "
+                       f"{est}  LLR {test.llr:+.2f} [{lower:.2f}, {upper:.2f}]")
+            if test.verdict == "H1":
+                click.echo(f"H1 accepted after {k} pairs: {a.name} is stronger than {b.name} "
+                           f"(Elo >= {elo1:g} favoured)")
+                return
+            if test.verdict == "H0":
+                click.echo(f"H0 accepted after {k} pairs: {a.name} is not {elo1:g} Elo "
+                           f"stronger than {b.name} (Elo <= {elo0:g} favoured)")
+                return
     click.echo(f"no decision after {max_pairs} pairs (LLR {test.llr:+.2f})")
     sys.exit(1)
 

@@ -392,6 +392,9 @@ def chart_elo_vs_games(st: Standings) -> bytes:
                 for r in rated:
                     ax.annotate(short(r.bot, 18), (r.games, r.elo), textcoords="offset points",
                                 xytext=(5, 3), fontsize=8)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("games played")
         ax.set_ylabel("Elo (95% interval)")
         ax.set_title(f"Elo against games played: {st.label}")

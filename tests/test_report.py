@@ -307,13 +307,15 @@ def test_sprt_command_plays_pairs_until_a_verdict(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, [
         "sprt", str(ROOT / "bots" / "greedy"), str(ROOT / "bots" / "random:Seed=5"),
         "--elo0", "0", "--elo1", "300", "--alpha", "0.2", "--beta", "0.2", "--movetime", "20",
-        "--max-pairs", "6", "--seed", "1", "--out", str(out)])
+        "--max-pairs", "6", "--seed", "1", "--out", str(out), "-j", "2"])
     assert res.exit_code in (0, 1), res.output
     lines = res.output.splitlines()
     assert "bounds [-1.39, 1.39]" in lines[0] and "random(Seed=5)" in lines[0]
     pair_lines = [line for line in lines if line.startswith("pair")]
     assert pair_lines and all("LLR" in line for line in pair_lines)
-    recs = read_records(out / "games.jsonl")
+    assert [int(line.split()[1].rstrip(":")) for line in pair_lines] == list(
+        range(1, len(pair_lines) + 1))
+    recs = sorted(read_records(out / "games.jsonl"), key=lambda r: r.game_id)
     assert len(recs) == 2 * len(pair_lines)
     # both games of a pair share their opening and swap colours
     for a, b in zip(recs[::2], recs[1::2]):
