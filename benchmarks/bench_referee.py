@@ -1,6 +1,6 @@
 """Referee speed next to its physical floor, measured side by side in one run.
 
-* the floor: a bare pipe round trip (write a line, read a line) to an echo process of the
+* the floor: a bare pipe round trip (best of five runs, as the next figure) (write a line, read a line) to an echo process of the
   same interpreter, the same kind of process a Python bot is;
 * :meth:`BotProcess.go` against an instant bot (it answers every ``go`` with a fixed move,
   computing nothing): the referee's I/O layer per move;
@@ -16,14 +16,13 @@ Run alone with ``python benchmarks/bench_referee.py [--quick]``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -180,14 +179,7 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
     return figures
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    """Command line: ``--quick`` for a short run."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer round trips and games")
-    args = parser.parse_args(argv)
-    bench(quick=args.quick)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from run import standalone  # benchmarks/run.py, next to this file
+
+    sys.exit(standalone(bench, __doc__))
