@@ -162,8 +162,10 @@ class RefState:
                 out.add(head + "".join("x" + c for c in caps))
         return out
 
-    def outcome(self) -> Optional[tuple[str, Optional[int]]]:
-        """(termination value, winner) or None; the order of the checks is the documented one."""
+    def outcome(self, moves: Optional[set[str]] = None) -> Optional[tuple[str, Optional[int]]]:
+        """(termination value, winner) or None; the order of the checks is the documented one.
+
+        ``moves`` is :meth:`moves`, when the caller has it already."""
         v = self.variant
         me = self.turn
         if v.mill_wins:
@@ -175,7 +177,7 @@ class RefState:
                 return "too-few-men", 1 - side
         if not self.empty():
             return "board-full", None if v.board_full == "draw" else 1 - me
-        if not self.moves():
+        if not (self.moves() if moves is None else moves):
             return "blocked", None if v.blocked == "draw" else 1 - me
         if (v.three_three_draw and self.quiet >= v.three_three_draw and self.hand == (0, 0)
                 and len(self.men[0]) == 3 == len(self.men[1])):
@@ -188,7 +190,8 @@ class RefState:
 
     def legal_moves(self) -> set[str]:
         """The moves allowed here, none once the game is over."""
-        return set() if self.outcome() is not None else self.moves()
+        moves = self.moves()
+        return set() if self.outcome(moves) is not None else moves
 
     def play(self, text: str) -> RefState:
         """The state after move ``text`` (trusted to be legal)."""
@@ -218,7 +221,9 @@ class RefState:
         return after
 
     def perft(self, depth: int) -> int:
-        """Count the move sequences of ``depth`` turns (no bulk counting, no undo)."""
+        """Count the move sequences of ``depth`` turns (no undo: every move makes a new state)."""
         if depth == 0:
             return 1
+        if depth == 1:
+            return len(self.legal_moves())
         return sum(self.play(m).perft(depth - 1) for m in self.legal_moves())

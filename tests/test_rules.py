@@ -383,6 +383,25 @@ def test_mill_wins_in_the_moving_phase() -> None:
     assert outcome_of(make(three, "a1 d7 g4", "a7 d4 g1")) == (Termination.MILL, BLACK)
 
 
+# --- men, outcomes ---------------------------------------------------------------------------
+
+def test_men_sets_the_hands_and_the_placing_phase() -> None:
+    lasker = Position("lasker-morris")
+    assert lasker.hand == [10, 10] and lasker.phase(WHITE) == lasker.phase(BLACK) == "placing"
+    twelve = Position("twelve-mens-morris")
+    assert twelve.in_hand(BLACK) == 12
+    with pytest.raises(PositionError, match="more men"):
+        Position.from_text("six-mens-morris", "WWWWWWW......... w 0 6 0 - - 0")
+
+
+def test_rules_endings_are_not_forfeits() -> None:
+    rules = {Termination.TOO_FEW_MEN, Termination.BLOCKED, Termination.MILL, Termination.BOARD_FULL,
+             Termination.THREE_VS_THREE, Termination.NO_CAPTURE, Termination.REPETITION}
+    assert all(not t.is_forfeit for t in rules)
+    assert all(t.is_forfeit for t in set(Termination) - rules)
+    assert [Outcome(Termination.MILL, w).result for w in (WHITE, BLACK, None)] == ["1-0", "0-1", "1/2-1/2"]
+
+
 # --- parse errors ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["", "d8", "h1", "a1-", "a1a4", "a1-a1", "d6xg7xg7", "d6x",
@@ -499,6 +518,10 @@ EXTRA_VARIANTS = [
     variant("lasker-morris", no_immediate_reform=True, optional_capture=True, no_capture_draw=30),
     variant("six-mens-morris", flying=True, three_three_draw=4, lose_below=0, no_capture_draw=20),
     variant("three-mens-morris", mill_wins=False, lose_below=0, no_capture_draw=15),
+    # built to meet rare cases often: losing during placement, double mills, early repetitions
+    variant("twelve-mens-morris", lose_below=10, multi_mill_captures=2),
+    variant("six-mens-morris", men=5, repetition=2, blocked="draw"),
+    variant("three-mens-morris", repetition=2),
 ]
 ALL_VARIANTS = list(PRESETS.values()) + EXTRA_VARIANTS
 
