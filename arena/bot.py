@@ -448,9 +448,9 @@ class BotProcess:
         sb = self.sandbox if self.sandbox is not None and self.sandbox.exact_cpu else None
         cpu0 = sb.cpu_time() if sb is not None else 0.0
         self.last_cpu_ms = None
-        self._send(lines, time.monotonic() + limit)
+        deadline = time.monotonic() + limit  # a bot too slow to read its input uses its own time
+        self._send(lines, deadline)
         start = time.monotonic()
-        deadline = start + limit
         while True:
             try:
                 line = self._read_line(deadline)
