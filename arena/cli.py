@@ -350,7 +350,9 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str, interv
 @click.argument("results", metavar="RESULTS")
 @click.option("--anchor", default=None, metavar="BOT=ELO", help="Pin one bot's Elo (e.g. random=0).")
 @click.option("--title", default=None, help="Page title (default: the folder's name).")
-def report(results: str, anchor: str | None, title: str | None) -> None:
+@click.option("--max-games", type=click.IntRange(min=0), default=10_000, show_default=True,
+              help="List the moves of at most this many games (0: all).")
+def report(results: str, anchor: str | None, title: str | None, max_games: int) -> None:
     """Write charts and a self-contained report.html into the results folder RESULTS.
 
     Standings, charts (Elo per variant, Elo by variant, head-to-head, Elo against games,
@@ -362,7 +364,7 @@ def report(results: str, anchor: str | None, title: str | None) -> None:
     pin = parse_anchor(anchor) if anchor else None
     records = load_games(results)
     folder = games_path(results).parent
-    click.echo(build_report(folder, records, title=title, anchor=pin))
+    click.echo(build_report(folder, records, title=title, anchor=pin, max_games=max_games or None))
 
 
 import typing  # noqa: E402  (for the annotation below only)

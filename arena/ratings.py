@@ -872,15 +872,35 @@ class Match:
 def match_stats(records: Sequence[GameRecord], a: str, b: str,
                 variant: Optional[str] = None) -> Match:
     """W/D/L, pentanomial pair counts and Elo estimate of ``a`` against ``b``."""
+    between = [r for r in records if (variant is None or r.variant == variant)
+               and (r.white.name, r.black.name) in ((a, b), (b, a))]
+    return _match(between, a, b)
+
+
+def all_matches(records: Sequence[GameRecord], variant: Optional[str] = None,
+                order: Sequence[str] = ()) -> list[Match]:
+    """:func:`match_stats` for every pair of bots that met, in one pass over ``records``.
+
+    Each pair is seen from the bot that comes first in ``order`` (then by name).
+    """
+    rank = {name: k for k, name in enumerate(order)}
+    groups: dict[tuple[str, str], list[GameRecord]] = {}
+    for r in records:
+        if (variant is not None and r.variant != variant) or r.white.name == r.black.name:
+            continue
+        a, b = sorted((r.white.name, r.black.name), key=lambda n: (rank.get(n, len(rank)), n))
+        groups.setdefault((a, b), []).append(r)
+    return [_match(games, a, b) for (a, b), games in
+            sorted(groups.items(), key=lambda item: (rank.get(item[0][0], len(rank)), item[0][0],
+                                                     rank.get(item[0][1], len(rank)), item[0][1]))]
+
+
+def _match(between: Sequence[GameRecord], a: str, b: str) -> Match:
+    """The :class:`Match` of ``a`` against ``b`` from the games they played each other."""
     wdl = [0, 0, 0]
     groups: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
     unpaired = 0
-    for r in records:
-        if variant is not None and r.variant != variant:
-            continue
-        names = (r.white.name, r.black.name)
-        if names not in ((a, b), (b, a)):
-            continue
+    for r in between:
         color = "white" if r.white.name == a else "black"
         s = r.score(color)
         wdl[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1

@@ -16,6 +16,7 @@ import math
 import os
 import re
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
@@ -412,9 +413,11 @@ def chart_game_lengths(records: Sequence[GameRecord]) -> bytes:
         ax1, ax2 = fig.subplots(1, 2)
         longest = max((r.plies for r in records), default=1)
         bins = min(40, max(longest, 1))
+        lengths: dict[str, list[int]] = {v: [] for v in variants}
+        for r in records:
+            lengths[r.variant].append(r.plies)
         for v, color in zip(variants, colors):
-            lengths = [r.plies for r in records if r.variant == v]
-            ax1.hist(lengths, bins=bins, range=(0, max(longest, 1)), histtype="step", lw=1.6,
+            ax1.hist(lengths[v], bins=bins, range=(0, max(longest, 1)), histtype="step", lw=1.6,
                      color=color, label=short(v, 30))
         ax1.set_xlabel("turns per game")
         ax1.set_ylabel("games")
@@ -423,10 +426,10 @@ def chart_game_lengths(records: Sequence[GameRecord]) -> bytes:
         tcolors = _termination_colors(terms)
         left = [0.0] * len(variants)
         ys = list(range(len(variants)))[::-1]
+        ends = Counter((r.variant, r.termination) for r in records)
+        totals = [sum(ends[v, t] for t in terms) for v in variants]
         for t, color in zip(terms, tcolors):
-            counts = [sum(1 for r in records if r.variant == v and r.termination == t)
-                      for v in variants]
-            totals = [sum(1 for r in records if r.variant == v) for v in variants]
+            counts = [ends[v, t] for v in variants]
             shares = [100.0 * c / n if n else 0.0 for c, n in zip(counts, totals)]
             ax2.barh(ys, shares, left=left, color=color, label=short(t, 24))
             left = [a + b for a, b in zip(left, shares)]
@@ -513,29 +516,32 @@ def _crosstable(records: Sequence[GameRecord], variant: Optional[str],
 
 def _matches(records: Sequence[GameRecord], variant: Optional[str],
              bots: Sequence[str]) -> list[dict[str, Any]]:
-    from arena.ratings import match_stats
+    from arena.ratings import all_matches
 
     out = []
-    for i, a in enumerate(bots):
-        for b in bots[i + 1:]:
-            m = match_stats(records, a, b, variant)
-            if not m.games:
-                continue
-            e = m.estimate
-            out.append({
-                "a": a, "b": b, "games": m.games, "wdl": f"{m.wins}-{m.draws}-{m.losses}",
-                "penta": "-".join(str(c) for c in m.pentanomial) if sum(m.pentanomial) else "",
-                "unpaired": m.unpaired,
-                "elo": _fmt(e.elo if e else None, "+.1f"), "elo95": _fmt(e.elo95 if e else None, ".1f"),
-                "nelo": _fmt(e.nelo if e and sum(m.pentanomial) else None, "+.1f"),
-                "los": _fmt(100 * e.los if e else None, ".1f"),
-                "draw": _fmt(100 * m.draw_ratio, ".1f"),
-            })
+    for m in all_matches(records, variant, bots):
+        e = m.estimate
+        paired = bool(sum(m.pentanomial))
+        out.append({
+            "a": m.a, "b": m.b, "games": m.games, "wdl": f"{m.wins}-{m.draws}-{m.losses}",
+            "penta": "-".join(str(c) for c in m.pentanomial) if paired else "",
+            "unpaired": m.unpaired,
+            "elo": _fmt(e.elo if e else None, "+.1f"), "elo95": _fmt(e.elo95 if e else None, ".1f"),
+            "nelo": _fmt(e.nelo if e and paired else None, "+.1f"),
+            "los": _fmt(100 * e.los if e else None, ".1f"),
+            "draw": _fmt(100 * m.draw_ratio, ".1f"),
+        })
     return out
 
 
+#: games whose moves are listed in report.html by default (a bigger page is hard to open)
+MAX_GAMES_LISTED = 10_000
+#: forfeits listed one by one per bot (the others are counted)
+MAX_FORFEITS_LISTED = 100
+
+
 def _context(records: Sequence[GameRecord], tables: Sequence[Standings], charts: Sequence[Chart],
-             title: str, method: str) -> dict[str, Any]:
+             title: str, method: str, max_games: Optional[int]) -> dict[str, Any]:
     standings = []
     for st in tables:
         rows = []
@@ -553,29 +559,38 @@ def _context(records: Sequence[GameRecord], tables: Sequence[Standings], charts:
             "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
             "matches": _matches(records, st.variant, order),
         })
-    forfeits: dict[str, list[dict[str, Any]]] = {}
+    forfeits: dict[str, dict[str, Any]] = {}
+    shown = records if max_games is None else records[:max_games]
+    listed = {id(r) for r in shown}
     for r in records:
         if r.forfeit not in ("white", "black"):
             continue
         color = r.forfeit
         bot = r.white.name if color == "white" else r.black.name
-        forfeits.setdefault(bot, []).append({
-            "game": r.game_id, "variant": r.variant, "kind": r.termination, "detail": r.detail,
-            "line": r.offending_line, "stderr": (r.stderr or {}).get(color, ""),
-        })
+        entry = forfeits.setdefault(bot, {"items": [], "total": 0, "kinds": Counter()})
+        entry["total"] += 1
+        entry["kinds"][r.termination] += 1
+        if len(entry["items"]) < MAX_FORFEITS_LISTED:
+            entry["items"].append({
+                "game": r.game_id, "variant": r.variant, "kind": r.termination,
+                "detail": r.detail, "line": r.offending_line,
+                "stderr": (r.stderr or {}).get(color, ""), "linked": id(r) in listed,
+            })
+    for entry in forfeits.values():
+        entry["kinds"] = ", ".join(f"{k} {v}" for k, v in sorted(entry["kinds"].items()))
     games = [{
         "id": r.game_id, "variant": r.variant, "white": r.white.name, "black": r.black.name,
         "result": r.result, "termination": r.termination, "plies": r.plies,
         "forfeit": r.forfeit, "detail": r.detail, "moves": _move_text(r),
         "opening": len(r.opening),
-    } for r in records]
+    } for r in shown]
     return {
         "title": title, "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "n_games": len(records), "n_bots": len({r.white.name for r in records}
                                                | {r.black.name for r in records}),
         "variants": list(dict.fromkeys(r.variant for r in records)),
         "standings": standings, "charts": charts, "forfeits": sorted(forfeits.items()),
-        "games": games, "method": method,
+        "games": games, "method": method, "games_omitted": len(records) - len(shown),
     }
 
 
@@ -589,12 +604,13 @@ def render_html(context: dict[str, Any]) -> str:
 
 
 def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[GameRecord]] = None,
-                 *, title: Optional[str] = None, anchor: Optional[tuple[str, float]] = None
-                 ) -> Path:
+                 *, title: Optional[str] = None, anchor: Optional[tuple[str, float]] = None,
+                 max_games: Optional[int] = MAX_GAMES_LISTED) -> Path:
     """Write the charts, ``ratings.csv`` and ``report.html`` into ``folder``; returns the HTML path.
 
     ``records`` default to the folder's ``games.jsonl``.  ``anchor=(bot, elo)`` pins one bot's
-    Elo (the tables stay centred on 0 where it is not rated).
+    Elo (the tables stay centred on 0 where it is not rated).  The moves of the first
+    ``max_games`` games are listed (None: all); every number uses every game.
 
     :raises ArenaError: no games, or a missing/corrupt ``games.jsonl``.
     """
@@ -613,7 +629,7 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
         atomic_write(out / chart.file, chart.png)
     atomic_write(out / RATINGS_FILE, standings_csv(tables).encode("utf-8"))
     context = _context(records, tables, charts, title or out.resolve().name,
-                       "pair-clustered sandwich")
+                       "pair-clustered sandwich", max_games)
     html_path = out / REPORT_FILE
     atomic_write(html_path, render_html(context).encode("utf-8"))
     return html_path
@@ -734,12 +750,13 @@ nElo is the normalised Elo of chess engine testing.</p>
 
 <h2 id="forfeits">Forfeits</h2>
 {% if not forfeits %}<p>No game was lost by forfeit.</p>{% endif %}
-{% for bot, items in forfeits %}
-<h3>{{ bot }} <small class="meta">({{ items | length }} forfeit{% if items | length != 1 %}s{% endif %})</small></h3>
+{% for bot, entry in forfeits %}
+<h3>{{ bot }} <small class="meta">({{ entry.total }} forfeit{% if entry.total != 1 %}s{% endif %}: {{ entry.kinds }})</small></h3>
+{% if entry.total > entry["items"] | length %}<p class="meta">The first {{ entry["items"] | length }} are listed.</p>{% endif %}
 <table>
 <tr><th class="name">game</th><th class="name">variant</th><th class="name">reason</th><th class="name">detail</th></tr>
-{% for f in items %}
-<tr><td class="name"><a href="#game-{{ f.game }}">{{ f.game }}</a></td><td class="name">{{ f.variant }}</td>
+{% for f in entry["items"] %}
+<tr><td class="name">{% if f.linked %}<a href="#game-{{ f.game }}">{{ f.game }}</a>{% else %}{{ f.game }}{% endif %}</td><td class="name">{{ f.variant }}</td>
 <td class="name">{{ f.kind }}</td><td class="name">{{ f.detail }}
 {% if f.line is not none %}<br>sent: <code>{{ f.line }}</code>{% endif %}
 {% if f.stderr %}<details><summary>stderr</summary><pre>{{ f.stderr }}</pre></details>{% endif %}
@@ -749,7 +766,9 @@ nElo is the normalised Elo of chess engine testing.</p>
 {% endfor %}
 
 <h2 id="games">Games</h2>
-<p>Each game's moves; grey moves are the opening set by the referee.</p>
+<p>Each game's moves; grey moves are the opening set by the referee.{% if games_omitted %}
+<b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in
+games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 <table>
 <tr><th class="name">game</th><th class="name">variant</th><th class="name">white</th><th class="name">black</th>
 <th>result</th><th class="name">ending</th><th>turns</th></tr>

@@ -407,3 +407,13 @@ def test_sandwich_meat_fast_path_equals_the_general_formula() -> None:
     m = sparse.csr_matrix((np.r_[resid, -resid], (np.r_[same, same, same, same],
                                                   np.r_[a, b, b, a])), shape=(150, n))
     assert g == 150 and np.allclose(meat, (m.T @ m).toarray())
+
+
+def test_all_matches_agrees_with_match_stats() -> None:
+    recs = round_robin({"a": 50.0, "b": 0.0, "c": -50.0}, 4, seed=6)
+    recs.append(make_record("c", "a", 1.0, pair=None))
+    found = R.all_matches(recs, order=["c", "b", "a"])
+    assert [(m.a, m.b) for m in found] == [("c", "b"), ("c", "a"), ("b", "a")]
+    for m in found:
+        assert m == R.match_stats(recs, m.a, m.b)
+    assert sum(m.games for m in found) == len(recs)

@@ -335,3 +335,15 @@ def test_sprt_rejects_bad_arguments(tmp_path: Path) -> None:
     res = runner.invoke(cli, ["sprt", str(ROOT / "bots" / "random"), str(ROOT / "bots" / "random"),
                               "--elo0", "5", "--elo1", "5"])
     assert res.exit_code == 2 and "elo1" in res.output
+
+
+def test_long_results_list_the_first_games_and_say_so(tmp_path: Path, no_charts: None) -> None:
+    recs = round_robin({"a": 0.0, "b": 0.0}, 10, seed=1)
+    recs += [make_record("a", "b", 0.0, termination="timeout", forfeit="white", pair=None,
+                         game_id=f"late-{k}") for k in range(RP.MAX_FORFEITS_LISTED + 5)]
+    html = RP.build_report(tmp_path, recs, max_games=7).read_text(encoding="utf-8")
+    assert html.count('<tr id="game-') == 7
+    assert f"{len(recs) - 7} more are in" in html
+    assert f"({RP.MAX_FORFEITS_LISTED + 5} forfeits: timeout {RP.MAX_FORFEITS_LISTED + 5})" in html
+    assert html.count("late-") == RP.MAX_FORFEITS_LISTED  # listed, not linked (not shown)
+    assert 'href="#game-late-' not in html
