@@ -96,6 +96,14 @@ class TournamentConfig:
         return config_digest(self.normalised())
 
 
+def default_workers() -> int:
+    """``workers: auto``: the number of CPU cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def config_digest(normalised: Mapping[str, Any]) -> str:
     """The hash of a normalised configuration (see :meth:`TournamentConfig.digest`)."""
     kept = {k: v for k, v in normalised.items() if k not in _UNHASHED}
@@ -383,7 +391,7 @@ class _Parser:
         if self.workers_override is not None:
             value = self.workers_override
         if value in ("auto", None):
-            return max(1, os.cpu_count() or 1)
+            return default_workers()
         return _int(value, "workers", minimum=1)
 
 

@@ -276,7 +276,12 @@ _in_game = False
 
 def _on_sigterm(signum: int, frame: Any) -> None:
     """In a worker: unwind the game (the referee's ``finally`` blocks stop its bots), or exit
-    at once when idle."""
+    at once when idle.
+
+    Later SIGTERMs are ignored, so that they cannot cut the bots' shutdown short (the pool
+    sends its own when it sees another worker exit).
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if _in_game:
         raise SystemExit(128 + signum)
     os._exit(128 + signum)
@@ -324,14 +329,6 @@ def play_job(job: GameJob) -> GameRecord:
     record.round = slot.round
     record.pair = slot.pair
     return record
-
-
-def default_workers() -> int:
-    """The number of CPU cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
 
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
@@ -621,8 +618,12 @@ def run_tournament(config: TournamentConfig, *, restart: bool = False,
         if not result.interrupted:
             _write_tables(folder, records, result.standings)
             if config.report and result.complete:
-                result.elo = elo_table(records)
-                result.report = write_report(config, folder, records)
+                try:
+                    result.elo = elo_table(records)
+                    result.report = write_report(config, folder, records)
+                except Exception as e:  # the games and tables are saved: say so, go on
+                    log.error("the report failed (%r); the games are saved in %s", e, folder,
+                              exc_info=True)
     finally:
         progress.close()
         logs.close()

@@ -201,14 +201,25 @@ def _wait_for_games(games: Path, proc: subprocess.Popen[bytes], n: int) -> list[
     raise AssertionError("no games were saved in 30 s")
 
 
-def _assert_gone(pids: list[int]) -> None:
-    deadline = time.monotonic() + 10
+def _assert_gone(pids: list[int], within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline and not all(is_gone(p) for p in pids):
         time.sleep(0.05)
     left = [p for p in pids if not is_gone(p)]
+    described = [_describe(p) for p in left]
     for p in left:  # ours: started by this test; clean up before failing
         os.kill(p, signal.SIGKILL)
-    assert not left, f"left behind: {left}"
+    assert not left, f"left behind: {described}"
+
+
+def _describe(pid: int) -> str:
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        return f"{pid} {p.status()} ppid={p.ppid()} {' '.join(p.cmdline())}"
+    except psutil.Error:
+        return str(pid)
 
 
 def _parse_lines(games: Path) -> list[dict[str, Any]]:
@@ -248,6 +259,51 @@ def test_stop_and_resume_plays_every_game_exactly_once(workdir: Path, how: str) 
     final = [r["game_id"] for r in _parse_lines(games)]
     assert final[:len(saved)] == saved
     assert sorted(final) == sorted(expected)  # every game, none twice
+
+
+HANGING = f"""\
+name: hanging
+bots: [{ROOT}/bots/random, {ROOT}/tests/bots/sleepy]
+variants: [nine-mens-morris]
+time: {{movetime: 30000}}
+workers: 2
+report: false
+"""
+
+
+@pytest.mark.parametrize("how", ["sigint", "sigkill"])
+def test_stopping_does_not_wait_for_the_games_in_flight(workdir: Path, how: str) -> None:
+    """Both games hang (the sleepy bot stops answering on its third move, and would lose on
+    time only after 30 s): the stop must kill them, not wait for them."""
+    import psutil
+
+    path = write_config(workdir, HANGING, "hanging.yaml")
+    proc = _start(path)
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # two workers, each with its two bots
+            kids = psutil.Process(proc.pid).children(recursive=True)
+            if len(kids) >= 6 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert len(kids) >= 6, [k.cmdline() for k in kids]
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        if how == "sigint":
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(timeout=15)
+            assert proc.returncode == 130
+        else:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+        _assert_gone([k.pid for k in kids], within=8.0)
+        assert time.monotonic() - t0 < 10.0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    games = workdir / "results" / "hanging" / "games.jsonl"
+    assert not games.exists() or games.read_bytes() == b""
 
 
 # -- pure pieces: standings and progress ------------------------------------------------
