@@ -327,8 +327,11 @@ class Session:
     """
 
     def __init__(self, bot: Bot, send: Callable[[str], None] = _write_stdout,
-                 warn: Callable[[str], None] = log) -> None:
+                 warn: Callable[[str], None] = log, forgiving: bool = False) -> None:
         self.bot = bot
+        #: replace a bad choice (an exception, an illegal move) by a random legal move instead
+        #: of letting the referee see it; off by default so bugs show up in game records
+        self.forgiving = forgiving
         self.send = send
         self.warn = warn
         self.variant: Variant = bot.variant
@@ -432,13 +435,17 @@ class Session:
         previous, _info_sink = _info_sink, self.send
         try:
             choice = self.bot.choose(pos.copy(), clock)
-        except Exception:  # a bug in the bot must not cost the game without a trace
+        except Exception:  # a bug in the bot: leave a trace on stderr, then crash or forgive
             self.warn("kit: the bot's choose() raised:\n" + traceback.format_exc().rstrip())
+            if not self.forgiving:
+                raise SystemExit(1) from None
             choice = None
         finally:
             _info_sink = previous
-        move = self._checked(choice, legal)
-        self.send(P.format_bestmove(move))
+        if self.forgiving:
+            self.send(P.format_bestmove(self._checked(choice, legal)))
+        else:  # the referee judges the move, so an illegal one is recorded as such
+            self.send(P.format_bestmove(choice))
 
     def _checked(self, choice: object, legal: list[Move]) -> Move:
         """``choice`` if it is a legal move, else (with a warning) a random legal move."""
@@ -456,12 +463,17 @@ class Session:
 
 def run(bot: Union[Bot, ChooseFn], *, name: str = "bot", author: str = "unknown",
         options: Sequence[OptionDecl] = (), stdin: Optional[TextIO] = None,
-        stdout: Optional[TextIO] = None) -> None:
+        stdout: Optional[TextIO] = None, forgiving: bool = False) -> None:
     """Run ``bot`` (a :class:`Bot` or a ``choose(position, clock)`` function) on stdin/stdout
     until ``quit`` or the end of input.  ``name``/``author``/``options`` apply to functions.
 
     While it runs, ``sys.stdout`` is redirected to stderr, so a stray ``print`` in the bot
     goes to the log instead of breaking the protocol; protocol lines go to the real stdout.
+
+    A bug in the bot is not hidden: if ``choose`` raises, the traceback goes to stderr and the
+    bot exits with status 1 (the referee records a crash with that stderr); a move that is not
+    legal is sent as it is (the referee records an illegal move).  ``forgiving=True`` plays a
+    random legal move instead, with a warning on stderr.
     """
     if not isinstance(bot, Bot):
         bot = _FunctionBot(bot, name, author, options)
@@ -475,7 +487,7 @@ def run(bot: Union[Bot, ChooseFn], *, name: str = "bot", author: str = "unknown"
         out.flush()
 
     global _info_sink
-    session = Session(bot, send)
+    session = Session(bot, send, forgiving=forgiving)
     saved, sys.stdout = sys.stdout, sys.stderr
     saved_sink, _info_sink = _info_sink, send
     try:

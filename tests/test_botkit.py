@@ -190,11 +190,35 @@ def test_go_gives_a_budget_and_a_copy_and_answers_bestmove() -> None:
     assert out == [f"bestmove {session.position.legal_moves()[0]}"]
 
 
-@pytest.mark.parametrize("answer", ["g7-a1", "zz", 42, "raise"])
-def test_a_bad_choice_is_logged_and_replaced_by_a_legal_move(answer: object) -> None:
+@pytest.mark.parametrize("answer", ["g7-a1", "zz", 42])
+def test_a_bad_choice_reaches_the_referee_unchanged(answer: object) -> None:
     bot = _Recorder()
     bot.answer = answer
     session, out, warnings = _session(bot)
+    _drive(session, session.variant, ["d6"])
+    session.handle("go movetime 50")
+    assert out == [f"bestmove {answer}"]
+    with pytest.raises(ValueError):
+        session.position.parse_move(str(answer))
+
+
+def test_a_choose_that_raises_exits_with_a_traceback_on_stderr() -> None:
+    bot = _Recorder()
+    bot.answer = "raise"
+    session, out, warnings = _session(bot)
+    _drive(session, session.variant, ["d6"])
+    with pytest.raises(SystemExit) as exc:
+        session.handle("go movetime 50")
+    assert exc.value.code == 1 and out == []
+    assert len(warnings) == 1 and "Traceback" in warnings[0]
+
+
+@pytest.mark.parametrize("answer", ["g7-a1", "zz", 42, "raise"])
+def test_a_forgiving_kit_replaces_a_bad_choice_by_a_legal_move(answer: object) -> None:
+    bot = _Recorder()
+    bot.answer = answer
+    session, out, warnings = _session(bot)
+    session.forgiving = True
     _drive(session, session.variant, ["d6"])
     session.handle("go movetime 50")
     assert len(out) == 1 and len(warnings) == 1
@@ -553,3 +577,30 @@ def test_run_keeps_stray_prints_off_the_protocol(tmp_path: Path) -> None:
         "id name printer", "id author tests", "option name Depth type spin default 2 min 1 max 9",
         "morrisok", "readyok", "info budget 0.170 depth 5", "bestmove g7"]
     assert "debugging output" in done.stderr
+
+
+@pytest.mark.parametrize("behaviour, termination", [("illegal", "illegal-move"), ("raise", "crash")])
+def test_kit_bot_bugs_show_in_the_game_record(tmp_path, behaviour: str, termination: str) -> None:
+    """A kit bot's bug reaches the referee: an illegal move or a crash with its traceback."""
+    from arena.bot import load_bot
+    from arena.clock import TimeControl
+    from arena.referee import play_game
+
+    folder = tmp_path / "buggy"
+    folder.mkdir()
+    (folder / "bot.yaml").write_text("name: buggy\ncommand: '{python} bot.py'\n")
+    (folder / "bot.py").write_text(
+        "from arena.botkit import run\n"
+        "def choose(position, clock):\n"
+        f"    if {behaviour!r} == 'raise':\n"
+        "        raise RuntimeError('student bug')\n"
+        "    return 'a1-g7'\n"
+        "run(choose, name='buggy')\n")
+    random_bot = load_bot(Path(__file__).resolve().parents[1] / "bots" / "random")
+    record = play_game(load_bot(folder), random_bot, get_variant("nine-mens-morris"),
+                       TimeControl.parse("2000"))
+    assert record.termination == termination and record.forfeit == "white" and record.result == "0-1"
+    if behaviour == "raise":
+        assert "student bug" in record.stderr["white"]
+    else:
+        assert record.offending_line is not None and "a1-g7" in record.offending_line
