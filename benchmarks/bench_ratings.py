@@ -27,6 +27,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# Dense linear algebra on a few hundred bots is too small to gain from BLAS threads, and on a
+# busy machine OpenBLAS threads spinning against other processes make timings swing 10-fold.
+# One thread (unless the caller chose otherwise) measures the algorithm; the header says which.
+_NUMPY_WAS_LOADED = "numpy" in sys.modules
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import numpy as np  # noqa: E402
 
 from arena import ratings as R  # noqa: E402
@@ -98,9 +105,11 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
     """Run every measurement, print the table and return the figures."""
     sizes = QUICK_SIZES if quick else SIZES
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    threads = ("library default (numpy was loaded first)" if _NUMPY_WAS_LOADED
+               else os.environ["OPENBLAS_NUM_THREADS"])
     echo(f"ratings benchmark ({'quick' if quick else 'full'}; best of 2 (small), 1 (large); "
          f"synthetic colour-swapped pairs, 30% draws; load average {load:.1f} on "
-         f"{os.cpu_count()} CPUs)")
+         f"{os.cpu_count()} CPUs; BLAS threads: {threads})")
     figures: dict[str, float] = {}
     results = []
     for k, (bots, games) in enumerate(sizes):
