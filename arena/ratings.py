@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence
 
 import numpy as np
-from scipy import linalg, optimize, sparse, special, stats
+from scipy import optimize, sparse, special, stats
 from scipy.sparse import csgraph
 
 from arena.errors import ArenaError
@@ -404,7 +404,7 @@ def fit_theta(n_mat: np.ndarray, s_mat: np.ndarray, *, start: Optional[np.ndarra
     for it in range(1, max_iter + 1):
         grad, hess = _grad_hess(theta, *pairs)
         step = np.zeros(n)
-        step[1:] = linalg.solve(hess[1:, 1:], grad[1:], assume_a="pos")
+        step[1:] = np.linalg.solve(hess[1:, 1:], grad[1:])
         t = 1.0
         while True:
             cand = theta + t * step
@@ -472,7 +472,7 @@ def sandwich_covariance(theta: np.ndarray, hessian: np.ndarray, white: np.ndarra
     if n < 2:
         return cov
     meat, g = _sandwich_meat(theta, white, black, score, cluster)
-    h_inv = linalg.inv(hessian[1:, 1:])
+    h_inv = np.linalg.inv(hessian[1:, 1:])
     factor = g / (g - 1) if g > 1 else 1.0
     cov[1:, 1:] = factor * (h_inv @ meat[1:, 1:] @ h_inv)
     return cov
