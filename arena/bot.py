@@ -20,6 +20,7 @@ import logging
 import os
 import select
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from arena import protocol as P
 from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, ProtocolError
@@ -45,6 +46,9 @@ STDERR_CAP = 8 * 1024
 OFFENDING_CAP = 300
 #: lines kept in a transcript
 TRANSCRIPT_CAP = 400
+#: seconds between two looks at a thinking bot's CPU time under the CPU clock (cgroup
+#: accounting; the process-tree fallback costs more and is looked at four times less often)
+CPU_POLL_S = 0.005
 #: seconds a bot gets to exit after ``quit``, then after SIGTERM
 QUIT_GRACE_S = 0.5
 TERM_GRACE_S = 0.5
@@ -259,10 +263,11 @@ class BotProcess:
     """One bot process: spawn, handshake, new game, moves, shutdown.  The only owner of it.
 
     Use as a context manager or call :meth:`close`; every method that reads takes a time
-    limit and raises :class:`BotTimeout` when it passes.  With an ``isolation``
-    (:class:`arena.sandbox.Isolation`) the bot runs in a :class:`~arena.sandbox.Sandbox`
-    (limits, cleared environment, bwrap...), which also measures its CPU time per move
-    (:attr:`last_cpu_ms`, where the CPU clock is exact) and kills what is left at the end.
+    limit and raises :class:`BotTimeout` when it passes.  The bot runs in a
+    :class:`~arena.sandbox.Sandbox` made from ``isolation`` (:class:`arena.sandbox.Isolation`;
+    default :meth:`~arena.sandbox.Isolation.default`: the best level this machine supports,
+    see ``arena doctor``), which measures the CPU time of its whole process tree
+    (:attr:`last_cpu_ms`) and kills what is left at the end.
     """
 
     def __init__(self, spec: BotSpec, *, label: str = "", env: Optional[Mapping[str, str]] = None,
@@ -272,8 +277,10 @@ class BotProcess:
         self.spec = spec
         self.isolation = isolation
         self.sandbox: Optional[Sandbox] = None
-        #: CPU ms of the bot's whole process tree during the last :meth:`go` (None: not measured)
+        #: CPU ms the bot's whole process tree used for its last reply to :meth:`go`: since
+        #: its previous reply (or ``readyok``), so thinking on the opponent's time counts too
         self.last_cpu_ms: Optional[float] = None
+        self._cpu_mark = 0.0
         self.label = label or spec.name
         self.env = dict(env) if env is not None else None
         self.line_cap = line_cap
@@ -334,22 +341,21 @@ class BotProcess:
             raise RuntimeError("BotProcess.start called twice")
         spec = self.spec
         self._debug = log.isEnabledFor(logging.DEBUG)
-        argv, env, preexec = list(spec.command), self.env, None
-        if self.isolation is not None:  # ConfigError/SandboxError: the referee's setup, not the bot
-            self.sandbox = sb = self.isolation.sandbox(spec.path, cwd=spec.cwd, label=self.label)
-            argv, env, preexec = sb.wrap(argv), sb.env(self.env), sb.preexec
+        from arena.sandbox import Isolation
+
+        missing = _missing_program(spec.command[0], spec.cwd, (self.env or os.environ).get("PATH"))
+        if missing:  # found here: inside a sandbox it would only show as an early exit
+            raise BotStartError(f"cannot run {shlex.join(spec.command)!r} in {spec.cwd}: {missing}")
+        if self.isolation is None:  # ConfigError: MORRIS_ARENA_ISOLATION names a bad level
+            self.isolation = Isolation.default()
+        # ConfigError/SandboxError here are the referee's setup, not the bot's fault
+        self.sandbox = sb = self.isolation.sandbox(spec.path, cwd=spec.cwd, label=self.label)
         try:
-            self.proc = subprocess.Popen(
-                argv, cwd=spec.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, close_fds=True, bufsize=0,
-                env=env, preexec_fn=preexec)
+            self.proc = sb.popen(spec.command, cwd=spec.cwd, env=self.env)
         except (OSError, subprocess.SubprocessError) as e:
-            if self.sandbox is not None:
-                self.sandbox.close()
+            sb.close()
             raise BotStartError(f"cannot run {shlex.join(spec.command)!r} in {spec.cwd}: "
                                 f"{getattr(e, 'strerror', None) or e}") from None
-        if self.sandbox is not None:
-            self.sandbox.attach(self.proc.pid)
         self._spawned_at = time.monotonic()
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin = self.proc.stdin.fileno()
@@ -365,8 +371,8 @@ class BotProcess:
             self._pidfd = os.pidfd_open(self.proc.pid)  # type: ignore[attr-defined]
         except (AttributeError, OSError):
             self._pidfd = -1
-        log.debug("%s: started pid %d: %s (cwd %s)", self.label, self.proc.pid,
-                  shlex.join(spec.command), spec.cwd)
+        log.debug("%s: started pid %d: %s (cwd %s, sandbox %s)", self.label, self.proc.pid,
+                  shlex.join(spec.command), spec.cwd, sb.describe())
         try:
             self._send([P.format_hello()], self._spawned_at + 1.0)
         except BotError:
@@ -419,6 +425,7 @@ class BotProcess:
                 line = self._read_line(deadline)
                 msg = P.parse_bot_line(line)
                 if isinstance(msg, P.ReadyOk):
+                    self._cpu_mark = self.cpu_time()
                     return
                 if not isinstance(msg, P.Info):
                     raise ProtocolError(f"expected 'readyok', got {cut(line)!r}", line)
@@ -431,11 +438,15 @@ class BotProcess:
 
     # -- moves ---------------------------------------------------------------------------
     def go(self, position_text: str, moves: Sequence[str], go: P.Go,
-           timeout_s: Optional[float]) -> tuple[str, float]:
+           timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None) -> tuple[str, float]:
         """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` to
         reading ``bestmove``.  ``timeout_s`` ``None`` waits forever (never for games).
 
-        :raises BotTimeout: no ``bestmove`` in time.
+        :attr:`last_cpu_ms` is then the CPU time of the bot's process tree since its previous
+        reply.  With ``cpu_limit_s`` that CPU time is watched while the bot thinks, and a bot
+        that goes over loses at once (``timeout_s`` still caps the wall time).
+
+        :raises BotTimeout: no ``bestmove`` in time (wall, or CPU with ``cpu_limit_s``).
         :raises BotCrashed: the bot exited or closed its output.
         :raises ProtocolError: a line other than ``info``/``bestmove``, output while not asked,
             a second reply, or a line longer than the cap.
@@ -445,15 +456,16 @@ class BotProcess:
             self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
         lines = [P.format_position(position_text, moves), self._last_go[1]]
         limit = timeout_s if timeout_s is not None else float("inf")
-        sb = self.sandbox if self.sandbox is not None and self.sandbox.exact_cpu else None
-        cpu0 = sb.cpu_time() if sb is not None else 0.0
         self.last_cpu_ms = None
         deadline = time.monotonic() + limit  # a bot too slow to read its input uses its own time
         self._send(lines, deadline)
         start = time.monotonic()
+        watch = None if cpu_limit_s is None else self._cpu_watch(cpu_limit_s)
         while True:
             try:
-                line = self._read_line(deadline)
+                line = self._read_line(deadline, watch)
+            except _CpuTimeout:
+                raise
             except BotTimeout:
                 raise BotTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms"  # type: ignore[operator]
                                  ) from None
@@ -463,10 +475,26 @@ class BotProcess:
             if not isinstance(msg, P.Info):
                 raise ProtocolError(f"expected 'bestmove' or 'info', got {cut(line)!r}", line)
         elapsed_ms = (time.monotonic() - start) * 1000.0
-        if sb is not None:
-            self.last_cpu_ms = (sb.cpu_time() - cpu0) * 1000.0
+        used = self.cpu_time()
+        self.last_cpu_ms, self._cpu_mark = (used - self._cpu_mark) * 1000.0, used
         self._check_extra()
         return msg.move, elapsed_ms
+
+    def cpu_time(self) -> float:
+        """Seconds of CPU the bot's whole process tree has used since it started."""
+        return self.sandbox.cpu_time() if self.sandbox is not None else 0.0
+
+    def _cpu_watch(self, limit_s: float) -> tuple[float, Callable[[], None]]:
+        """For :meth:`_read_line`: a polling interval and a check that raises once the bot's
+        process tree has used more than ``limit_s`` of CPU since its previous reply."""
+        def check() -> None:
+            used = self.cpu_time() - self._cpu_mark
+            if used > limit_s:
+                self.last_cpu_ms = used * 1000.0
+                raise _CpuTimeout(f"used {used * 1000:.0f} ms of CPU time, the limit was "
+                                  f"{limit_s * 1000:.0f} ms")
+        exact = self.sandbox is not None and self.sandbox.exact_cpu
+        return (CPU_POLL_S if exact else 4 * CPU_POLL_S), check
 
     def _check_extra(self) -> None:
         """Fail on a complete line already received after a reply (a bot answering twice)."""
@@ -514,7 +542,10 @@ class BotProcess:
                 raise BotTimeout("not reading its input")
             self._poll_out.poll(max(1, int(left * 1000)))
 
-    def _read_line(self, deadline: float) -> str:
+    def _read_line(self, deadline: float,
+                   watch: Optional[tuple[float, Callable[[], None]]] = None) -> str:
+        """The next line, by ``deadline``; ``watch`` is ``(interval, check)``: ``check`` runs
+        every ``interval`` seconds while waiting and may raise."""
         lines = self._lines
         while not lines:
             if self._eof:
@@ -522,6 +553,9 @@ class BotProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotTimeout("no answer in time")
+            if watch is not None:
+                watch[1]()
+                left = min(left, watch[0])
             if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
                 self._fill()
         line = lines.popleft()
@@ -567,11 +601,15 @@ class BotProcess:
     def _crashed(self) -> BotCrashed:
         """A :class:`BotCrashed` with the exit status and the last stderr line."""
         code = self.proc.returncode if self.proc is not None and self._wait_exit(0.2) else None
+        if self.sandbox is not None and code is not None:
+            code = self.sandbox.exit_status(code)
         if self._stderr is not None and code is not None:
             self._stderr.wait_eof(0.2)
         last = next((ln for ln in reversed(self.stderr_tail().splitlines()) if ln.strip()), "")
         what = "closed its output" if code is None else _exit_text(code)
-        msg = f"{what}" + (f" (last stderr line: {cut(last, 200)})" if last else "")
+        notes = self.sandbox.notes() if self.sandbox is not None else []
+        msg = what + (f" ({'; '.join(notes)})" if notes else "") + (
+            f" (last stderr line: {cut(last, 200)})" if last else "")
         return BotCrashed(msg, returncode=code)
 
     # -- shutdown ------------------------------------------------------------------------
@@ -704,6 +742,21 @@ class BotProcess:
                 p.send_signal(sig)
             except psutil.Error:
                 pass
+
+
+class _CpuTimeout(BotTimeout):
+    """The bot used more CPU time than its move allows."""
+
+
+def _missing_program(program: str, cwd: str, path: Optional[str]) -> str:
+    """Why ``program`` cannot be started (a path is taken from ``cwd``, a name looked up on
+    ``path``), or ``""``."""
+    if "/" in program:
+        full = os.path.join(cwd, program)
+        if not os.path.exists(full):
+            return "No such file or directory"
+        return "" if os.access(full, os.X_OK) else "Permission denied"
+    return "" if shutil.which(program, path=path) else "No such file or directory"
 
 
 def _descendants(pid: int) -> list[Any]:

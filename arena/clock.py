@@ -26,6 +26,10 @@ HANDSHAKE_MS = 5000
 MARGIN_MS = 100
 #: default per-move time when nothing is given
 MOVETIME_MS = 1000
+#: the clocks a time control can charge: wall time, or the CPU time of the bot's process tree
+CLOCKS = ("wall", "cpu")
+#: with the CPU clock, a move's wall-clock cap is this many times its CPU allowance
+WALL_FACTOR = 5.0
 
 _CLOCK_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\+\s*(\d+(?:\.\d+)?)\s*$")
 _MOVETIME_RE = re.compile(r"^\s*(\d+)\s*$")
@@ -39,6 +43,11 @@ class TimeControl:
     ``movetime_ms`` and the time left on the clock.  ``handshake_ms`` bounds the start of a
     bot (spawn to ``morrisok``, and again ``isready`` to ``readyok``); ``margin_ms`` is added
     to every deadline the referee enforces (bots are told the times without it).
+
+    ``clock`` is what a move is charged: ``wall`` (elapsed time) or ``cpu`` (the CPU time the
+    bot's whole process tree used since its previous reply, see :mod:`arena.sandbox`).  With
+    ``cpu`` a move also has a wall-clock cap of ``wall_factor`` times its allowance, so a bot
+    that sleeps still loses.
     """
 
     movetime_ms: Optional[int] = MOVETIME_MS
@@ -46,6 +55,8 @@ class TimeControl:
     increment_ms: int = 0
     handshake_ms: int = HANDSHAKE_MS
     margin_ms: int = MARGIN_MS
+    clock: str = "wall"
+    wall_factor: float = WALL_FACTOR
 
     def __post_init__(self) -> None:
         if self.movetime_ms is None and self.base_ms is None:
@@ -57,26 +68,32 @@ class TimeControl:
         for key in ("increment_ms", "margin_ms"):
             if getattr(self, key) < 0:
                 raise ConfigError(f"expected 0 or more ms, got {getattr(self, key)}", key)
+        if self.clock not in CLOCKS:
+            raise ConfigError(f"expected one of {', '.join(CLOCKS)}, got {self.clock!r}", "clock")
+        if not self.wall_factor >= 1:
+            raise ConfigError(f"expected a number of at least 1, got {self.wall_factor!r}",
+                              "wall_factor")
         if self.handshake_ms <= 0:
             raise ConfigError(f"expected a positive number of ms, got {self.handshake_ms}",
                               "handshake_ms")
 
     @classmethod
     def parse(cls, text: str, *, handshake_ms: int = HANDSHAKE_MS,
-              margin_ms: int = MARGIN_MS) -> TimeControl:
+              margin_ms: int = MARGIN_MS, clock: str = "wall") -> TimeControl:
         """``"1000"``: 1000 ms per move; ``"60+1"``: a clock of 60 s plus 1 s per move
-        (seconds may have decimals: ``"0.5+0.05"``).
+        (seconds may have decimals: ``"0.5+0.05"``).  ``clock`` is ``wall`` or ``cpu``.
 
-        :raises ConfigError: the text is neither form.
+        :raises ConfigError: the text is neither form, or an unknown clock.
         """
         m = _MOVETIME_RE.match(text)
         if m:
-            return cls(movetime_ms=int(m.group(1)), handshake_ms=handshake_ms, margin_ms=margin_ms)
+            return cls(movetime_ms=int(m.group(1)), handshake_ms=handshake_ms, margin_ms=margin_ms,
+                       clock=clock)
         m = _CLOCK_RE.match(text)
         if m:
             base, inc = float(m.group(1)), float(m.group(2))
             return cls(movetime_ms=None, base_ms=round(base * 1000), increment_ms=round(inc * 1000),
-                       handshake_ms=handshake_ms, margin_ms=margin_ms)
+                       handshake_ms=handshake_ms, margin_ms=margin_ms, clock=clock)
         raise ConfigError(f"not a time control: {text!r} (expected MS per move, e.g. 1000, "
                           "or BASE+INC in seconds, e.g. 60+1)")
 
@@ -98,6 +115,8 @@ class TimeControl:
             parts.append(f"{_secs(self.base_ms)}+{_secs(self.increment_ms)} s")
         if self.movetime_ms is not None:
             parts.append(f"{self.movetime_ms} ms/move")
+        if self.clock == "cpu":
+            parts.append("CPU time")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,8 +158,16 @@ class GameClock:
         """The referee's limit for this move: :meth:`allowed_ms` plus the margin."""
         return self.allowed_ms(color) + self.tc.margin_ms
 
+    def wall_deadline_ms(self, color: int) -> float:
+        """The wall-clock limit for this move: the deadline, or with the CPU clock
+        ``wall_factor`` times the allowance plus the margin."""
+        if self.tc.clock != "cpu":
+            return self.deadline_ms(color)
+        return self.allowed_ms(color) * self.tc.wall_factor + self.tc.margin_ms
+
     def charge(self, color: int, elapsed_ms: float) -> bool:
-        """Charge a move that took ``elapsed_ms`` to ``color``; False if it overstepped.
+        """Charge a move that took ``elapsed_ms`` (of the time control's clock: wall or CPU)
+        to ``color``; False if it overstepped.
 
         Time used within the margin empties the clock but is not a loss; the increment is
         added after every move in time.

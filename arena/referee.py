@@ -96,8 +96,12 @@ class Player(abc.ABC):
 
     @abc.abstractmethod
     def choose(self, position: Position, moves: Sequence[str], go: Go,
-               timeout_s: Optional[float]) -> tuple[str, float]:
-        """The move text for ``position`` (reached by ``moves``) and the wall ms it took."""
+               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None
+               ) -> tuple[str, float]:
+        """The move text for ``position`` (reached by ``moves``) and the wall ms it took.
+
+        ``cpu_limit_s`` (CPU clock only) bounds the CPU time the move may use; a player that
+        measures CPU sets :attr:`last_cpu_ms`."""
 
     def begin_finish(self, result: str, reason: str, *, failed: bool = False) -> None:
         """Tell the player the game is over (``result``, ``reason``); ``failed`` if it forfeited."""
@@ -141,11 +145,14 @@ class BotPlayer(Player):
         self.process.new_game(variant.name, variant.to_params(), options, handshake_s)
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
-               timeout_s: Optional[float]) -> tuple[str, float]:
+               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None
+               ) -> tuple[str, float]:
         """``position``/``go`` to the bot; its ``bestmove`` and the referee-measured ms."""
-        move = self.process.go(position.to_text(), moves, go, timeout_s)
-        self.last_cpu_ms = self.process.last_cpu_ms
-        return move
+        try:
+            return self.process.go(position.to_text(), moves, go, timeout_s,
+                                   cpu_limit_s=cpu_limit_s)
+        finally:
+            self.last_cpu_ms = self.process.last_cpu_ms
 
     def begin_finish(self, result: str, reason: str, *, failed: bool = False) -> None:
         """``gameover``, ``quit``, close the bot's input.  A bot that failed is not expected
@@ -179,7 +186,8 @@ class HumanPlayer(Player):
         self.show_board = show_board
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
-               timeout_s: Optional[float]) -> tuple[str, float]:
+               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None
+               ) -> tuple[str, float]:
         """Prompt until a legal move is typed."""
         start = time.monotonic()
         if self.show_board:
@@ -256,8 +264,10 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     ``seed`` (random if ``None``, recorded either way) is sent as the ``Seed`` option to bots
     that declare one and were not given one.  ``on_move(position, info)`` is called after
     every move.  ``quit_grace_s``/``term_grace_s`` override how long bots get to exit.
-    ``isolation`` runs bot processes in sandboxes (:mod:`arena.sandbox`); moves then carry
-    ``cpu_ms`` where the CPU clock is exact.
+    ``isolation`` is how bot processes are sandboxed (:mod:`arena.sandbox`; default: the
+    best level available, see ``arena doctor``).  Every move records its wall and CPU ms;
+    with ``time_control.clock == "cpu"`` a move is charged the CPU time of the bot's process
+    tree, under a wall-clock cap ``wall_factor`` times larger.
 
     :raises ConfigError: an opening move is illegal (before any process starts), or the
         isolation level is not available here.
@@ -316,10 +326,16 @@ class _Game:
             player = self.players[color]
             try:
                 timeout_ms = clock.deadline_ms(color) if player.timed else None
-                text, ms = player.choose(pos, self.moves, clock.go(),
-                                         None if timeout_ms is None else timeout_ms / 1000.0)
-                if player.timed and not clock.charge(color, ms):
-                    raise BotTimeout(f"took {ms:.0f} ms, the limit was {timeout_ms:.0f} ms")
+                on_cpu = timeout_ms is not None and self.tc.clock == "cpu"
+                wall_ms = clock.wall_deadline_ms(color) if player.timed else None
+                text, ms = player.choose(
+                    pos, self.moves, clock.go(), None if wall_ms is None else wall_ms / 1000.0,
+                    cpu_limit_s=timeout_ms / 1000.0 if on_cpu else None)  # type: ignore[operator]
+                charged = player.last_cpu_ms if on_cpu and player.last_cpu_ms is not None else ms
+                if player.timed and not clock.charge(color, charged):
+                    unit = " of CPU time" if on_cpu else ""
+                    raise BotTimeout(f"took {charged:.0f} ms{unit}, the limit was "
+                                     f"{timeout_ms:.0f} ms")
                 try:
                     move = pos.parse_move(text)
                 except MoveError as e:

@@ -65,15 +65,19 @@ CGROUP_PARENT = "morris-arena"
 #: the environment variable that tags a basic-level bot's processes (to find adopted orphans)
 TAG_VARIABLE = "MORRIS_ARENA_SANDBOX"
 #: environment variables a bot keeps from the referee at ``basic`` and ``bwrap``
-KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH")
 #: /etc entries mounted read-only under bwrap: dynamic linking, alternatives, time zone, names
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
-               "nsswitch.conf", "passwd", "group", "mime.types")
+               "nsswitch.conf", "passwd", "group", "mime.types", "ssl")
 #: top-level system directories mounted (or recreated as the same symlinks) under bwrap
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+#: the environment variable that overrides the default isolation level (none/basic/bwrap/best)
+LEVEL_VARIABLE = "MORRIS_ARENA_ISOLATION"
 #: first uid of the range from which bwrap bots get a unique uid when the referee is root
 UID_BASE = 1_600_000_000
 
+#: the shell that moves a bwrap bot's pipes into place (dash cannot name descriptors >= 10)
+_BASH = shutil.which("bash")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
@@ -186,6 +190,15 @@ class Isolation:
     def best(cls, limits: Optional[Limits] = None) -> Isolation:
         """The best level this machine supports, with ``limits`` (default limits if None)."""
         return cls(best_level(), limits or Limits())
+
+    @classmethod
+    def default(cls) -> Isolation:
+        """What bots get when nothing is configured: the level named by the environment
+        variable ``MORRIS_ARENA_ISOLATION`` if set, else the best available; default limits.
+
+        :raises ConfigError: the variable names an unknown or unavailable level.
+        """
+        return cls(parse_level(os.environ.get(LEVEL_VARIABLE), LEVEL_VARIABLE))
 
     @classmethod
     def parse(cls, data: object, path: str = "isolation") -> Isolation:
@@ -773,6 +786,7 @@ def _bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[i
         elif os.path.isdir(host):
             args += ["--ro-bind", host, host]
             mounted.append(host)
+    args += ["--perms", "0755", "--dir", "/etc"]  # bwrap would make it 0700: unreadable
     for name in ETC_ENTRIES:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     for java in sorted(Path("/etc").glob("java*")):
@@ -897,6 +911,13 @@ class Sandbox:
         """What the limits did to the bot (OOM kills, refused forks), for game records."""
         return self._cgroups.notes() if self._cgroups is not None else []
 
+    def exit_status(self, code: int) -> int:
+        """The bot's exit status from the spawned process's: bwrap reports a child killed
+        by signal N as ``128 + N``, which is turned back into ``-N`` (as ``Popen`` says)."""
+        if self.level is Level.BWRAP and 128 < code < 128 + 65:
+            return 128 - code
+        return code
+
     # -- spawning ------------------------------------------------------------------------
     def _make_rlimits(self) -> list[tuple[int, tuple[int, int]]]:
         lim = self.limits
@@ -914,19 +935,65 @@ class Sandbox:
             out.append((res, (soft, hard)))
         return out
 
-    def wrap(self, command: Sequence[str]) -> list[str]:
-        """The command to run: unchanged below bwrap, else behind the bwrap prefix."""
+    def wrap(self, command: Sequence[str], *, pipes: Optional[tuple[int, int]] = None) -> list[str]:
+        """The command to run: unchanged below bwrap, else behind the bwrap prefix.
+
+        ``pipes`` (bwrap only): descriptors ``(stdin, stdout)`` that a bash trampoline inside
+        the sandbox moves to the bot's 0 and 1, so bwrap's own processes never hold them.
+        """
         if self.level is not Level.BWRAP:
             return list(command)
-        return _bwrap_args(folder=self.folder, cwd=self.cwd, tmp_mb=self.limits.tmp_mb,
-                           uid=self.uid, command=command, read_only=self.read_only) + list(command)
+        prefix = _bwrap_args(folder=self.folder, cwd=self.cwd, tmp_mb=self.limits.tmp_mb,
+                             uid=self.uid, command=command, read_only=self.read_only)
+        if pipes is not None:
+            i, o = pipes
+            prefix += [_BASH, "-c", f'exec 0<&{i} 1>&{o} {i}<&- {o}>&-; exec "$@"', "bot"]
+        return prefix + list(command)
+
+    def popen(self, command: Sequence[str], *, cwd: Optional[str] = None,
+              env: Optional[Mapping[str, str]] = None) -> subprocess.Popen[bytes]:
+        """Start ``command`` in the sandbox, in its own session, with unbuffered binary pipes
+        for stdin, stdout and stderr; :meth:`attach` it.  ``env`` is as for :meth:`env`.
+
+        Under bwrap, bwrap's own processes keep their standard descriptors open for the
+        sandbox's life; so the bot's stdin and stdout are handed over on other descriptors
+        and moved into place inside, and a bot that closes its stdout is seen at once.
+
+        :raises OSError: the command (or bwrap) cannot be started.
+        """
+        common: dict[str, Any] = dict(cwd=cwd or self.cwd, env=self.env(env),
+                                      preexec_fn=self.preexec, start_new_session=True,
+                                      close_fds=True, bufsize=0, stderr=subprocess.PIPE)
+        if self.level is not Level.BWRAP or _BASH is None:
+            proc = subprocess.Popen(self.wrap(command), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, **common)
+        else:
+            in_r, in_w = os.pipe()
+            out_r, out_w = os.pipe()
+            try:
+                proc = subprocess.Popen(self.wrap(command, pipes=(in_r, out_w)),
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        pass_fds=(in_r, out_w), **common)
+            except BaseException:
+                os.close(in_w)
+                os.close(out_r)
+                raise
+            finally:
+                os.close(in_r)
+                os.close(out_w)
+            proc.stdin = os.fdopen(in_w, "wb", buffering=0)
+            proc.stdout = os.fdopen(out_r, "rb", buffering=0)
+        self.attach(proc.pid)
+        return proc
 
     def env(self, base: Optional[Mapping[str, str]] = None) -> Optional[dict[str, str]]:
         """The bot's environment.  ``base`` is what the caller would have used (None: ours).
 
         ``none`` returns ``base`` unchanged; ``basic`` and ``bwrap`` keep only ``PATH``,
-        ``LANG``/``LC_*``/``TZ`` and what ``base`` adds or changes relative to our own
-        environment, and set ``HOME``/``TMPDIR`` to the bot's private temporary folder.
+        ``LANG``/``LC_*``/``TZ``, ``PYTHONPATH`` (so ``{python}`` bots import ``arena`` as we
+        do; under bwrap only the package itself is mounted) and what ``base`` adds or changes
+        relative to our own environment, and set ``HOME``/``TMPDIR`` to the bot's private
+        temporary folder.
         """
         if self.level is Level.NONE:
             return dict(base) if base is not None else None

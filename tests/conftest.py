@@ -15,6 +15,17 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_BOTS = Path(__file__).resolve().parent / "bots"
 EXAMPLE_BOTS = ROOT / "bots"
 PIDFILE_ENV = "MORRIS_TEST_PIDFILE"
+#: modules whose bots (tests/bots: one shared misbehave.py outside the bot folders, pids
+#: reported through PIDFILE_ENV) cannot run sandboxed; tests/hostile covers the sandbox
+UNSANDBOXED_MODULES = ("test_bot_process", "test_referee", "test_cli_play", "test_tournament")
+
+
+@pytest.fixture(autouse=True)
+def _test_bots_run_unsandboxed(request: pytest.FixtureRequest,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bots started by :data:`UNSANDBOXED_MODULES` default to isolation level ``none``."""
+    if request.module.__name__.rsplit(".", 1)[-1] in UNSANDBOXED_MODULES:
+        monkeypatch.setenv("MORRIS_ARENA_ISOLATION", "none")
 
 
 def test_bot(name: str) -> BotSpec:
