@@ -271,20 +271,60 @@ class GameJob:
     tournament: str
 
 
+#: in a worker: a game is being played (SIGTERM then unwinds it rather than exiting at once)
 _in_game = False
+#: in a worker: SIGTERM has come; the worker is on its way out
+_terminated = threading.Event()
+#: seconds a terminated worker's game gets to stop its bots before the watchdog takes over
+#: (less than WORKER_STOP_GRACE_S, after which the runner kills the worker)
+BOT_STOP_GRACE_S = 3.0
+_TERM_STATUS = 128 + signal.SIGTERM
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
     """In a worker: unwind the game (the referee's ``finally`` blocks stop its bots), or exit
     at once when idle.
 
-    Later SIGTERMs are ignored, so that they cannot cut the bots' shutdown short (the pool
-    sends its own when it sees another worker exit).
+    Only the first SIGTERM raises: a later one (the pool sends its own when it sees another
+    worker exit) must not cut the bots' shutdown short.
     """
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _terminated.is_set():
+        return
+    _terminated.set()
     if _in_game:
-        raise SystemExit(128 + signum)
-    os._exit(128 + signum)
+        raise SystemExit(_TERM_STATUS)
+    os._exit(_TERM_STATUS)
+
+
+def _watchdog() -> None:
+    """In a worker, on a thread: once SIGTERM has come, wait (a little) for the game to stop,
+    kill whatever child process is left, and exit.
+
+    The main thread normally exits first (see :func:`play_job`); this covers a ``SystemExit``
+    that never reached it (raised inside a ``__del__``, where Python ignores exceptions, or
+    outside the game), which would otherwise leave the worker waiting for work forever.
+    """
+    _terminated.wait()
+    deadline = time.monotonic() + BOT_STOP_GRACE_S
+    while _in_game and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _kill_children()
+    os._exit(_TERM_STATUS)
+
+
+def _kill_children() -> None:
+    """SIGKILL every descendant of this process (bots a referee could not stop)."""
+    import psutil
+
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
 
 
 def _set_parent_death_signal(sig: int) -> None:
@@ -305,6 +345,7 @@ def init_worker(parent_pid: int) -> None:
     and die with the runner."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    threading.Thread(target=_watchdog, name="arena-worker-watchdog", daemon=True).start()
     _set_parent_death_signal(signal.SIGTERM)
     if os.getppid() != parent_pid:  # the runner died before the request took effect
         os._exit(1)
@@ -317,14 +358,17 @@ def play_job(job: GameJob) -> GameRecord:
     from arena.referee import play_game
 
     slot = job.slot
-    _in_game = True
     try:
-        record = play_game(job.white, job.black, slot.variant, job.time_control,
-                           opening=slot.opening, game_id=slot.game_id, seed=slot.seed)
+        _in_game = True
+        try:
+            record = play_game(job.white, job.black, slot.variant, job.time_control,
+                               opening=slot.opening, game_id=slot.game_id, seed=slot.seed)
+        finally:
+            _in_game = False
     except SystemExit:
-        os._exit(143)  # terminated mid-game: the referee has stopped the bots while unwinding
-    finally:
-        _in_game = False
+        os._exit(_TERM_STATUS)  # terminated mid-game: the referee stopped the bots unwinding
+    if _terminated.is_set():  # the SystemExit went astray, the game ended anyway: nobody waits
+        os._exit(_TERM_STATUS)
     record.tournament = job.tournament
     record.round = slot.round
     record.pair = slot.pair
@@ -379,7 +423,6 @@ class Progress:
         self.stream = stream
         self.live = live
         self.points: dict[str, float] = dict(points or {})
-        self.games: dict[str, int] = {}
         self.t0 = time.monotonic()
         self.lock = threading.RLock()
         self.shown = False
@@ -388,8 +431,7 @@ class Progress:
         """Count a finished game (already saved) and show it."""
         with self.lock:
             self.done += 1
-            for color, info in (("white", record.white), ("black", record.black)):
-                self.points[info.name] = self.points.get(info.name, 0.0) + record.score(color)
+            _add_points(self.points, record)
             if self.live:
                 self.redraw()
             else:
@@ -631,11 +673,16 @@ def run_tournament(config: TournamentConfig, *, restart: bool = False,
 
 
 def _points(records: Iterable[GameRecord]) -> dict[str, float]:
+    """Points per player over all variants."""
     points: dict[str, float] = {}
     for r in records:
-        for color, info in (("white", r.white), ("black", r.black)):
-            points[info.name] = points.get(info.name, 0.0) + r.score(color)
+        _add_points(points, r)
     return points
+
+
+def _add_points(points: dict[str, float], record: GameRecord) -> None:
+    for color, info in (("white", record.white), ("black", record.black)):
+        points[info.name] = points.get(info.name, 0.0) + record.score(color)
 
 
 def _play_all(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_path: Path,
