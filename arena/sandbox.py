@@ -82,6 +82,9 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 _KILL_WAIT_S = 3.0
+#: seconds between two searches of the process table for a bot's new descendants when its
+#: CPU time comes from process CPU clocks (no cgroup)
+RESCAN_S = 0.2
 _counter = itertools.count(1)
 _subreaper_lock = threading.Lock()
 
@@ -861,6 +864,7 @@ class Sandbox:
         self._cgroups: Optional[_Cgroups] = None
         self._tracked: dict[int, Any] = {}  # pid -> psutil.Process seen in the bot's tree
         self._cpu_floor = 0.0
+        self._scanned_at = -RESCAN_S
         self._cpu_base_ns: Optional[int] = None
         self._lock = threading.Lock()
         self._closed = False
@@ -1134,13 +1138,21 @@ class Sandbox:
         """Seconds of CPU used by the bot's whole process tree since :meth:`attach`.
 
         Exact from cgroup accounting (exited processes included); otherwise the sum of the
-        live processes' CPU times (with their waited-for children), never decreasing.
+        live processes' CPU times (with their waited-for children), never decreasing.  The
+        process table is searched for new descendants at most every :data:`RESCAN_S` (it
+        costs milliseconds); in between, the processes already found are summed.
         """
         if self._cgroups is not None and self._cpu_base_ns is not None:
             now = self._cgroups.cpu_ns()
             if now is not None:
                 return max(0, now - self._cpu_base_ns) / 1e9
-        total = _cpu_seconds(self._scan())
+        if time.monotonic() - self._scanned_at >= RESCAN_S:
+            procs = self._scan()
+            self._scanned_at = time.monotonic()
+        else:
+            with self._lock:
+                procs = list(self._tracked.values())
+        total = _cpu_seconds(procs)
         with self._lock:
             self._cpu_floor = max(self._cpu_floor, total)
             return self._cpu_floor

@@ -15,6 +15,11 @@ from typing import Any, Optional
 import psutil
 import pytest
 
+from arena.bot import BotSpec
+from arena.clock import TimeControl
+from arena.records import MoveInfo
+from arena.referee import play_game
+from arena.rules import Position
 from arena.sandbox import Level, Limits, Sandbox, available_levels, bwrap_status
 
 HOSTILE_BOTS = Path(__file__).resolve().parent / "bots"
@@ -97,6 +102,28 @@ def processes_in(folder: Path | str) -> list[int]:
         except psutil.Error:
             continue
     return found
+
+
+class _Enough(Exception):
+    """Stops a game after enough moves."""
+
+
+def first_moves(white: BotSpec, black: BotSpec, tc: TimeControl, n: int,
+                **kwargs: Any) -> list[MoveInfo]:
+    """The first ``n`` moves of a nine men's morris game, which is then stopped (fewer if the
+    game ended before: a forfeit).  ``kwargs`` go to :func:`play_game`."""
+    moves: list[MoveInfo] = []
+
+    def stop(position: Position, info: MoveInfo) -> None:
+        moves.append(info)
+        if len(moves) >= n:
+            raise _Enough
+
+    try:
+        play_game(white, black, "nine-mens-morris", tc, on_move=stop, **kwargs)
+    except _Enough:
+        pass
+    return moves
 
 
 def wait_gone(pids: list[int], timeout: float = 2.0) -> list[int]:

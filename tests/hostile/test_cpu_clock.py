@@ -17,12 +17,10 @@ import pytest
 from arena.bot import load_bot
 from arena.clock import GameClock, TimeControl
 from arena.errors import ConfigError
-from arena.records import MoveInfo
 from arena.referee import play_game
-from arena.rules import Position
 from arena.sandbox import Isolation, best_level
 
-from .conftest import HOSTILE_BOTS, alive
+from .conftest import HOSTILE_BOTS, alive, first_moves
 
 BURNER = '''
 """Burns {share:.0%} of its per-move time in CPU (its own process clock), then moves."""
@@ -65,10 +63,6 @@ def loaded_machine() -> Iterator[list[int]]:
             hog.wait()
 
 
-class _Enough(Exception):
-    """Stops a game after enough moves."""
-
-
 def test_time_control_knows_its_clock() -> None:
     tc = TimeControl.parse("200", clock="cpu")
     assert tc.clock == "cpu" and tc.to_dict()["clock"] == "cpu"
@@ -87,22 +81,18 @@ def test_bot_using_80_percent_never_loses_on_a_loaded_machine(tmp_path: Path,
                                                               loaded_machine: list[int]) -> None:
     bot = load_bot(_burner(tmp_path / "burner", 0.8))
     tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10, clock="cpu")
-    moves: list[MoveInfo] = []
-
-    def stop_after_a_while(position: Position, info: MoveInfo) -> None:
-        moves.append(info)
-        if len(moves) >= 16:
-            raise _Enough
-
-    with pytest.raises(_Enough):
-        play_game(bot, bot, "nine-mens-morris", tc, seed=3, on_move=stop_after_a_while,
-                  isolation=Isolation(best_level()))
+    moves = first_moves(bot, bot, tc, 16, seed=3, isolation=Isolation(best_level()))
     assert len(moves) == 16, "a bot lost on time"
     cpu = [m.cpu_ms for m in moves]
     assert all(c is not None and 75 <= c <= 110 for c in cpu), cpu  # type: ignore[operator]
     wall = sum(m.wall_ms for m in moves)
     assert wall > 1.3 * sum(cpu), f"the machine was not loaded: wall {wall:.0f} ms, cpu {cpu}"  # type: ignore[arg-type]
     assert alive(loaded_machine) == loaded_machine  # the load ran all along
+
+    wall_tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10)
+    record = play_game(bot, bot, "nine-mens-morris", wall_tc, seed=3, quit_grace_s=0.1,
+                       term_grace_s=0.1, isolation=Isolation(best_level()))
+    assert record.termination == "timeout", "the same bot must lose on the wall clock here"
 
 
 def test_a_sleeping_bot_still_loses_to_the_wall_cap() -> None:
@@ -119,13 +109,5 @@ def test_a_sleeping_bot_still_loses_to_the_wall_cap() -> None:
 def test_wall_clock_records_cpu_time_too(tmp_path: Path) -> None:
     bot = load_bot(_burner(tmp_path / "burner", 0.5))
     tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=200)
-    moves: list[MoveInfo] = []
-
-    def stop(position: Position, info: MoveInfo) -> None:
-        moves.append(info)
-        if len(moves) >= 4:
-            raise _Enough
-
-    with pytest.raises(_Enough):
-        play_game(bot, bot, "nine-mens-morris", tc, seed=3, on_move=stop)
-    assert all(m.cpu_ms is not None and 45 <= m.cpu_ms <= 90 for m in moves), moves
+    moves = first_moves(bot, bot, tc, 4, seed=3)
+    assert len(moves) == 4 and all(m.cpu_ms is not None and 45 <= m.cpu_ms <= 90 for m in moves), moves

@@ -24,7 +24,7 @@ from arena.referee import play_game
 from arena.rules import Termination
 from arena.sandbox import Isolation, Level, Limits, best_level
 
-from .conftest import HOSTILE_BOTS, containment, processes_in, wait_gone
+from .conftest import HOSTILE_BOTS, containment, first_moves, processes_in, wait_gone
 
 ROOT = Path(__file__).resolve().parents[2]
 BEST = best_level()
@@ -195,3 +195,43 @@ def test_basic_level_does_not_stop_file_writes(arena: Arena) -> None:
     assert "WROTE" in record.stderr["white"]
     assert not arena.untouched()
     assert wait_gone(processes_in(HOSTILE_BOTS / "file-writer")) == []
+
+
+# -- through the command line, at the default level -------------------------------------------
+
+
+def test_arena_play_with_a_daemonizing_bot_leaves_nothing(tmp_path: Path) -> None:
+    """``arena play`` (default isolation): the forfeit is shown and saved; no survivor."""
+    import json
+
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    path = tmp_path / "game.json"
+    opponent = tmp_path / "random"
+    shutil.copytree(ROOT / "bots" / "random", opponent)
+    result = CliRunner().invoke(cli, ["play", str(HOSTILE_BOTS / "setsid-daemon"), str(opponent),
+                                      "--quiet", "--movetime", "300", "--handshake", "15000",
+                                      "--record", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "result: 0-1 (illegal-move): white (setsid-daemon) played an illegal move" \
+        in result.output
+    record = GameRecord.from_dict(json.loads(path.read_text()))
+    assert record.forfeit == "white" and record.offending_line == "zz9"
+    assert wait_gone(processes_in(HOSTILE_BOTS / "setsid-daemon")) == []
+    assert wait_gone(processes_in(opponent)) == []
+
+
+# -- well-behaved bots still work in the strongest sandbox ------------------------------------
+
+EXAMPLES = sorted(p.name for p in (ROOT / "bots").iterdir() if (p / "bot.yaml").is_file())
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_bots_play_at_the_best_level(name: str) -> None:
+    """Every example bot (Python and node) starts and moves with the best isolation."""
+    tc = TimeControl(movetime_ms=200, handshake_ms=15000, margin_ms=300)
+    seen = first_moves(load_bot(ROOT / "bots" / name), load_bot(ROOT / "bots" / "random"), tc, 6,
+                       seed=2, isolation=Isolation(BEST))
+    assert len(seen) == 6 and all(m.cpu_ms is not None for m in seen)

@@ -3,14 +3,12 @@ whole-tree kill, cleanup.  Tests needing bubblewrap or cgroups skip with the rea
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
