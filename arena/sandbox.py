@@ -2,13 +2,15 @@
 
 A :class:`Sandbox` is made per bot process from an :class:`Isolation` (a level, :class:`Limits`
 and extra read-only paths) and the bot's folder.  The process owner (:class:`arena.bot.BotProcess`)
-uses it through five calls::
+uses it like this::
 
-    sb = Isolation.best().sandbox(folder, cwd=cwd, label="white")
-    proc = subprocess.Popen(sb.wrap(argv), env=sb.env(), preexec_fn=sb.preexec, ...)
-    sb.attach(proc.pid)
+    sb = Isolation.default().sandbox(folder, cwd=cwd, label="white")
+    proc = sb.popen(argv)            # pipes for stdin/stdout/stderr, own session, attached
     ...  sb.cpu_time()  ...          # seconds of CPU used by the bot's whole process tree
-    sb.kill_all(); sb.close()        # nothing of the bot survives; cgroups and temp dirs removed
+    sb.close()                       # nothing of the bot survives; cgroups and temp dirs removed
+
+(:meth:`Sandbox.popen` is :meth:`~Sandbox.wrap`, :meth:`~Sandbox.env` and
+:attr:`~Sandbox.preexec` given to ``subprocess.Popen``, then :meth:`~Sandbox.attach`.)
 
 Levels (each includes the one before; see ``docs/SECURITY.md`` for what each guarantees):
 
@@ -105,11 +107,6 @@ class Level(str, enum.Enum):
     BASIC = "basic"
     BWRAP = "bwrap"
 
-    @property
-    def rank(self) -> int:
-        """0, 1, 2 for none, basic, bwrap."""
-        return list(Level).index(self)
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -170,21 +167,23 @@ def parse_level(text: object, path: str = "isolation") -> Level:
             raise ConfigError(f"unknown isolation level {text!r} (known: {names}, best)",
                               path) from None
     if level not in available_levels():
-        raise ConfigError(f"isolation level {level.value} is not available here: "
-                          f"{bwrap_status().detail} (see `arena doctor`)", path)
+        why = (bwrap_status() if level is Level.BWRAP else _subreaper_status()).detail
+        raise ConfigError(f"isolation level {level.value} is not available here: {why} "
+                          "(see `arena doctor`)", path)
     return level
 
 
 @dataclass(frozen=True)
 class Isolation:
-    """How bots are isolated in a game or tournament: a level, limits, extra read-only paths.
+    """How bots are isolated in a game or tournament: a level (default: the best available),
+    limits, extra read-only paths.
 
     ``read_only`` paths are mounted read-only for bwrap bots (for a runtime installed outside
     the standard places, e.g. ``/opt/java``).  ``cgroups: false`` turns cgroups off even
     where they are writable (limits then rest on rlimits, CPU time on process times).
     """
 
-    level: Level = Level.BASIC
+    level: Level = field(default_factory=lambda: best_level())
     limits: Limits = field(default_factory=Limits)
     read_only: tuple[str, ...] = ()
     cgroups: bool = True
@@ -308,8 +307,8 @@ def bwrap_status() -> Check:
 @functools.lru_cache(maxsize=1)
 def _subreaper_status() -> Check:
     try:
-        _libc().prctl  # noqa: B018 - attribute lookup is the check
-        _prctl(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(ctypes.c_int(0)))
+        flag = ctypes.c_int(0)  # kept alive while prctl writes into it
+        _prctl(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(flag))
     except (OSError, AttributeError) as e:
         return Check("child subreaper", False, f"unavailable ({e})")
     return Check("child subreaper", True, "available (prctl PR_SET_CHILD_SUBREAPER)")
@@ -418,6 +417,18 @@ def _make_parent(h: _Hierarchy) -> None:
     h.parent.mkdir(exist_ok=True)
     if h.version == 2:
         _write(h.parent / "cgroup.subtree_control", f"+{h.controller}")
+
+
+def _make_child(h: _Hierarchy, path: Path) -> None:
+    """Create ``path`` under the parent, which another process may remove when it empties."""
+    for attempt in range(5):
+        try:
+            _make_parent(h)
+            path.mkdir()
+            return
+        except FileNotFoundError:
+            if attempt == 4:
+                raise
 
 
 def _probe(h: _Hierarchy) -> Optional[str]:
@@ -538,22 +549,24 @@ def checks() -> list[Check]:
 class _Cgroups:
     """One bot's cgroups: one folder per v1 hierarchy (or one v2 folder), made with limits."""
 
-    def __init__(self, name: str, limits: Limits) -> None:
+    def __init__(self, name: str, limits: Optional[Limits]) -> None:
+        """Make the cgroups ``name`` with ``limits``; ``None``: take existing ones as they are."""
         self.dirs: dict[str, Path] = {}
         self.versions: dict[str, int] = {}
+        if limits is not None:
+            _sweep_stale()
         try:
             for role in _ROLES:
                 h = _hierarchy(role)
                 if h is None:
                     continue
                 path = h.parent / name
-                if path not in self.dirs.values():
-                    _sweep_stale(h.parent)
-                    _make_parent(h)
-                    path.mkdir()
+                if limits is not None and path not in self.dirs.values():
+                    _make_child(h, path)
                 self.dirs[role] = path
                 self.versions[role] = h.version
-                self._configure(role, h.version, path, limits)
+                if limits is not None:
+                    self._configure(role, h.version, path, limits)
         except OSError as e:
             self.remove()
             raise SandboxError(f"cannot set up the cgroup {name}: {e}") from None
@@ -683,18 +696,33 @@ def _events(path: Path) -> dict[str, int]:
     return out
 
 
-def _sweep_stale(parent: Path) -> None:
-    """Remove cgroups left by a referee that was killed (name ``<pid>-...``, pid gone, empty)."""
-    try:
-        children = list(parent.iterdir())
-    except OSError:
-        return
-    for child in children:
-        head = child.name.split("-", 1)[0]
-        if not child.is_dir() or not head.isdigit() or int(head) == os.getpid():
-            continue
-        if not process_alive(int(head)):
-            _rmdir_quietly(child)
+def _sweep_stale() -> None:
+    """Kill and remove the bots of referees that died without cleaning up.
+
+    A stale cgroup is named ``<pid>-...`` after a referee that no longer runs, and exists
+    under *every* parent this referee uses: so only sandboxes made from the same cgroup as
+    ours are touched (on a shared machine, another user's or session's are left alone).
+    Without this, a bwrap child killed in its first microseconds (its parent gone before
+    letting it run) would wait forever inside its cgroup.
+    """
+    parents = {h.parent for h in _cgroup_layout()[0] if h is not None}
+    names: Optional[set[str]] = None
+    for parent in parents:
+        try:
+            found = {c.name for c in parent.iterdir() if c.is_dir() and _is_stale(c.name)}
+        except OSError:
+            found = set()
+        names = found if names is None else names & found
+    for name in sorted(names or ()):
+        log.info("removing the sandbox %s of a referee that is gone", name)
+        left = _Cgroups(name, None)
+        left.kill()
+        left.remove()
+
+
+def _is_stale(name: str) -> bool:
+    head = name.split("-", 1)[0]
+    return head.isdigit() and int(head) != os.getpid() and not process_alive(int(head))
 
 
 # --------------------------------------------------------------------------------------
@@ -762,7 +790,8 @@ def _inside(path: str, root: str) -> bool:
 
 def _runtime_paths(command: Sequence[str], env_path: str) -> list[str]:
     """Real paths of the Python installation, the arena package and the command's own
-    installation (``.../bin/node`` -> ``...``), to mount read-only."""
+    installation (``.../bin/node`` -> ``...``), to mount read-only.  Top-level folders
+    (``/opt``, ``/home``) are never mounted whole: name such paths in ``read_only``."""
     import arena
 
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
@@ -774,7 +803,8 @@ def _runtime_paths(command: Sequence[str], env_path: str) -> list[str]:
         if which and os.path.isabs(which):
             real = Path(os.path.realpath(which))
             found.append(str(real.parent.parent if real.parent.name == "bin" else real.parent))
-    return [os.path.realpath(p) for p in found]
+    paths = [os.path.realpath(p) for p in found]
+    return [p for p in paths if p.count("/") >= 2 or _inside(p, "/usr")]
 
 
 def _bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[int],
@@ -1173,6 +1203,7 @@ class Sandbox:
 
         if self.pid is None:
             return []
+        self._scan()  # remember the whole tree while its root still holds it together
         killed: set[int] = set()
         if self.cgroups:
             killed |= self._cgroups.kill()  # type: ignore[union-attr]

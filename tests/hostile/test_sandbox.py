@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -360,6 +361,49 @@ def test_nothing_outlives_a_killed_referee(level: Level, tmp_path: Path) -> None
     Sandbox(level, tmp_path).close()  # sweeps the dead referee's cgroups
     leftovers = [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{CGROUP_PARENT}/{referee.pid}-*")]
     assert leftovers == []
+
+
+ORPHAN_MAKER = r"""
+import sys, time
+from arena.sandbox import Sandbox
+sb = Sandbox("basic", sys.argv[1])
+code = ("import os, sys, time\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n    time.sleep(60)\n"
+        "print(pid, flush=True)\ntime.sleep(60)\n")
+proc = sb.popen([sys.executable, "-c", code])
+print(proc.stdout.readline().decode().strip(), sb.token, flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_next_sandbox_sweeps_what_a_killed_referee_left(tmp_path: Path) -> None:
+    """At basic, the parent-death signal kills the bot itself; a grandchild survives the
+    referee's death, in the dead referee's cgroups, until the next sandbox sweeps them."""
+    with Sandbox(Level.BASIC, tmp_path) as probe:
+        if not probe.cgroups:
+            pytest.skip("no writable cgroups here")
+    referee = subprocess.Popen([sys.executable, "-c", ORPHAN_MAKER, str(tmp_path)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert referee.stdout is not None
+        pid_text, token = referee.stdout.readline().split()
+        grandchild = int(pid_text)
+    finally:
+        referee.kill()
+        referee.wait()
+        referee.stdout.close()  # type: ignore[union-attr]
+    try:
+        time.sleep(0.2)
+        assert alive([grandchild]) == [grandchild], "the grandchild should outlive the referee"
+        leftovers = list(Path("/sys/fs/cgroup").glob(f"*/**/{CGROUP_PARENT}/{token}"))
+        assert leftovers
+        Sandbox(Level.BASIC, tmp_path).close()  # sweeps
+        assert wait_gone([grandchild]) == []
+        assert not any(p.exists() for p in leftovers)
+    finally:
+        if alive([grandchild]):
+            os.kill(grandchild, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
