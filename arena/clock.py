@@ -120,8 +120,12 @@ class TimeControl:
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, for records."""
-        return asdict(self)
+        """Every field, for records; ``clock`` and ``wall_factor`` only when the CPU clock is
+        used (so wall-clock time controls keep the form, and the hash, they always had)."""
+        d = asdict(self)
+        if self.clock == "wall":
+            del d["clock"], d["wall_factor"]
+        return d
 
 
 def _secs(ms: int) -> str:
