@@ -474,8 +474,18 @@ def sandwich_covariance(theta: np.ndarray, hessian: np.ndarray, white: np.ndarra
     meat, g = _sandwich_meat(theta, white, black, score, cluster)
     h_inv = np.linalg.inv(hessian[1:, 1:])
     factor = g / (g - 1) if g > 1 else 1.0
-    cov[1:, 1:] = factor * (h_inv @ meat[1:, 1:] @ h_inv)
+    robust = factor * (h_inv @ meat[1:, 1:] @ h_inv)
+    # With few clusters the sandwich is unreliable and can even be zero (every pair split
+    # 1-1): then fall back to the model-based covariance, the conservative choice.
+    if g < MIN_SANDWICH_CLUSTERS and np.any(np.diag(robust) < np.diag(h_inv)):
+        robust = h_inv
+    cov[1:, 1:] = robust
     return cov
+
+
+#: below this many clusters (game pairs) the sandwich may not be smaller than the model-based
+#: covariance: a handful of pairs cannot show that colour-swapping makes results surer
+MIN_SANDWICH_CLUSTERS = 30
 
 
 def bootstrap_covariance(n: int, white: np.ndarray, black: np.ndarray, score: np.ndarray,

@@ -417,3 +417,12 @@ def test_all_matches_agrees_with_match_stats() -> None:
     for m in found:
         assert m == R.match_stats(recs, m.a, m.b)
     assert sum(m.games for m in found) == len(recs)
+
+
+def test_few_pairs_all_split_still_give_a_real_interval() -> None:
+    """Two pairs, each won by White: the sandwich alone would say +-0; the interval must not."""
+    recs = [make_record("A", "B", 1.0, round=1, pair=p) for p in (1, 2)]
+    recs += [make_record("B", "A", 1.0, round=1, pair=p) for p in (1, 2)]
+    st = R.rate(recs)
+    assert st.row("A").elo == pytest.approx(0.0, abs=1e-6)
+    assert st.row("A").elo95 > 100  # four games cannot pin a rating down to a few Elo
