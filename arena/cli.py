@@ -270,8 +270,21 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
               help="Discard the games already in the results folder and start over.")
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
               help="Games played at once (default: the file's 'workers', else the CPU count).")
+@click.option("--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="The results folder (default: the file's 'output', else results/<name>).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
+              help="Where games run: this machine's process pool (local, the default) or a "
+                   "Dask cluster (dask; needs the cluster extra, see docs/CLUSTER.md).")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="With dask: 'local' (a local cluster of --workers processes, the default) "
+                   "or a scheduler address such as tcp://HOST:8786.")
+@click.option("--ship-bots/--shared-bots", "ship_bots", default=None,
+              help="With dask: send the bot folders to the workers, or expect them at the same "
+                   "path on every worker (the default).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the log (info level) on the console.")
-def run(config_file: str, restart: bool, workers: int | None, verbose: bool) -> None:
+def run(config_file: str, restart: bool, workers: int | None, output: str | None,
+        executor: str | None, scheduler: str | None, ship_bots: bool | None,
+        verbose: bool) -> None:
     """Run the tournament described by TOURNAMENT.yaml, or resume it.
 
     Games already in results/<name>/games.jsonl are not played again; a changed file is
@@ -280,13 +293,19 @@ def run(config_file: str, restart: bool, workers: int | None, verbose: bool) -> 
     the standings are printed and written to standings.csv, with games.csv and the report.
     The file format is in docs/TOURNAMENTS.md.
     """
+    import dataclasses
     import logging
     import sys
+    from pathlib import Path
 
-    from arena.config import load_config
+    from arena.config import load_config, with_executor
     from arena.tournament import INTERRUPTED_STATUS, format_standings, run_tournament
 
     config = load_config(config_file, workers=workers)
+    if output is not None:
+        config = dataclasses.replace(config, output=Path(output))
+    if executor is not None or scheduler is not None or ship_bots is not None:
+        config = with_executor(config, kind=executor, scheduler=scheduler, ship_bots=ship_bots)
     result = run_tournament(config, restart=restart,
                             log_level=logging.INFO if verbose else logging.WARNING)
     if result.interrupted:
@@ -300,9 +319,11 @@ def run(config_file: str, restart: bool, workers: int | None, verbose: bool) -> 
         click.echo(result.elo)
     if result.report is not None:
         click.echo(f"report: {result.report}")
-    if result.failed:
-        raise Failure(f"{result.failed} games failed in the referee (see "
-                      f"{result.folder / 'arena.log'}); run the same command again to retry them")
+    if result.failed or result.lost:
+        what = [f"{result.failed} games failed in the referee"] if result.failed else []
+        what += [f"{result.lost} games were lost with their workers"] if result.lost else []
+        raise Failure(f"{' and '.join(what)} (see {result.folder / 'arena.log'}); run the same "
+                      f"command again to play them")
 
 
 # --- rate / report / sprt (ratings) ------------------------------------------------------

@@ -33,13 +33,103 @@ if TYPE_CHECKING:
     from arena.clock import TimeControl
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
-            "workers", "seed", "output", "report")
+            "workers", "seed", "output", "report", "executor")
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
 OPENING_KEYS = ("random",)
 TIME_KEYS = ("movetime", "clock", "handshake", "margin")
+EXECUTOR_KEYS = ("type", "scheduler", "ship_bots")
+#: where games are played: this machine's process pool, or a Dask cluster (docs/CLUSTER.md)
+EXECUTOR_KINDS = ("local", "dask")
+#: ``executor.scheduler``: a local cluster started for the run
+LOCAL_SCHEDULER = "local"
 #: keys of the normalised configuration that do not change which games are played
-_UNHASHED = ("workers", "output", "report")
+_UNHASHED = ("workers", "output", "report", "executor")
+_SCHEDULER_RE = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """Where the games are played.
+
+    ``kind`` ``local``: a process pool on this machine.  ``dask``: a Dask cluster, started
+    for the run (``scheduler`` ``local``: a LocalCluster of ``workers`` processes) or reached
+    at ``scheduler`` (``tcp://HOST:PORT`` or ``tls://HOST:PORT``); ``ship_bots`` sends the bot
+    folders to the workers instead of expecting them at the same path there.
+    """
+
+    kind: str = "local"
+    scheduler: str = LOCAL_SCHEDULER
+    ship_bots: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The setting as JSON values (part of ``config.json``, not of its hash)."""
+        return {"type": self.kind, "scheduler": self.scheduler, "ship_bots": self.ship_bots}
+
+
+def parse_scheduler(value: Any, where: str) -> str:
+    """A scheduler address checked and normalised: ``local``, or ``tcp://HOST:PORT`` /
+    ``tls://HOST:PORT`` (a bare ``HOST:PORT`` means tcp).
+
+    :raises ConfigError: at ``where``, for anything else.
+    """
+    if value == LOCAL_SCHEDULER:
+        return LOCAL_SCHEDULER
+    match = _SCHEDULER_RE.match(value) if isinstance(value, str) else None
+    if match is None or not 0 < int(match.group(3)) < 65536:
+        raise ConfigError(f"expected 'local' or a scheduler address such as tcp://HOST:8786 "
+                          f"(or tls://HOST:PORT), got {value!r}", where)
+    return f"{match.group(1) or 'tcp'}://{match.group(2)}:{int(match.group(3))}"
+
+
+def check_executor(kind: str, scheduler: Optional[str], ship_bots: Optional[bool], *,
+                   where: Mapping[str, str]) -> ExecutorConfig:
+    """An :class:`ExecutorConfig` from its parts (None: not given), checked together.
+
+    ``where`` names each part for messages (``executor.type`` in a file, ``--executor`` on
+    the command line).
+
+    :raises ConfigError: an unknown kind, a bad address, or a cluster setting with the local
+        executor.
+    """
+    if kind not in EXECUTOR_KINDS:
+        raise ConfigError(f"expected one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}",
+                          where["type"])
+    if scheduler is not None:
+        scheduler = parse_scheduler(scheduler, where["scheduler"])
+    if ship_bots is not None and not isinstance(ship_bots, bool):
+        raise ConfigError(f"expected true or false, got {ship_bots!r}", where["ship_bots"])
+    if kind == "local":
+        for key, value in (("scheduler", scheduler), ("ship_bots", ship_bots)):
+            if value is not None and value is not False:
+                raise ConfigError(f"only the dask executor uses it ({where['type']} is local)",
+                                  where[key])
+        return ExecutorConfig()
+    return ExecutorConfig(kind, scheduler or LOCAL_SCHEDULER, bool(ship_bots))
+
+
+def with_executor(config: TournamentConfig, *, kind: Optional[str] = None,
+                  scheduler: Optional[str] = None,
+                  ship_bots: Optional[bool] = None) -> TournamentConfig:
+    """``config`` with its executor overridden from the command line (None: keep the file's).
+
+    A ``scheduler`` or ``ship_bots`` alone implies the dask executor.  Errors name the
+    options (``--scheduler``...).
+
+    :raises ConfigError: as :func:`check_executor`.
+    """
+    old = config.executor
+    if kind is None:
+        kind = "dask" if scheduler is not None or ship_bots else old.kind
+    if kind == "dask" and old.kind == "dask":
+        scheduler = old.scheduler if scheduler is None else scheduler
+        ship_bots = old.ship_bots if ship_bots is None else ship_bots
+    executor = check_executor(kind, scheduler, ship_bots, where=_CLI_EXECUTOR)
+    return dataclasses.replace(config, executor=executor)
+
+
+_FILE_EXECUTOR = {k: f"executor.{k}" for k in EXECUTOR_KEYS}
+_CLI_EXECUTOR = {"type": "--executor", "scheduler": "--scheduler", "ship_bots": "--ship-bots"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -64,6 +154,7 @@ class TournamentConfig:
     output: Path = Path("results")
     report: bool = True
     source: Optional[Path] = None
+    executor: ExecutorConfig = ExecutorConfig()
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -80,18 +171,20 @@ class TournamentConfig:
                        "seeds": list(self.format.seeds)},
             "games_per_pairing": self.games_per_pairing,
             "openings": {"random": self.opening_turns},
-            "time": _plain(dataclasses.asdict(self.time_control)),
+            "time": _plain(self.time_control.to_dict()),
             "seed": self.seed,
             "workers": self.workers,
             "output": str(self.output),
             "report": self.report,
+            "executor": self.executor.to_dict(),
         }
 
     def digest(self) -> str:
         """A hash of everything that decides which games are played and how.
 
-        The worker count, the output folder and the report switch are left out: changing them
-        does not change the games, so a tournament may resume with another worker count.
+        The worker count, the output folder, the report switch and the executor are left out:
+        changing them does not change the games, so a tournament may resume with another
+        worker count, or on a cluster.
         """
         return config_digest(self.normalised())
 
@@ -218,7 +311,8 @@ class _Parser:
             time_control=self.time(top.get("time")), games_per_pairing=gpp,
             opening_turns=self.openings(top.get("openings")),
             workers=self.workers(top.get("workers", "auto")), seed=seed,
-            output=Path(output), report=report, source=self.source)
+            output=Path(output), report=report, source=self.source,
+            executor=self.executor(top.get("executor", "local")))
 
     def name(self, value: Any) -> str:
         if value is None:
@@ -387,6 +481,16 @@ class _Parser:
 
         return _time_control(build, "time.clock" if clock is not None else "time.movetime")
 
+    def executor(self, value: Any) -> ExecutorConfig:
+        if isinstance(value, str):
+            return check_executor(value, None, None, where={**_FILE_EXECUTOR, "type": "executor"})
+        ex = _mapping(value, "executor", EXECUTOR_KEYS)
+        if "type" not in ex:
+            raise ConfigError(f"missing: expected one of {', '.join(EXECUTOR_KINDS)}",
+                              "executor.type")
+        return check_executor(ex["type"], ex.get("scheduler"), ex.get("ship_bots"),
+                              where=_FILE_EXECUTOR)
+
     def workers(self, value: Any) -> int:
         if self.workers_override is not None:
             value = self.workers_override
@@ -468,4 +572,5 @@ def _strict_loader() -> type:
     return StrictLoader
 
 
-__all__ = ["TournamentConfig", "Format", "load_config", "parse_config", "config_digest"]
+__all__ = ["TournamentConfig", "ExecutorConfig", "Format", "load_config", "parse_config",
+           "config_digest", "with_executor"]

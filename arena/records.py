@@ -44,6 +44,8 @@ class GameRecord:
     ``result`` is ``1-0`` / ``0-1`` / ``1/2-1/2``; ``termination`` a ``Termination`` value;
     ``forfeit`` names the colour that failed (``white``/``black``) for referee endings, with
     ``detail`` (a human sentence) and ``offending_line`` (what the bot sent, cut to a cap).
+    ``host`` is the machine that played the game and ``worker`` the Dask worker's address
+    (empty outside a cluster).
     """
 
     game_id: str
@@ -67,6 +69,7 @@ class GameRecord:
     started: str = ""
     finished: str = ""
     host: str = ""
+    worker: str = ""
     stderr: dict[str, str] = field(default_factory=dict)
     schema: int = SCHEMA
 
@@ -156,6 +159,6 @@ def records_table(records: list[GameRecord]) -> Any:
             "result": r.result, "white_score": r.score("white"), "black_score": r.score("black"),
             "termination": r.termination, "forfeit": r.forfeit, "plies": r.plies,
             "opening": " ".join(r.opening), "seed": r.seed, "started": r.started,
-            "finished": r.finished, "host": r.host,
+            "finished": r.finished, "host": r.host, "worker": r.worker,
         })
     return pd.DataFrame(rows)

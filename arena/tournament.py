@@ -8,8 +8,9 @@
 2. builds the schedule (:mod:`arena.schedule`) and skips every game whose ``game_id`` is
    already in ``games.jsonl``;
 3. submits the remaining games, in schedule order, to an executor (by default a
-   ``ProcessPoolExecutor`` whose workers run referees; any ``concurrent.futures.Executor``
-   can be passed instead), keeping a few more games in flight than there are workers;
+   ``ProcessPoolExecutor`` whose workers run referees; with ``executor: dask`` a Dask
+   cluster, see :mod:`arena.cluster`; any ``concurrent.futures.Executor`` can be passed
+   instead), keeping a few more games in flight than there are workers;
 4. as each game finishes, appends its record to ``games.jsonl`` (flushed and fsynced, by this
    process only) before counting it, and updates the progress display;
 5. writes ``standings.csv`` and ``games.csv`` and, when the ratings area provides it, the
@@ -25,6 +26,7 @@ only loss is the games in flight; the next run plays them again.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib
 import importlib.util
@@ -546,7 +548,8 @@ class _Logging:
 @dataclass
 class TournamentResult:
     """What a run did: games in the schedule, finished (in total, and in this run), whether it
-    was interrupted, the standings and the files written."""
+    was interrupted, the standings and the files written.  ``failed`` counts games the
+    referee failed on, ``lost`` games a cluster lost with their workers (both unplayed)."""
 
     total: int
     finished: int
@@ -555,6 +558,7 @@ class TournamentResult:
     folder: Path
     standings: dict[str, list[Standing]] = field(default_factory=dict)
     failed: int = 0
+    lost: int = 0
     report: Optional[Path] = None
     elo: Optional[str] = None
 
@@ -603,14 +607,21 @@ def run_tournament(config: TournamentConfig, *, restart: bool = False,
                    max_games: Optional[int] = None) -> TournamentResult:
     """Play every game of ``config`` not yet in its results folder, then write the tables.
 
-    ``executor`` replaces the default process pool (it is used, not shut down); ``console``
+    ``executor`` replaces the executor ``config.executor`` names (the process pool, or a Dask
+    cluster; a given executor is used, not shut down); ``console``
     receives progress and log lines (``live``: redraw one line, default when it is a
     terminal); ``log_level`` is the console's level (the log file gets INFO and above);
     ``max_games`` stops after that many games (for tests and benchmarks).
 
     :raises ResultsMismatch: the results folder holds another configuration.
     :raises WorkerFailure: the worker pool broke; finished games are saved.
+    :raises ClusterError: the Dask cluster cannot be used (``arena.cluster``).
     """
+    dask = executor is None and config.executor.kind == "dask"
+    if dask:  # before anything is written
+        from arena.cluster import require_distributed
+
+        require_distributed()
     folder = prepare_results(config, restart=restart)
     games_path = folder / GAMES_FILE
     slots = build_schedule(config.players, config.variants, config.format,
@@ -631,17 +642,22 @@ def run_tournament(config: TournamentConfig, *, restart: bool = False,
     try:
         log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
                  len(slots), len(done), len(pending),
-                 f"{config.workers} workers" if executor is None else type(executor).__name__)
+                 "a Dask cluster" if dask else f"{config.workers} workers"
+                 if executor is None else type(executor).__name__)
         if pending:
             progress.redraw()
+            cluster = contextlib.ExitStack()
+            if dask:
+                from arena.cluster import cluster_executor
+
+                executor = cluster.enter_context(cluster_executor(config))
             own = executor is None
             pool = process_pool(config.workers) if executor is None else executor
-            with _StopFlag() as stop:
+            with cluster, _StopFlag() as stop:
                 clean = False
                 try:
                     _play_all(config, pool, pending, games_path, progress, result, stop,
-                              in_flight_cap=2 * max(1, getattr(pool, "_max_workers",
-                                                               config.workers)))
+                              in_flight_cap=lambda: _in_flight_cap(pool, config.workers))
                     clean = not stop
                 finally:
                     result.interrupted = bool(stop)
@@ -687,8 +703,11 @@ def _add_points(points: dict[str, float], record: GameRecord) -> None:
 
 def _play_all(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_path: Path,
               progress: Progress, result: TournamentResult, stop: _StopFlag,
-              in_flight_cap: int) -> None:
-    """The submit / as-completed loop.  Each finished game is saved before it is counted."""
+              in_flight_cap: Callable[[], int]) -> None:
+    """The submit / as-completed loop.  Each finished game is saved before it is counted.
+
+    ``in_flight_cap()`` is the number of games to keep submitted (asked again as games
+    finish: a cluster may grow during the run)."""
     bots = config.bots
     in_flight: dict[Future[GameRecord], Slot] = {}
     try:
@@ -700,12 +719,14 @@ def _play_all(config: TournamentConfig, pool: Executor, pending: deque[Slot], ga
 
 
 def _loop(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_path: Path,
-          progress: Progress, result: TournamentResult, stop: _StopFlag, in_flight_cap: int,
-          bots: Sequence[Any], in_flight: dict[Future[GameRecord], Slot]) -> None:
+          progress: Progress, result: TournamentResult, stop: _StopFlag,
+          in_flight_cap: Callable[[], int], bots: Sequence[Any],
+          in_flight: dict[Future[GameRecord], Slot]) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     while (pending or in_flight) and not stop:
-        while pending and len(in_flight) < in_flight_cap:
+        cap = in_flight_cap()
+        while pending and len(in_flight) < cap:
             slot = pending.popleft()
             job = GameJob(slot, bots[slot.white], bots[slot.black], config.time_control,
                           config.name)
@@ -719,8 +740,13 @@ def _loop(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_
                 raise WorkerFailure(f"a worker process died ({e}); finished games are saved "
                                     f"in {games_path.parent}: run again to resume") from None
             except Exception as e:  # a referee bug, not a bot's doing: the game is retried
-                result.failed += 1   # on the next run
-                log.error("game %s failed in the referee: %r", slot.game_id, e)
+                if _is_lost_game(e):  # on the next run; so is a game a cluster lost
+                    result.lost += 1
+                    log.error("game %s was lost with its worker(s) (%s: %s); it is left "
+                              "unplayed for the next run", slot.game_id, type(e).__name__, e)
+                else:
+                    result.failed += 1
+                    log.error("game %s failed in the referee: %r", slot.game_id, e)
                 continue
             append_record(games_path, record)
             result.played += 1
@@ -730,6 +756,26 @@ def _loop(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_
                     record.black.name, record.result, record.termination,
                     f": {record.detail}" if record.forfeit else "")
             progress.add(record)
+
+
+def _in_flight_cap(pool: Executor, workers: int) -> int:
+    """How many games to keep submitted: the executor's ``games_in_flight`` when it has one
+    (a cluster: one per worker thread, so that a dying worker holds one game only), else two
+    per worker, so that a worker never waits for its next game."""
+    own = getattr(pool, "games_in_flight", None)
+    if own is not None:
+        return max(1, int(own))
+    return 2 * max(1, getattr(pool, "_max_workers", workers))
+
+
+def _is_lost_game(error: BaseException) -> bool:
+    """A cluster lost the game (see :func:`arena.cluster.is_lost_game`); only when Dask is in
+    use, without importing it otherwise."""
+    if "distributed" not in sys.modules:
+        return False
+    from arena.cluster import is_lost_game
+
+    return is_lost_game(error)
 
 
 def _write_tables(folder: Path, records: list[GameRecord],
