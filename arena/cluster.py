@@ -419,12 +419,19 @@ def cluster_executor(config: TournamentConfig) -> Iterator[DaskExecutor]:
 
 def start_local_cluster(workers: int) -> Any:
     """A Dask ``LocalCluster`` on this machine: ``workers`` processes of one thread each,
-    every server bound to 127.0.0.1, and Dask's own log kept to errors."""
+    every server bound to 127.0.0.1, Dask's own log kept to errors, and workers that ignore
+    Ctrl-C."""
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                         host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                        silence_logs=logging.ERROR)
+                        silence_logs=logging.ERROR, preload=[_LOCAL_WORKER_SETUP])
+
+
+#: run in each worker process of a local cluster (a Dask preload, given as source text):
+#: Ctrl-C reaches the whole foreground process group, but the runner decides (it closes
+#: the cluster), as with the process pool's workers
+_LOCAL_WORKER_SETUP = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
 
 
 def check_workers(client: Any, address: str) -> dict[str, dict[str, str]]:
