@@ -321,7 +321,7 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
         click.echo(f"report: {result.report}")
     if result.failed or result.lost:
         what = [f"{result.failed} games failed in the referee"] if result.failed else []
-        what += [f"{result.lost} games were lost with their workers"] if result.lost else []
+        what += [f"{result.lost} games were lost on the cluster"] if result.lost else []
         raise Failure(f"{' and '.join(what)} (see {result.folder / 'arena.log'}); run the same "
                       f"command again to play them")
 

@@ -393,10 +393,13 @@ def cluster_executor(config: TournamentConfig) -> Iterator[DaskExecutor]:
     plugin: Optional[str] = None
     executor: Optional[DaskExecutor] = None
     try:
-        facts = check_workers(client, address)
-        shipped = None
-        if config.executor.ship_bots:
-            shipped, plugin = ship_bots(client, [b.path for b in config.bots])
+        try:
+            facts = check_workers(client, address)
+            shipped = None
+            if config.executor.ship_bots:
+                shipped, plugin = ship_bots(client, [b.path for b in config.bots])
+        except OSError as e:  # the scheduler went away (TimeoutError is an OSError)
+            raise ClusterError(f"lost the Dask scheduler at {address}: {e}") from None
         executor = DaskExecutor(client, WorkerContext(shipped, sys.executable,
                                                       quiet=cluster is not None))
         log.info("dask executor: scheduler %s, %d workers on %s; bots %s",

@@ -549,7 +549,7 @@ class _Logging:
 class TournamentResult:
     """What a run did: games in the schedule, finished (in total, and in this run), whether it
     was interrupted, the standings and the files written.  ``failed`` counts games the
-    referee failed on, ``lost`` games a cluster lost with their workers (both unplayed)."""
+    referee failed on, ``lost`` games a cluster lost (its workers died; both unplayed)."""
 
     total: int
     finished: int
@@ -742,7 +742,7 @@ def _loop(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_
             except Exception as e:  # a referee bug, not a bot's doing: the game is retried
                 if _is_lost_game(e):  # on the next run; so is a game a cluster lost
                     result.lost += 1
-                    log.error("game %s was lost with its worker(s) (%s: %s); it is left "
+                    log.error("game %s was lost on the cluster (%s: %s); it is left "
                               "unplayed for the next run", slot.game_id, type(e).__name__, e)
                 else:
                     result.failed += 1
