@@ -8,6 +8,7 @@ without it; the settings and the missing-extra error are tested either way.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import io
 import os
@@ -239,7 +240,8 @@ def test_a_local_cluster_plays_the_same_games_as_the_local_pool(workdir: Path) -
 
 @needs_dask
 def test_shipped_bots_are_played_from_the_workers_copy(workdir: Path) -> None:
-    """The bot folder is deleted once shipped: the games can only use the workers' copy."""
+    """The bot folder is deleted once shipped: the games can only use the workers' copy.
+    Also: the client holds no future once the games are saved."""
     from arena.cluster import cluster_executor
 
     shutil.copytree(ROOT / "bots" / "random", workdir / "mine")
@@ -250,6 +252,8 @@ def test_shipped_bots_are_played_from_the_workers_copy(workdir: Path) -> None:
     with cluster_executor(config) as pool:
         shutil.rmtree(workdir / "mine")
         result = run_tournament(config, executor=pool, console=io.StringIO())
+        gc.collect()
+        assert not pool.client.futures  # every game's future released once written
     assert result.complete and (result.failed, result.lost) == (0, 0)
     for record in read_records(result.folder / "games.jsonl"):
         assert record.forfeit is None, record.detail
