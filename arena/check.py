@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from arena.bot import BotProcess, BotSpec, Handshake, cut
 from arena.clock import TimeControl
@@ -20,6 +20,9 @@ from arena.records import GameRecord
 from arena.referee import play_game
 from arena.rules import COLOR_NAMES
 from arena.variants import Variant
+
+if TYPE_CHECKING:
+    from arena.sandbox import Isolation
 
 #: the variants checked when none are named: three different boards
 DEFAULT_VARIANTS = ("nine-mens-morris", "twelve-mens-morris", "six-mens-morris")
@@ -60,9 +63,10 @@ def _last_lines(text: str, n: int = 3) -> str:
     return "\n".join(text.rstrip().splitlines()[-n:])
 
 
-def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: CheckReport) -> bool:
+def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: CheckReport,
+                    isolation: Optional[Isolation] = None) -> bool:
     """Start the bot alone: handshake, ``isready``, ``quit``.  False if it failed to start."""
-    bp = BotProcess(spec, label=f"check:{spec.name}")
+    bp = BotProcess(spec, label=f"check:{spec.name}", isolation=isolation)
     failure: Optional[BotError] = None
     try:
         bp.start()
@@ -89,19 +93,20 @@ def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: Ch
 
 
 def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_control: TimeControl,
-              opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None
-              ) -> CheckReport:
+              opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None,
+              isolation: Optional[Isolation] = None) -> CheckReport:
     """Handshake, then ``games`` games per variant against ``opponent``, colours alternating
-    (the bot is white in the first).  Stops after the handshake if that fails."""
+    (the bot is white in the first).  Stops after the handshake if that fails.
+    ``isolation`` sandboxes the games (default: the best level available)."""
     report = CheckReport(spec)
-    if not check_handshake(spec, time_control, variants[0], report):
+    if not check_handshake(spec, time_control, variants[0], report, isolation):
         return report
     for variant in variants:
         for n in range(games):
             color = n % 2
             white, black = (spec, opponent) if color == 0 else (opponent, spec)
             record = play_game(white, black, variant, time_control, seed=n + 1,
-                               game_id=f"{variant.name}-{n + 1}")
+                               game_id=f"{variant.name}-{n + 1}", isolation=isolation)
             report.games.append(record)
             if on_game is not None:
                 on_game(record)

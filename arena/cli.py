@@ -74,6 +74,7 @@ def perft(variant: str, depth: int, divide: bool) -> None:
 from typing import TYPE_CHECKING  # noqa: E402
 
 if TYPE_CHECKING:
+    from arena.sandbox import Isolation
     from arena.bot import BotSpec
     from arena.clock import TimeControl
     from arena.referee import Player
@@ -108,17 +109,27 @@ def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
 
 
 def _time_control(movetime: int | None, clock: str | None, handshake: int, margin: int,
-                  default_movetime: int) -> TimeControl:
+                  default_movetime: int, cpu_clock: bool = False) -> TimeControl:
     from arena.clock import TimeControl
 
+    charge = "cpu" if cpu_clock else "wall"
     if movetime is not None and clock is not None:
         raise Failure("use --movetime or --clock, not both")
     if clock is not None:
         if "+" not in clock:
             raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1), got {clock!r}")
-        return TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin)
+        return TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin, clock=charge)
     return TimeControl(movetime_ms=movetime or default_movetime, handshake_ms=handshake,
-                       margin_ms=margin)
+                       margin_ms=margin, clock=charge)
+
+
+def _isolation(level: str | None) -> Isolation | None:
+    """``--isolation``: None (the default: best available, or MORRIS_ARENA_ISOLATION)."""
+    if level is None:
+        return None
+    from arena.sandbox import Isolation
+
+    return Isolation.parse(level, "--isolation")
 
 
 def _enable_protocol_log() -> None:
@@ -141,6 +152,12 @@ _time_options = [
                  metavar="MS", help="Time a bot gets to start (spawn to morrisok)."),
     click.option("--margin", type=click.IntRange(min=0), default=100, show_default=True,
                  metavar="MS", help="Tolerance added to every deadline."),
+    click.option("--cpu-clock", is_flag=True,
+                 help="Charge each move the CPU time of the bot's whole process tree (fair on a "
+                      "busy machine; a wall-clock cap several times larger still applies)."),
+    click.option("--isolation", type=click.Choice(["none", "basic", "bwrap", "best"]),
+                 default=None, help="How bots are sandboxed (default: the best this machine "
+                                    "supports; see 'arena doctor')."),
 ]
 
 
@@ -166,7 +183,8 @@ def _with_time_options(f):  # type: ignore[no-untyped-def]
 @click.option("-v", "--verbose", is_flag=True,
               help="Log every protocol line on stderr (<< sent, >> received).")
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
-         handshake: int, margin: int, seed: int | None, opening: str, quiet: bool,
+         handshake: int, margin: int, cpu_clock: bool, isolation: str | None,
+         seed: int | None, opening: str, quiet: bool,
          record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
          verbose: bool) -> None:
     """Play one game: BOT_A (white) against BOT_B (black).
@@ -182,7 +200,9 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     from arena.rules import COLOR_NAMES, Position
     from arena.variants import load_variant
 
-    tc = _time_control(movetime, clock, handshake, margin, default_movetime=1000)
+    tc = _time_control(movetime, clock, handshake, margin, default_movetime=1000,
+                       cpu_clock=cpu_clock)
+    sandbox = _isolation(isolation)
     var = load_variant(variant)
     sides: list[BotSpec | Player] = []
     for arg, pairs, flag in ((bot_a, option_a, "--option-a"), (bot_b, option_b, "--option-b")):
@@ -208,7 +228,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     if not quiet:
         click.echo(Position(var).board_text() + "\n")
     record = play_game(sides[0], sides[1], var, tc, opening=opening.split(), seed=seed,
-                       on_move=show)
+                       on_move=show, isolation=sandbox)
     click.echo(f"result: {record.result} ({record.termination}): {record.detail}")
     if record.offending_line is not None:
         click.echo(f"offending line: {record.offending_line!r}")
@@ -235,8 +255,8 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
               help="The bot to play against (default: bots/random).")
 @click.option("-v", "--verbose", is_flag=True, help="Log every protocol line on stderr.")
 def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
-          clock: str | None, handshake: int, margin: int, opponent: str | None,
-          verbose: bool) -> None:
+          clock: str | None, handshake: int, margin: int, cpu_clock: bool,
+          isolation: str | None, opponent: str | None, verbose: bool) -> None:
     """Check a bot submission: handshake, then short games against bots/random.
 
     Reports the handshake time and the id/option lines, then every problem (slow start,
@@ -246,7 +266,9 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     from arena.check import DEFAULT_OPPONENT, DEFAULT_VARIANTS, check_bot, format_report
     from arena.variants import load_variant
 
-    tc = _time_control(movetime, clock, handshake, margin, default_movetime=200)
+    tc = _time_control(movetime, clock, handshake, margin, default_movetime=200,
+                       cpu_clock=cpu_clock)
+    sandbox = _isolation(isolation)
     spec = _load_bot_arg(bot, {})
     opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})
     vars_ = [load_variant(v) for v in (variants or DEFAULT_VARIANTS)]
@@ -254,7 +276,8 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
         _enable_protocol_log()
     click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
                f"margin {tc.margin_ms} ms; opponent {opp.name}")
-    report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp)
+    report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp,
+                       isolation=sandbox)
     for line in format_report(report):
         click.echo(line)
     if not report.passed:

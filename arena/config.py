@@ -33,18 +33,18 @@ if TYPE_CHECKING:
     from arena.clock import TimeControl
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
-            "workers", "seed", "output", "report", "executor")
+            "workers", "seed", "output", "report", "executor", "isolation")
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
 OPENING_KEYS = ("random",)
-TIME_KEYS = ("movetime", "clock", "handshake", "margin")
+TIME_KEYS = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
 EXECUTOR_KEYS = ("type", "scheduler", "ship_bots")
 #: where games are played: this machine's process pool, or a Dask cluster (docs/CLUSTER.md)
 EXECUTOR_KINDS = ("local", "dask")
 #: ``executor.scheduler``: a local cluster started for the run
 LOCAL_SCHEDULER = "local"
 #: keys of the normalised configuration that do not change which games are played
-_UNHASHED = ("workers", "output", "report", "executor")
+_UNHASHED = ("workers", "output", "report", "executor", "isolation")
 _SCHEDULER_RE = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 
 
@@ -155,6 +155,8 @@ class TournamentConfig:
     report: bool = True
     source: Optional[Path] = None
     executor: ExecutorConfig = ExecutorConfig()
+    #: how bots are sandboxed (an ``arena.sandbox.Isolation``); None: the best available
+    isolation: Any = None
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -177,6 +179,7 @@ class TournamentConfig:
             "output": str(self.output),
             "report": self.report,
             "executor": self.executor.to_dict(),
+            "isolation": self.isolation.to_dict() if self.isolation is not None else "best",
         }
 
     def digest(self) -> str:
@@ -312,7 +315,15 @@ class _Parser:
             opening_turns=self.openings(top.get("openings")),
             workers=self.workers(top.get("workers", "auto")), seed=seed,
             output=Path(output), report=report, source=self.source,
-            executor=self.executor(top.get("executor", "local")))
+            executor=self.executor(top.get("executor", "local")),
+            isolation=self.isolation(top.get("isolation")))
+
+    def isolation(self, value: Any) -> Any:
+        if value is None:
+            return None
+        from arena.sandbox import Isolation
+
+        return Isolation.parse(value, "isolation")
 
     def name(self, value: Any) -> str:
         if value is None:
@@ -472,11 +483,23 @@ class _Parser:
                               "time.clock")
         handshake = _int(tm["handshake"], "time.handshake", minimum=1) if "handshake" in tm else None
         margin = _int(tm["margin"], "time.margin", minimum=0) if "margin" in tm else None
+        charge = tm.get("charge", "wall")
+        if charge not in ("wall", "cpu"):
+            raise ConfigError(f"expected wall (elapsed time) or cpu (the bot's CPU time), "
+                              f"got {charge!r}", "time.charge")
+        wall_factor = tm.get("wall_factor")
+        if wall_factor is not None and (isinstance(wall_factor, bool)
+                                        or not isinstance(wall_factor, (int, float))
+                                        or wall_factor < 1):
+            raise ConfigError(f"expected a number of at least 1, got {wall_factor!r}",
+                              "time.wall_factor")
 
         def build() -> TimeControl:
-            tc = TimeControl.parse(clock if clock is not None else str(movetime))
+            tc = TimeControl.parse(clock if clock is not None else str(movetime), clock=charge)
             if clock is not None and movetime is not None:
                 tc = dataclasses.replace(tc, movetime_ms=movetime)
+            if wall_factor is not None:
+                tc = dataclasses.replace(tc, wall_factor=float(wall_factor))
             return tc.with_limits(handshake_ms=handshake, margin_ms=margin)
 
         return _time_control(build, "time.clock" if clock is not None else "time.movetime")

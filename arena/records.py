@@ -71,6 +71,8 @@ class GameRecord:
     host: str = ""
     worker: str = ""
     stderr: dict[str, str] = field(default_factory=dict)
+    #: the sandbox level the bots ran at (``none``, ``basic``, ``bwrap``; see docs/SECURITY.md)
+    isolation: str = ""
     schema: int = SCHEMA
 
     @property

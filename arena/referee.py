@@ -277,13 +277,17 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     opening_moves = check_opening(variant, opening)
     if seed is None:
         seed = random.SystemRandom().randrange(SEED_MAX + 1)
+    if isolation is None:
+        from arena.sandbox import Isolation
+
+        isolation = Isolation.default()
     players = (_as_player(white, "white", quit_grace_s, term_grace_s, isolation),
                _as_player(black, "black", quit_grace_s, term_grace_s, isolation))
     record = GameRecord(game_id=game_id, variant=variant.name, variant_params=variant.to_dict(),
                         white=players[0].info, black=players[1].info, result="*",
                         termination="", opening=list(opening_moves),
                         time_control=time_control.to_dict(), seed=seed, started=_now(),
-                        host=_host())
+                        host=_host(), isolation=isolation.level.value)
     game = _Game(players, variant, time_control, seed, on_move, record)
     try:
         game.run(opening_moves)

@@ -271,6 +271,7 @@ class GameJob:
     black: Any  # BotSpec
     time_control: Any  # TimeControl
     tournament: str
+    isolation: Any = None  # arena.sandbox.Isolation, or None for the best available
 
 
 #: in a worker: a game is being played (SIGTERM then unwinds it rather than exiting at once)
@@ -364,7 +365,8 @@ def play_job(job: GameJob) -> GameRecord:
         _in_game = True
         try:
             record = play_game(job.white, job.black, slot.variant, job.time_control,
-                               opening=slot.opening, game_id=slot.game_id, seed=slot.seed)
+                               opening=slot.opening, game_id=slot.game_id, seed=slot.seed,
+                               isolation=job.isolation)
         finally:
             _in_game = False
     except SystemExit:
@@ -729,7 +731,7 @@ def _loop(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_
         while pending and len(in_flight) < cap:
             slot = pending.popleft()
             job = GameJob(slot, bots[slot.white], bots[slot.black], config.time_control,
-                          config.name)
+                          config.name, config.isolation)
             in_flight[pool.submit(play_job, job)] = slot
         finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
         for future in sorted(finished, key=lambda f: in_flight[f].index):

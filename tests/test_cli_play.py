@@ -129,3 +129,16 @@ def test_check_passes_the_other_example_bots(bot: str) -> None:
                     "--movetime", "100", "--margin", "400")
     assert code == 0, out
     assert out.rstrip().splitlines()[-1].startswith("PASS")
+
+
+def test_play_with_cpu_clock_and_isolation_records_both(tmp_path: Path) -> None:
+    """`arena play --cpu-clock --isolation basic`: the record says how it was played."""
+    out = tmp_path / "game.json"
+    result = CliRunner().invoke(cli, ["play", str(EXAMPLE_BOTS / "random"), str(EXAMPLE_BOTS / "random"),
+                                      "--variant", "three-mens-morris", "--quiet", "--movetime", "500",
+                                      "--cpu-clock", "--isolation", "basic", "--seed", "1",
+                                      "--record", str(out)])
+    assert result.exit_code == 0, result.output
+    record = json.loads(out.read_text())
+    assert record["isolation"] == "basic" and record["time_control"]["clock"] == "cpu"
+    assert all(m["cpu_ms"] is not None for m in record["moves"])

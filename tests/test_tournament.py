@@ -351,3 +351,35 @@ def test_progress_live_line_and_plain_lines() -> None:
     assert len(lines) == 3 and "\r" not in plain.getvalue()
     assert lines[0].startswith("[1/3]") and lines[2].endswith("g2 a - b 1-0 (blocked)")
     assert Counter(line.split()[0] for line in lines) == {"[1/3]": 1, "[2/3]": 1, "[3/3]": 1}
+
+
+def test_isolation_and_cpu_clock_from_the_tournament_file(workdir: Path) -> None:
+    """`isolation:` and `time.charge: cpu` reach every game: the records say so."""
+    text = (SMALL.replace("time: {movetime: 500, margin: 500}",
+                          "time: {movetime: 500, margin: 500, charge: cpu, wall_factor: 4}")
+            .replace("variants: [three-mens-morris, six-mens-morris]", "variants: [three-mens-morris]")
+            .replace("games_per_pairing: 4", "games_per_pairing: 2")
+            + "isolation: basic\n")
+    result = CliRunner().invoke(cli, ["run", str(write_config(workdir, text))])
+    assert result.exit_code == 0, result.output
+    records = read_records(workdir / "results" / "small" / "games.jsonl")
+    assert len(records) == 2
+    for r in records:
+        assert r.isolation == "basic"  # not the 'none' the test environment sets as default
+        assert r.time_control["clock"] == "cpu" and r.time_control["wall_factor"] == 4.0
+        assert all(m.cpu_ms is not None for m in r.moves if not m.opening)
+    stored = json.loads((workdir / "results" / "small" / "config.json").read_text())
+    assert stored["config"]["isolation"]["level"] == "basic"
+
+
+@pytest.mark.parametrize("snippet, path", [
+    ("isolation: sandboxed\n", "isolation"),
+    ("isolation: {level: basic, limits: {memory_mb: -1}}\n", "isolation.limits.memory_mb"),
+    ("time: {movetime: 100, charge: cpus}\n", "time.charge"),
+    ("time: {movetime: 100, wall_factor: 0.5}\n", "time.wall_factor"),
+])
+def test_isolation_and_charge_errors_name_the_key(workdir: Path, snippet: str, path: str) -> None:
+    text = SMALL.replace("time: {movetime: 500, margin: 500}\n", "") + snippet
+    result = CliRunner().invoke(cli, ["run", str(write_config(workdir, text))])
+    assert result.exit_code == 2
+    assert f"{path}:" in result.output and not (workdir / "results").exists()
