@@ -15,14 +15,13 @@ import io
 import math
 import os
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.errors import ArenaError
-from arena.records import GameRecord, read_records
+from arena.records import GameRecord, atomic_write, read_records
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -88,27 +87,6 @@ def select_variant(records: Sequence[GameRecord], variant: Optional[str]) -> Opt
 # ---------------------------------------------------------------------------------------
 # Files
 # ---------------------------------------------------------------------------------------
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
-
-    A crash leaves either the old file or the new one, never half of one.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def slug(text: str) -> str:

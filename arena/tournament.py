@@ -48,7 +48,8 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
 
 from arena.config import TournamentConfig, config_digest
 from arena.errors import ArenaError, ConfigError
-from arena.records import GameRecord, append_record, read_records, records_table
+from arena.records import (GameRecord, append_record, atomic_write, read_records,
+                           records_table)
 from arena.schedule import Slot, build_schedule
 
 log = logging.getLogger("arena.tournament")
@@ -138,38 +139,20 @@ def format_standings(tables: dict[str, list[Standing]]) -> str:
 
 def write_standings_csv(path: Path, tables: dict[str, list[Standing]]) -> None:
     """``standings.csv``: one row per variant and player, ranked."""
-    with _atomic_text(path) as f:
-        writer = csv.writer(f)
-        writer.writerow(["variant", "rank", "bot", "points", "games", "wins", "draws",
-                         "losses", "forfeits", "score_pct"])
-        for variant, rows in tables.items():
-            for rank, r in enumerate(rows, 1):
-                writer.writerow([variant, rank, r.name, f"{r.points:g}", r.games, r.wins,
-                                 r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
+    f = io.StringIO(newline="")
+    writer = csv.writer(f)
+    writer.writerow(["variant", "rank", "bot", "points", "games", "wins", "draws",
+                     "losses", "forfeits", "score_pct"])
+    for variant, rows in tables.items():
+        for rank, r in enumerate(rows, 1):
+            writer.writerow([variant, rank, r.name, f"{r.points:g}", r.games, r.wins,
+                             r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
+    atomic_write(path, f.getvalue().encode("utf-8"))
 
 
 # --------------------------------------------------------------------------------------
 # The results folder
 # --------------------------------------------------------------------------------------
-
-
-class _atomic_text:
-    """A text file written to a temporary name and renamed into place on success."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.tmp = path.with_name(f".{path.name}.tmp")
-
-    def __enter__(self) -> TextIO:
-        self.file = open(self.tmp, "w", encoding="utf-8", newline="")
-        return self.file
-
-    def __exit__(self, exc_type: Any, *_: Any) -> None:
-        self.file.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)
 
 
 def prepare_results(config: TournamentConfig, *, restart: bool = False) -> Path:
@@ -202,10 +185,8 @@ def prepare_results(config: TournamentConfig, *, restart: bool = False) -> Path:
             _repair_tail(folder / GAMES_FILE)
             return folder
     folder.mkdir(parents=True, exist_ok=True)
-    with _atomic_text(stored_path) as f:
-        json.dump({"digest": config.digest(), "created": _now(), "config": config.normalised()},
-                  f, indent=2)
-        f.write("\n")
+    stored = {"digest": config.digest(), "created": _now(), "config": config.normalised()}
+    atomic_write(stored_path, (json.dumps(stored, indent=2) + "\n").encode("utf-8"))
     return folder
 
 
@@ -783,8 +764,7 @@ def _is_lost_game(error: BaseException) -> bool:
 def _write_tables(folder: Path, records: list[GameRecord],
                   tables: dict[str, list[Standing]]) -> None:
     write_standings_csv(folder / STANDINGS_FILE, tables)
-    with _atomic_text(folder / GAMES_CSV) as f:
-        records_table(records).to_csv(f, index=False)
+    atomic_write(folder / GAMES_CSV, records_table(records).to_csv(index=False).encode("utf-8"))
 
 
 #: the ratings area's report entry point: ``arena.report.<name>(config, folder, records)``
