@@ -37,6 +37,13 @@ test_bot.__test__ = False  # type: ignore[attr-defined]  # not a test, despite t
 
 
 @pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh current directory (tournaments write ``results/`` below it)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
 def random_bot() -> BotSpec:
     """The example random bot (``bots/random``)."""
     return load_bot(EXAMPLE_BOTS / "random")

@@ -28,11 +28,12 @@ from click.testing import CliRunner
 from arena.bot import is_gone, load_bot
 from arena.cli import cli
 from arena.cluster import ClusterUnavailable, is_lost_game, pack_bots, relocate, unpack_bots
-from arena.config import TournamentConfig, load_config, parse_config, with_executor
+from arena.config import load_config, parse_config, with_executor
 from arena.errors import ConfigError
 from arena.records import read_records
-from arena.schedule import build_schedule
 from arena.tournament import ResultsMismatch, prepare_results, run_tournament
+from tests import test_tournament as tournament_tests
+from tests.test_tournament import schedule_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 HAVE_DASK = importlib.util.find_spec("distributed") is not None
@@ -52,23 +53,8 @@ report: false
 """
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def write_config(folder: Path, text: str = SMALL, name: str = "small.yaml") -> Path:
-    path = folder / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def schedule_ids(config: TournamentConfig) -> list[str]:
-    return [s.game_id for s in build_schedule(config.players, config.variants, config.format,
-                                              games_per_pairing=config.games_per_pairing,
-                                              opening_turns=config.opening_turns,
-                                              seed=config.seed)]
+    return tournament_tests.write_config(folder, text, name)
 
 
 def games(folder: Path) -> dict[str, Any]:

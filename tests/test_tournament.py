@@ -61,12 +61,6 @@ def game_ids(folder: Path) -> list[str]:
     return [r.game_id for r in read_records(folder / "games.jsonl")]
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def test_small_real_tournament_end_to_end(workdir: Path) -> None:
     path = write_config(workdir, SMALL.replace("report: false", "report: true"))
     result = CliRunner().invoke(cli, ["run", str(path)])
