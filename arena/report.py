@@ -351,7 +351,9 @@ def chart_head_to_head(records: Sequence[GameRecord], order: Sequence[str] = ())
             for i in range(n):
                 for j in range(n):
                     if games[i, j] > 0:
-                        ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=8)
+                        dark = pct[i, j] < 20 or pct[i, j] > 80  # the colour map's dark ends
+                        ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=8,
+                                color="white" if dark else "black")
         fig.colorbar(im, ax=ax, label="score % of the row bot", shrink=0.8)
         ax.set_title("Head to head (row against column)")
         return _png(fig)
