@@ -703,13 +703,20 @@ def _sweep_stale() -> None:
     under *every* parent this referee uses: so only sandboxes made from the same cgroup as
     ours are touched (on a shared machine, another user's or session's are left alone).
     Without this, a bwrap child killed in its first microseconds (its parent gone before
-    letting it run) would wait forever inside its cgroup.
+    letting it run) would wait forever inside its cgroup.  (The dead referee's watchdog,
+    :func:`watch_referee`, normally did this already.)
     """
+    _remove_cgroups(_is_stale)
+
+
+def _remove_cgroups(wanted: Callable[[str], bool]) -> int:
+    """Kill what runs in, then remove, the sandbox cgroups whose name ``wanted`` accepts
+    and that exist under every parent this process uses; returns how many were found."""
     parents = {h.parent for h in _cgroup_layout()[0] if h is not None}
     names: Optional[set[str]] = None
     for parent in parents:
         try:
-            found = {c.name for c in parent.iterdir() if c.is_dir() and _is_stale(c.name)}
+            found = {c.name for c in parent.iterdir() if c.is_dir() and wanted(c.name)}
         except OSError:
             found = set()
         names = found if names is None else names & found
@@ -718,6 +725,7 @@ def _sweep_stale() -> None:
         left = _Cgroups(name, None)
         left.kill()
         left.remove()
+    return len(names or ())
 
 
 def _is_stale(name: str) -> bool:
@@ -776,6 +784,116 @@ def _ensure_subreaper() -> None:
         _prctl(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(flag))
         if not flag.value:
             _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+# --------------------------------------------------------------------------------------
+# The watchdog: the bots of a referee that was killed
+# --------------------------------------------------------------------------------------
+#
+# The parent-death signal alone leaves a gap under bwrap: bwrap's first child (the future
+# init of the PID namespace) is made by clone(), which never inherits a parent-death signal,
+# and it waits on an eventfd until the outer bwrap releases it.  If the referee is killed in
+# that window, the outer bwrap dies of its parent-death signal and the child sleeps forever
+# (ppid 1).  So every referee process that makes sandboxes also starts one small watchdog
+# (not its child's child: its own session, no parent-death signal) that holds the read end
+# of a pipe only the referee can write.  End of file means the referee is gone: the
+# watchdog then kills every process tagged with the referee's sandbox tokens and the
+# cgroups named after it, and exits.
+
+_watchdog_lock = threading.Lock()
+_watchdog: Optional[tuple[int, int]] = None  # (our pid, write end of the watchdog's pipe)
+WATCH_SWEEP_S = 1.0  # how long a watchdog keeps sweeping after the referee is gone
+
+
+def _forget_watchdog() -> None:
+    """In a forked child: the parent's watchdog is not ours; close our copy of its pipe."""
+    global _watchdog
+    if _watchdog is not None:
+        try:
+            os.close(_watchdog[1])
+        except OSError:
+            pass
+        _watchdog = None
+
+
+os.register_at_fork(after_in_child=_forget_watchdog)
+
+
+def _ensure_watchdog() -> None:
+    """Start this process's watchdog once (see :func:`watch_referee`); a failure is logged."""
+    global _watchdog
+    with _watchdog_lock:
+        if _watchdog is not None and _watchdog[0] == os.getpid():
+            return
+        import arena
+
+        package_root = str(Path(arena.__file__).resolve().parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        r, w = os.pipe()  # both non-inheritable: bots never hold the write end
+        try:
+            subprocess.Popen([sys.executable, "-m", "arena.sandbox", "--watch", str(os.getpid())],
+                             stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             close_fds=True, start_new_session=True, cwd="/", env=env)
+        except OSError as e:
+            os.close(w)
+            log.warning("cannot start the sandbox watchdog: %s", e)
+            return
+        finally:
+            os.close(r)
+        _watchdog = (os.getpid(), w)
+
+
+def _tagged(prefix: str) -> list[Any]:
+    """Live processes whose sandbox tag starts with ``prefix`` (the watchdog itself excluded)."""
+    import psutil
+
+    found = []
+    for p in psutil.process_iter():
+        if p.pid == os.getpid():
+            continue
+        try:
+            if p.environ().get(TAG_VARIABLE, "").startswith(prefix):
+                found.append(p)
+        except psutil.Error:
+            continue
+    return found
+
+
+def sweep_referee(referee: int) -> int:
+    """SIGKILL every process and remove every cgroup of the sandboxes made by the process
+    ``referee`` (which must be gone); returns how many processes and cgroups were found."""
+    import psutil
+
+    prefix = f"{referee}-"
+    procs = _tagged(prefix)
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    return len(procs) + _remove_cgroups(lambda name: name.startswith(prefix))
+
+
+def watch_referee(referee: int, fd: int = 0) -> None:
+    """The watchdog's body: wait for end of file on ``fd`` (the referee exited, however it
+    died), then sweep its sandboxes (:func:`sweep_referee`) until nothing is found for a
+    while (a bwrap child half-way through its set-up may still fork), and return."""
+    while True:
+        try:
+            if not os.read(fd, 4096):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    if process_alive(referee):  # it closed the pipe by exec: not ours to judge
+        return
+    end = time.monotonic() + WATCH_SWEEP_S
+    quiet = 0
+    while time.monotonic() < end and quiet < 5:
+        quiet = 0 if sweep_referee(referee) else quiet + 1
+        time.sleep(0.05)
 
 
 # --------------------------------------------------------------------------------------
@@ -902,6 +1020,7 @@ class Sandbox:
         self._rlimits: list[tuple[int, tuple[int, int]]] = []
         if self.level is Level.NONE:
             return
+        _ensure_watchdog()  # kills our bots if we are killed: see watch_referee
         if self.level is Level.BWRAP and _is_root():
             self.uid = _unique_uid()
         self._rlimits = self._make_rlimits()
@@ -1247,3 +1366,10 @@ class Sandbox:
                 self._cgroups.remove()
             if self.tmp is not None:
                 shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":  # the watchdog: python -m arena.sandbox --watch <referee pid>
+    if len(sys.argv) == 3 and sys.argv[1] == "--watch" and sys.argv[2].isdigit():
+        watch_referee(int(sys.argv[2]))
+    else:
+        sys.exit("usage: python -m arena.sandbox --watch REFEREE_PID")

@@ -377,9 +377,25 @@ time.sleep(60)
 """
 
 
-def test_the_next_sandbox_sweeps_what_a_killed_referee_left(tmp_path: Path) -> None:
-    """At basic, the parent-death signal kills the bot itself; a grandchild survives the
-    referee's death, in the dead referee's cgroups, until the next sandbox sweeps them."""
+def _watchdog_of(referee: int) -> list[int]:
+    """Pids of the sandbox watchdog of the process ``referee`` (``-m arena.sandbox --watch``)."""
+    import psutil
+
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if p.cmdline()[-3:] == ["arena.sandbox", "--watch", str(referee)]:
+                found.append(p.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("watchdog", [True, False], ids=["watchdog", "watchdog-killed"])
+def test_a_killed_referees_orphans_are_swept(tmp_path: Path, watchdog: bool) -> None:
+    """At basic, the parent-death signal kills the bot itself; a grandchild outlives the
+    referee's death, in the dead referee's cgroups.  The referee's watchdog kills it within
+    a second or so; if the watchdog was killed too, the next sandbox sweeps it."""
     with Sandbox(Level.BASIC, tmp_path) as probe:
         if not probe.cgroups:
             pytest.skip("no writable cgroups here")
@@ -389,14 +405,24 @@ def test_the_next_sandbox_sweeps_what_a_killed_referee_left(tmp_path: Path) -> N
         assert referee.stdout is not None
         pid_text, token = referee.stdout.readline().split()
         grandchild = int(pid_text)
+        watchdogs = _watchdog_of(referee.pid)
+        assert len(watchdogs) == 1, watchdogs
+        if not watchdog:
+            os.kill(watchdogs[0], signal.SIGKILL)
+            assert wait_gone(watchdogs) == []
     finally:
         referee.kill()
         referee.wait()
         referee.stdout.close()  # type: ignore[union-attr]
     try:
+        leftovers = list(Path("/sys/fs/cgroup").glob(f"*/**/{CGROUP_PARENT}/{token}"))
+        if watchdog:
+            assert wait_gone([grandchild], 3.0) == []
+            assert wait_gone(watchdogs, 3.0) == [], "the watchdog should exit after its sweep"
+            assert not any(p.exists() for p in leftovers)
+            return
         time.sleep(0.2)
         assert alive([grandchild]) == [grandchild], "the grandchild should outlive the referee"
-        leftovers = list(Path("/sys/fs/cgroup").glob(f"*/**/{CGROUP_PARENT}/{token}"))
         assert leftovers
         Sandbox(Level.BASIC, tmp_path).close()  # sweeps
         assert wait_gone([grandchild]) == []
