@@ -370,6 +370,9 @@ class Position:
             raw = self._to_raw(move)
         except MoveError:
             return False
+        return self._is_legal_raw(raw)
+
+    def _is_legal_raw(self, raw: RawMove) -> bool:
         return self._ended_by_rule() is None and raw in self.generate_raw()
 
     def parse_move(self, text: str) -> Move:
@@ -379,8 +382,8 @@ class Position:
         :raises IllegalMoveError: the move is not legal in this position.
         """
         move = Move.parse(text)
-        self._to_raw(move)  # raises InvalidMoveError for a point this board does not have
-        if not self.is_legal(move):
+        raw = self._to_raw(move)  # raises InvalidMoveError for a point this board does not have
+        if not self._is_legal_raw(raw):
             raise IllegalMoveError(f"illegal move {move} in position {self.to_text()}")
         return move
 
