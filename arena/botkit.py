@@ -61,8 +61,7 @@ Choice = Union[Move, str]
 ChooseFn = Callable[[Position, "Clock"], Choice]
 OptionValue = Union[int, bool, str]
 
-#: the largest value of the conventional ``Seed`` option
-SEED_MAX = 2147483647
+SEED_MAX = P.SEED_MAX
 
 
 # --------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from arena.errors import ArenaError
+from arena.protocol import SEED_MAX
 
 
 class Failure(click.ClickException):
@@ -173,7 +174,7 @@ def _with_time_options(f):  # type: ignore[no-untyped-def]
 @click.option("--variant", default="nine-mens-morris", show_default=True,
               help="A preset name (see 'arena variants') or a variant YAML file.")
 @_with_time_options
-@click.option("--seed", type=click.IntRange(0, 2**31 - 1), help="Seed sent to bots with a Seed option.")
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), help="Seed sent to bots with a Seed option.")
 @click.option("--opening", default="", metavar="MOVES", help="Moves played first, e.g. 'd6 d2'.")
 @click.option("--quiet", is_flag=True, help="Do not show the board after every move.")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False), metavar="FILE",
@@ -430,9 +431,11 @@ def _bot_arg(text: str) -> BotSpec:
         if not eq or not key.strip():
             raise Failure(f"bad bot options in {text!r}: expected FOLDER:KEY=VALUE,KEY=VALUE")
         options[key.strip()] = value.strip()
+    import dataclasses
+
     spec = load_bot(folder, options=options)
     shown = ",".join(f"{k}={v}" for k, v in options.items())
-    return load_bot(folder, options=options, name=f"{spec.name}({shown})")
+    return dataclasses.replace(spec, name=f"{spec.name}({shown})")
 
 
 def _sprt_pairs(a: BotSpec, b: BotSpec, variant: typing.Any, tc: typing.Any, *, seed: int,
@@ -540,7 +543,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
         b = dataclasses.replace(b, name=f"{b.name} (B)")
     tc = TimeControl.parse(str(movetime))
     if seed is None:
-        seed = random.SystemRandom().randrange(2 ** 31)
+        seed = random.SystemRandom().randrange(SEED_MAX + 1)
     games_file = None
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,8 @@ from typing import Mapping, Optional, Union
 from arena.errors import ProtocolError
 
 VERSION = 1
+#: the largest seed: the range of the conventional ``Seed`` option (a 31-bit ``spin``)
+SEED_MAX = 2**31 - 1
 
 # --------------------------------------------------------------------------------------
 # Referee -> bot

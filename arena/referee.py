@@ -33,7 +33,7 @@ from arena.bot import BotProcess, BotSpec, cut
 from arena.clock import GameClock, TimeControl
 from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, IllegalMove,
                           MoveError, ProtocolError)
-from arena.protocol import Go
+from arena.protocol import SEED_MAX, Go
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Move, Position, Termination
 from arena.variants import Variant, get_variant
@@ -47,8 +47,6 @@ OnMove = Callable[[Position, MoveInfo], None]
 
 #: seconds a bot that forfeited gets to exit after ``quit`` (then SIGTERM)
 FAILED_QUIT_GRACE_S = 0.05
-#: the largest seed sent to bots (the conventional ``Seed`` option is a 31-bit ``spin``)
-SEED_MAX = 2**31 - 1
 
 _TERMINATIONS: tuple[tuple[type[BotError], Termination, str], ...] = (
     (BotStartError, Termination.START_FAILURE, "failed to start"),

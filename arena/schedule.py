@@ -18,14 +18,13 @@ import random
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+from arena.protocol import SEED_MAX
 from arena.rules import Position
 from arena.variants import Variant
 
 FormatKind = Literal["round-robin", "gauntlet", "match"]
 FORMAT_KINDS: tuple[FormatKind, ...] = ("round-robin", "gauntlet", "match")
 
-#: the largest per-game seed (the range of the conventional ``Seed`` bot option)
-SEED_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
