@@ -771,12 +771,9 @@ def _descendants(pid: int) -> list[Any]:
 
 def is_gone(pid: int) -> bool:
     """True when ``pid`` no longer runs (a zombie waiting for its parent counts as gone)."""
-    import psutil
+    from arena.sandbox import process_alive
 
-    try:
-        return not _alive(psutil.Process(pid))
-    except psutil.Error:
-        return True
+    return not process_alive(pid)
 
 
 __all__ = ["BotSpec", "BotProcess", "Handshake", "load_bot", "is_gone", "cut", "LINE_CAP",
