@@ -818,7 +818,8 @@ def _ensure_subreaper() -> None:
 # cgroups named after it, and exits.
 
 _watchdog_lock = threading.Lock()
-_watchdog: Optional[tuple[int, int]] = None  # (our pid, write end of the watchdog's pipe)
+#: (our pid, write end of the watchdog's pipe, the watchdog's pid)
+_watchdog: Optional[tuple[int, int, int]] = None
 WATCH_SWEEP_S = 1.0  # how long a watchdog keeps sweeping after the referee is gone
 
 
@@ -849,16 +850,23 @@ def _ensure_watchdog() -> None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         r, w = os.pipe()  # both non-inheritable: bots never hold the write end
         try:
-            subprocess.Popen([sys.executable, "-m", "arena.sandbox", "--watch", str(os.getpid())],
-                             stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             close_fds=True, start_new_session=True, cwd="/", env=env)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "arena.sandbox", "--watch", str(os.getpid())],
+                stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                close_fds=True, start_new_session=True, cwd="/", env=env)
         except OSError as e:
             os.close(w)
             log.warning("cannot start the sandbox watchdog: %s", e)
             return
         finally:
             os.close(r)
-        _watchdog = (os.getpid(), w)
+        _watchdog = (os.getpid(), w, proc.pid)
+
+
+def watchdog_pid() -> Optional[int]:
+    """The pid of this process's watchdog (it lives as long as this process), or None."""
+    wd = _watchdog
+    return wd[2] if wd is not None and wd[0] == os.getpid() else None
 
 
 def _tagged(prefix: str) -> list[Any]:
