@@ -167,7 +167,7 @@ def parse_level(text: object, path: str = "isolation") -> Level:
             raise ConfigError(f"unknown isolation level {text!r} (known: {names}, best)",
                               path) from None
     if level not in available_levels():
-        why = (bwrap_status() if level is Level.BWRAP else _subreaper_status()).detail
+        why = (bwrap_status() if level is Level.BWRAP else _basic_status()).detail
         raise ConfigError(f"isolation level {level.value} is not available here: {why} "
                           "(see `arena doctor`)", path)
     return level
@@ -318,10 +318,19 @@ def available_levels() -> list[Level]:
     """The levels this machine can provide, weakest first."""
     levels = [Level.NONE]
     if _subreaper_status().ok:
-        levels.append(Level.BASIC)
+        if not _is_root() or confinement_status().ok:
+            levels.append(Level.BASIC)
         if bwrap_status().ok:
             levels.append(Level.BWRAP)
     return levels
+
+
+def _basic_status() -> Check:
+    """Why ``basic`` is or is not available (as root it needs the confinement)."""
+    sub = _subreaper_status()
+    if not sub.ok or not _is_root():
+        return sub
+    return confinement_status()
 
 
 def best_level() -> Level:
@@ -789,6 +798,21 @@ def _cpu_seconds(procs: Iterable[Any]) -> float:
     return total
 
 
+def _check_readable(folder: str) -> None:
+    """A bot run as an unprivileged uid needs its folder readable by other users.
+
+    :raises SandboxError: it is not (naming the mode and the fix).
+    """
+    try:
+        mode = os.stat(folder).st_mode
+    except OSError as e:
+        raise SandboxError(f"cannot read the bot folder {folder}: {e.strerror}") from None
+    if mode & 0o005 != 0o005:
+        raise SandboxError(f"the bot folder {folder} is not readable by other users (mode "
+                           f"{mode & 0o777:o}); as root, bots run as an unprivileged uid: "
+                           f"chmod -R a+rX {folder}")
+
+
 def _unique_uid() -> int:
     """A uid no other live sandbox uses: from this process's pid and a counter."""
     return UID_BASE + (os.getpid() % (1 << 22)) * 64 + next(_counter) % 64
@@ -996,6 +1020,158 @@ def _bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[i
 
 
 # --------------------------------------------------------------------------------------
+# basic as root: an unprivileged uid in a private, read-only mount namespace
+# --------------------------------------------------------------------------------------
+#
+# A bot run by a root referee at ``basic`` would own the machine.  So, as root, ``basic``
+# confines each bot in its child, before ``exec`` (only system calls, as bwrap would do
+# them): a new mount namespace in which every mount is read-only, one private tmpfs of
+# ``tmp_mb`` on ``/tmp`` (also bound on ``/var/tmp`` and ``/dev/shm``: the world-writable
+# places), closed folders on the way to what the bot needs (``/root`` for a Python
+# installed there) replaced by an empty read-only tmpfs holding just those paths, and then a
+# unique unprivileged uid with no groups, no capabilities and ``no_new_privs``.  The bot
+# then cannot write outside its ``/tmp``, cannot signal or trace other bots (other uids),
+# and sees the results folder only if it is world-readable and not under ``/tmp``.
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV = 0x1, 0x2, 0x4
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+_SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added in Linux 5.12)
+_AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
+_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID = 0x1, 0x2
+_PR_SET_NO_NEW_PRIVS = 38
+#: the world-writable folders that become the bot's private tmpfs at ``basic`` as root
+PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _check(result: int, what: str) -> None:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: Optional[str], target: str, fstype: Optional[str], flags: int,
+           data: Optional[str] = None) -> None:
+    enc = (lambda s: s.encode() if s is not None else None)
+    _check(_libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
+                         enc(data)), f"mount {target}")
+
+
+@dataclass(frozen=True)
+class _Confinement:
+    """How one bot is confined at ``basic`` as root: planned in the referee (it reads the
+    file system), applied in the child before ``exec`` (:meth:`apply`: system calls only)."""
+
+    uid: int
+    tmp_mb: int
+    cwd: str
+    #: paths the bot needs (its folder, the runtime), read-only
+    visible: tuple[str, ...]
+    #: closed folders (no search permission for others) on the way to a visible path,
+    #: covered by an empty read-only tmpfs holding just the visible paths below them
+    masks: tuple[str, ...]
+
+    @classmethod
+    def plan(cls, *, uid: int, tmp_mb: int, cwd: str, needed: Iterable[str]) -> _Confinement:
+        """The confinement for a bot that needs ``needed`` (and ``cwd``) read-only."""
+        visible: list[str] = []
+        wanted = {os.path.realpath(p) for p in [*needed, cwd] if os.path.exists(p)} - {"/"}
+        for path in sorted(wanted, key=lambda p: (p.count("/"), p)):
+            if not any(_inside(path, v) for v in visible):
+                visible.append(path)
+        masks: list[str] = []
+        for path in visible:
+            if any(_inside(path, t) for t in PRIVATE_TMP):
+                continue  # re-created inside the private /tmp
+            for parent in reversed(Path(path).parents):
+                folder = str(parent)
+                if folder == "/" or any(_inside(folder, m) for m in masks):
+                    continue
+                try:
+                    closed = not os.stat(folder).st_mode & 0o001
+                except OSError:
+                    closed = True
+                if closed:
+                    masks.append(folder)
+                    break
+        return cls(uid, tmp_mb, os.path.realpath(cwd), tuple(visible), tuple(masks))
+
+    def _hidden(self, path: str) -> bool:
+        return any(_inside(path, m) for m in (*PRIVATE_TMP, *self.masks))
+
+    def apply(self) -> None:
+        """In the child, before ``exec``: the mount namespace, then the uid.  Raises OSError
+        if a step that protects the machine fails (the bot then does not start)."""
+        libc = _libc()
+        os.umask(0o022)
+        _check(libc.unshare(ctypes.c_int(_CLONE_NEWNS)), "unshare")
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing propagates to the host
+        rebinds = [p for p in self.visible if self._hidden(p)]
+        fds = [os.open(p, os.O_PATH | os.O_CLOEXEC) for p in rebinds]  # before hiding them
+        attr = _MountAttr(_MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NOSUID, 0, 0, 0)
+        _check(libc.syscall(ctypes.c_long(_SYS_MOUNT_SETATTR), ctypes.c_int(_AT_FDCWD), b"/",
+                            ctypes.c_uint(_AT_RECURSIVE), ctypes.byref(attr),
+                            ctypes.c_size_t(ctypes.sizeof(attr))), "read-only mounts")
+        _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV,
+               f"mode=1777,size={self.tmp_mb}m")
+        for other in PRIVATE_TMP[1:]:
+            if os.path.isdir(other):  # one tmpfs: the bot's whole writable space is tmp_mb
+                _mount("/tmp", other, None, _MS_BIND)
+        for mask in self.masks:
+            _mount("tmpfs", mask, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m")
+        for path, fd in zip(rebinds, fds):
+            os.makedirs(path, 0o755, exist_ok=True)
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)  # read-only already
+            os.close(fd)
+        for mask in self.masks:
+            _mount(None, mask, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+        os.chdir(self.cwd)
+        os.setgroups([])
+        os.setresgid(self.uid, self.uid, self.uid)
+        os.setresuid(self.uid, self.uid, self.uid)
+        _check(libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1),
+                          ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)),
+               "no_new_privs")
+
+
+def _confined_basic() -> bool:
+    """True when ``basic`` confines bots (the referee is root)."""
+    return _is_root()
+
+
+@functools.lru_cache(maxsize=1)
+def confinement_status() -> Check:
+    """Whether ``basic`` can confine a bot here when the referee is root (tried once, for
+    real: a child in a private read-only mount namespace, as an unprivileged uid, must run
+    this Python, write its private ``/tmp`` and fail to write ``/``)."""
+    if not _is_root():
+        return Check("confinement", False, "not root: basic bots run as you")
+    plan = _Confinement.plan(uid=_unique_uid(), tmp_mb=1, cwd="/",
+                             needed=_runtime_paths([sys.executable], os.defpath))
+    code = ("import os,sys\n"
+            "open('/tmp/probe','w').write('x')\n"
+            "try:\n open('/morris-arena-probe','w')\nexcept OSError: pass\n"
+            "else: sys.exit(4)\n"
+            "sys.exit(0 if os.getuid() != 0 else 3)")
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+                              text=True, timeout=20, preexec_fn=plan.apply, cwd="/",
+                              env={"PATH": os.defpath})
+    except (OSError, subprocess.SubprocessError) as e:
+        return Check("confinement", False, f"unavailable (a confined child failed: {e})")
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return Check("confinement", False, f"unavailable (a confined child failed: {why})")
+    return Check("confinement", True, "unique unprivileged uid, read-only mounts, private /tmp "
+                                      "(basic as root)")
+
+
+# --------------------------------------------------------------------------------------
 # The sandbox
 # --------------------------------------------------------------------------------------
 
@@ -1043,16 +1219,20 @@ class Sandbox:
         self._closed = False
         self._parent_pid = os.getpid()
         self._rlimits: list[tuple[int, tuple[int, int]]] = []
+        self._command: tuple[str, ...] = ()
         if self.level is Level.NONE:
             return
         _ensure_watchdog()  # kills our bots if we are killed: see watch_referee
-        if self.level is Level.BWRAP and _is_root():
+        if _is_root():  # bwrap (setpriv) and basic (confinement) drop root for a unique uid
             self.uid = _unique_uid()
+            if self.level is Level.BASIC:
+                _check_readable(self.folder)
         self._rlimits = self._make_rlimits()
         if cgroups:
             self._cgroups = _Cgroups(self.token, self.limits)
         if self.level is Level.BASIC:
             _ensure_subreaper()
+        if self.level is Level.BASIC and self.uid is None:  # as root: a private tmpfs
             try:
                 self.tmp = tempfile.mkdtemp(prefix=f"morris-arena-{label or 'bot'}-")
             except OSError as e:
@@ -1119,6 +1299,7 @@ class Sandbox:
         ``pipes`` (bwrap only): descriptors ``(stdin, stdout)`` that a bash trampoline inside
         the sandbox moves to the bot's 0 and 1, so bwrap's own processes never hold them.
         """
+        self._command = tuple(command)
         if self.level is not Level.BWRAP:
             return list(command)
         prefix = _bwrap_args(folder=self.folder, cwd=self.cwd, tmp_mb=self.limits.tmp_mb,
@@ -1197,6 +1378,7 @@ class Sandbox:
         rlimits = list(self._rlimits)
         parent = self._parent_pid
         prctl = _libc().prctl
+        confine = self.confinement()
 
         def setup() -> None:
             me = str(os.getpid()).encode("ascii")
@@ -1208,12 +1390,29 @@ class Sandbox:
                     os.close(fd)
             for res, values in rlimits:
                 resource.setrlimit(res, values)
+            if confine is not None:
+                try:
+                    confine.apply()
+                except OSError as e:  # seen by the referee as a start failure with this line
+                    os.write(2, f"morris-arena: cannot confine the bot: {e}\n".encode())
+                    os._exit(126)
             prctl(ctypes.c_int(_PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL),
                   ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
             if os.getppid() != parent:  # the referee died before the signal was armed
                 os._exit(127)
 
         return setup
+
+    def confinement(self) -> Optional[_Confinement]:
+        """How the bot is confined at ``basic`` as root (None at other levels or as another
+        user): planned for the command last given to :meth:`wrap` (or this Python)."""
+        if self.level is not Level.BASIC or self.uid is None:
+            return None
+        command = self._command or (sys.executable,)
+        needed = [*_runtime_paths(command, os.environ.get("PATH", os.defpath)),
+                  *(os.path.realpath(p) for p in self.read_only), self.folder]
+        return _Confinement.plan(uid=self.uid, tmp_mb=self.limits.tmp_mb, cwd=self.cwd,
+                                 needed=needed)
 
     def attach(self, pid: int) -> None:
         """Record the spawned process (started with :meth:`wrap`, :meth:`env`, :meth:`preexec`).

@@ -288,10 +288,11 @@ def test_stderr_flood_never_blocks(random_bot: BotSpec, fast_tc: TimeControl, pi
 
 @pytest.mark.parametrize("level", ["basic", "bwrap"])
 def test_game_in_a_sandbox(level: str, random_bot: BotSpec, fast_tc: TimeControl) -> None:
-    from arena.sandbox import Isolation, available_levels, parse_level
+    from arena.sandbox import Isolation, Level, available_levels, bwrap_status
 
-    if parse_level(level) not in available_levels():
-        pytest.skip(f"isolation level {level} is not available on this machine")
+    if Level(level) not in available_levels():
+        why = bwrap_status().detail if level == "bwrap" else "see `arena doctor`"
+        pytest.skip(f"isolation level {level} is not available here: {why}")
     isolation = Isolation.parse(level)
     record = play_game(random_bot, random_bot, "six-mens-morris", fast_tc, seed=5,
                        isolation=isolation)

@@ -32,6 +32,14 @@ needs_bwrap = pytest.mark.skipif(
            "(CI: apt-get install -y bubblewrap)")
 
 
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """pytest's ``tmp_path``, readable by other users: as root, ``basic`` and ``bwrap`` run a
+    bot as an unprivileged uid, which must be able to read its folder (pytest makes 0700)."""
+    tmp_path.chmod(0o755)
+    return tmp_path
+
+
 @dataclass
 class Run:
     """What a snippet run in a sandbox did."""

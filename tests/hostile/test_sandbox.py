@@ -89,8 +89,9 @@ def test_environment_is_cleared_and_limits_set(level: Level, tmp_path: Path,
     assert seen["cwd"] == str(tmp_path.resolve())
     assert seen["core"] == [0, 0]
     assert seen["nofile"] == [77, 77]
-    if level is Level.BWRAP and os.geteuid() == 0:
-        assert seen["uid"] != 0, "a bwrap bot must not run as root"
+    if os.geteuid() == 0:
+        assert seen["uid"] != 0, f"a {level.value} bot must not run as root"
+        assert seen["home"] == "/tmp"  # its private tmpfs
 
 
 def test_level_none_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,11 +117,15 @@ attempt("read_other", lambda: open(os.path.join(other, "secret.txt")).read())
 attempt("write_other", lambda: open(os.path.join(other, "planted.txt"), "w").write("x"))
 attempt("write_results", lambda: open(os.path.join(results, "games.jsonl"), "a").write("{}\n"))
 attempt("write_own", lambda: open("planted.txt", "w").write("x"))
-attempt("write_tmp", lambda: open("/tmp/scratch", "w").write("x"))
+attempt("write_tmp", lambda: open(sys.argv[4], "w").write("x"))
 attempt("connect", lambda: socket.create_connection(("127.0.0.1", port), timeout=2).close())
 out["pids_seen"] = len([p for p in os.listdir("/proc") if p.isdigit()])
 print(json.dumps(out))
 """
+
+
+#: a file the attack writes in /tmp: the bot's own at bwrap and at basic as root
+SCRATCH = f"/tmp/morris-arena-scratch-{os.getpid()}"
 
 
 def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -141,7 +146,8 @@ def _attack(level: Level, tmp_path: Path) -> tuple[dict[str, object], int]:
         port = listener.getsockname()[1]
         sb = Sandbox(level, me)
         code = FILES.replace("sys.argv[1]", repr(str(port))).replace(
-            "sys.argv[2]", repr(str(other))).replace("sys.argv[3]", repr(str(results)))
+            "sys.argv[2]", repr(str(other))).replace("sys.argv[3]", repr(str(results))).replace(
+            "sys.argv[4]", repr(SCRATCH))
         seen = run_in(sb, code).json()
         accepted = 0
         try:
@@ -168,9 +174,29 @@ def test_bwrap_confines_files_network_and_processes(tmp_path: Path) -> None:
     assert not (tmp_path / "bots" / "me" / "planted.txt").exists()
 
 
-def test_basic_does_not_confine_files_or_network(tmp_path: Path) -> None:
-    """The same attack succeeds at basic: the bwrap test above can fail."""
+@pytest.mark.skipif(os.geteuid() != 0, reason="basic confines files only when run as root")
+@pytest.mark.skipif(Level.BASIC not in LEVELS, reason="basic is not available here")
+def test_basic_as_root_confines_files_but_not_network(tmp_path: Path) -> None:
+    """As root, basic runs the bot as a unique uid with read-only mounts and a private /tmp:
+    the files of other bots (here under /tmp) and the results are out of reach."""
     seen, accepted = _attack(Level.BASIC, tmp_path)
+    assert seen["read_other"] == "FileNotFoundError"  # /tmp is the bot's own
+    assert seen["write_other"] == "FileNotFoundError"
+    assert seen["write_results"] == "FileNotFoundError"
+    assert seen["write_own"] in ("OSError", "PermissionError")
+    assert seen["write_tmp"] == "ok"
+    assert seen["connect"] == "ok" and accepted == 1  # basic is no network boundary
+    assert (tmp_path / "results" / "games.jsonl").read_text() == ""
+    assert not (tmp_path / "bots" / "other" / "planted.txt").exists()
+    assert not (tmp_path / "bots" / "me" / "planted.txt").exists()
+    assert not Path(SCRATCH).exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="as root, basic confines files (tested above)")
+def test_basic_as_a_normal_user_does_not_confine_files_or_network(tmp_path: Path) -> None:
+    """The same attack succeeds at basic run by a normal user: the tests above can fail."""
+    seen, accepted = _attack(Level.BASIC, tmp_path)
+    Path(SCRATCH).unlink(missing_ok=True)
     assert seen["read_other"] == "ok" and seen["connect"] == "ok" and accepted == 1
 
 
@@ -208,7 +234,8 @@ def test_process_limit_refuses_forks(level: Level, tmp_path: Path) -> None:
     notes = sb.notes()
     sb.close()
     assert result.json()["made"] < 20
-    assert "process limit reached: forks refused" in notes
+    if sb.uid is None:  # a unique uid's RLIMIT_NPROC refuses forks before the cgroup
+        assert "process limit reached: forks refused" in notes
     assert wait_gone(result.pids) == []
 
 

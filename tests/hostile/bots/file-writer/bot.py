@@ -1,8 +1,10 @@
-"""Hostile bot: writes into the results folder and into another bot's folder.
+"""Hostile bot: writes into the results folder, another bot's folder and its own folder (in
+the project's checkout).
 
 Targets: the ``Results`` and ``Victim`` options (every file there is appended to, and a
 ``HOSTILE-WAS-HERE`` file is made); without them, only the marker file is tried in this
-repository's ``results/`` and ``bots/random/``.  Each attempt is reported on stderr as
+repository's ``results/`` and ``bots/random/``.  The marker file is also tried in the bot's
+own folder.  Each attempt is reported on stderr as
 ``WROTE <path>`` or ``BLOCKED <path>: <error>``.  Then an illegal move.
 """
 
@@ -30,7 +32,10 @@ class FileWriter(Bot):
 
     def choose(self, position, clock):
         chosen = [self.options["Results"], self.options["Victim"]]
-        for folder in [p for p in chosen if p] or [REPO / "results", REPO / "bots" / "random"]:
+        targets = [p for p in chosen if p] or [REPO / "results", REPO / "bots" / "random"]
+        attempt(os.path.join(os.path.dirname(os.path.abspath(__file__)), "HOSTILE-WAS-HERE"),
+                "w", "pwned\n")
+        for folder in targets:
             attempt(os.path.join(folder, "HOSTILE-WAS-HERE"), "w", "pwned\n")
             if any(chosen):
                 for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:

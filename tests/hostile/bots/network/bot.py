@@ -1,5 +1,8 @@
-"""Hostile bot: connects to 127.0.0.1:<Port option> and to a public address, reporting
-``CONNECTED <address>`` or ``BLOCKED <address>: <error>`` on stderr; then an illegal move."""
+"""Hostile bot: connects to 127.0.0.1:<Port option> (the test's listener), reporting
+``CONNECTED <address>`` or ``BLOCKED <address>: <error>`` on stderr; then an illegal move.
+
+Only loopback: at the levels without a network namespace the connection really happens, and
+tests send no traffic off the machine."""
 
 import os
 import socket
@@ -13,9 +16,7 @@ class Network(Bot):
     option_decls = (spin("Port", 0, 0, 65535),)
 
     def choose(self, position, clock):
-        targets = [("1.1.1.1", 53)]
-        if self.options["Port"]:
-            targets.insert(0, ("127.0.0.1", self.options["Port"]))
+        targets = [("127.0.0.1", self.options["Port"])] if self.options["Port"] else []
         for address in targets:
             try:
                 socket.create_connection(address, timeout=1.0).close()
