@@ -45,6 +45,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,7 @@ log = logging.getLogger("arena.sandbox")
 
 __all__ = ["Level", "Limits", "Isolation", "Sandbox", "Check", "SandboxError", "parse_level",
            "best_level", "available_levels", "bwrap_status", "cgroup_status", "cpu_clock_status",
-           "checks", "process_alive", "CGROUP_PARENT"]
+           "confinement_status", "level_warning", "checks", "process_alive", "CGROUP_PARENT"]
 
 #: name of the folder that holds Morris Arena's cgroups inside the referee's own cgroup
 CGROUP_PARENT = "morris-arena"
@@ -75,6 +76,8 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "loc
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: the environment variable that overrides the default isolation level (none/basic/bwrap/best)
 LEVEL_VARIABLE = "MORRIS_ARENA_ISOLATION"
+#: the name of every sandbox temporary folder starts with this, then the sandbox token
+TEMP_PREFIX = "morris-arena-"
 #: first uid of the range from which bwrap bots get a unique uid when the referee is root
 UID_BASE = 1_600_000_000
 
@@ -333,6 +336,20 @@ def _basic_status() -> Check:
     return confinement_status()
 
 
+def level_warning(level: Level) -> Optional[str]:
+    """What ``level`` does not protect here, in one line for the console (None when it
+    confines files and processes: ``bwrap``, or ``basic`` run by root)."""
+    get_bwrap = "install bubblewrap for a file system boundary (apt-get install -y bubblewrap)"
+    if level is Level.NONE:
+        who = "root" if _is_root() else "you"
+        return (f"isolation none: bots run unconfined as {who}: they can read and write your "
+                f"files and signal your processes; {get_bwrap}")
+    if level is Level.BASIC and not _is_root():
+        return ("isolation basic: bots run as you: they can read and write your files, "
+                f"signal your processes and reach the network; {get_bwrap}, see `arena doctor`")
+    return None
+
+
 def best_level() -> Level:
     """The strongest level available here (the default)."""
     return available_levels()[-1]
@@ -543,9 +560,16 @@ def checks() -> list[Check]:
     out = [Check("levels", True, ", ".join(lv.value for lv in available_levels())
                  + f" (default: {best_level().value})"),
            Check("none", True, "available (own process group and working directory)")]
-    sub = _subreaper_status()
-    out.append(Check("basic", sub.ok, "available (rlimits, cleared environment, child subreaper, "
-                                      "parent-death signal)" if sub.ok else sub.detail))
+    basic = _basic_status()
+    if not basic.ok:
+        out.append(Check("basic", False, basic.detail))
+    elif _is_root():
+        out.append(Check("basic", True, "available (as root: a unique unprivileged uid, "
+                                        "read-only mounts, a private /tmp; rlimits, cleared "
+                                        "environment, child subreaper, parent-death signal)"))
+    else:
+        out.append(Check("basic", True, "available (rlimits, cleared environment, child "
+                                        "subreaper, parent-death signal; bots run as you)"))
     out.append(bwrap_status())
     if _is_root():
         ok = shutil.which("setpriv") is not None
@@ -910,8 +934,9 @@ def _tagged(prefix: str) -> list[Any]:
 
 
 def sweep_referee(referee: int) -> int:
-    """SIGKILL every process and remove every cgroup of the sandboxes made by the process
-    ``referee`` (which must be gone); returns how many processes and cgroups were found."""
+    """SIGKILL every process and remove every cgroup and temporary folder of the sandboxes
+    made by the process ``referee`` (which must be gone); returns how many processes,
+    cgroups and folders were found."""
     import psutil
 
     prefix = f"{referee}-"
@@ -921,7 +946,43 @@ def sweep_referee(referee: int) -> int:
             p.kill()
         except psutil.Error:
             pass
-    return len(procs) + _remove_cgroups(lambda name: name.startswith(prefix))
+    return (len(procs) + _remove_cgroups(lambda name: name.startswith(prefix))
+            + _remove_temp_folders(lambda token: token.startswith(prefix)))
+
+
+def _remove_temp_folders(wanted: Callable[[str], bool]) -> int:
+    """Remove this user's sandbox temporary folders (``morris-arena-<token>-...``) whose
+    token ``wanted`` accepts; returns how many were removed."""
+    base = tempfile.gettempdir()
+    removed = 0
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(TEMP_PREFIX)]
+    except OSError:
+        return 0
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if st.st_uid != os.geteuid() or not stat.S_ISDIR(st.st_mode):
+            continue
+        if wanted(name[len(TEMP_PREFIX):]):
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+_temp_swept = False
+
+
+def _sweep_stale_temp_once() -> None:
+    """Once per process: remove the temporary folders of referees that are gone (their
+    watchdog normally did; it may have been killed too)."""
+    global _temp_swept
+    if not _temp_swept:
+        _temp_swept = True
+        _remove_temp_folders(_is_stale)
 
 
 def watch_referee(referee: int, fd: int = 0) -> None:
@@ -1233,8 +1294,9 @@ class Sandbox:
         if self.level is Level.BASIC:
             _ensure_subreaper()
         if self.level is Level.BASIC and self.uid is None:  # as root: a private tmpfs
-            try:
-                self.tmp = tempfile.mkdtemp(prefix=f"morris-arena-{label or 'bot'}-")
+            _sweep_stale_temp_once()
+            try:  # named after the token, so a dead referee's folders can be found
+                self.tmp = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{self.token}-")
             except OSError as e:
                 if self._cgroups is not None:
                     self._cgroups.remove()

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from arena import sandbox
 from arena.cli import cli
-from arena.sandbox import best_level, bwrap_status
+from arena.sandbox import Level, best_level, bwrap_status
 
 
 def test_doctor_reports_levels_cgroups_and_clocks() -> None:
@@ -38,3 +41,48 @@ def test_doctor_without_bubblewrap_says_how_to_install_it() -> None:
 def test_doctor_has_help() -> None:
     result = CliRunner().invoke(cli, ["doctor", "--help"])
     assert result.exit_code == 0 and "isolation levels" in result.output
+
+
+# -- what the level in use does not protect, said once -----------------------------------
+
+GOOD = Path(__file__).resolve().parents[1] / "bots" / "good"
+
+
+def _as_normal_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the sandbox module believe the referee is not root (messages only: no bot runs
+    with this belief in the tests below that start bots at level none)."""
+    monkeypatch.setattr(sandbox, "_is_root", lambda: False)
+
+
+def test_doctor_warns_a_normal_user_that_basic_runs_bots_as_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _as_normal_user(monkeypatch)
+    monkeypatch.setattr(sandbox, "best_level", lambda: Level.BASIC)
+    result = CliRunner().invoke(cli, ["doctor"])
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: isolation basic: bots run as you: they can read and write "
+                        "your files, signal your processes and reach the network; install "
+                        "bubblewrap for a file system boundary (apt-get install -y bubblewrap), "
+                        "see `arena doctor`"]
+
+
+def test_doctor_gives_no_warning_when_the_best_level_confines() -> None:
+    result = CliRunner().invoke(cli, ["doctor"])
+    confining = best_level() is Level.BWRAP or (best_level() is Level.BASIC and os.geteuid() == 0)
+    assert ("warning:" in result.output) is not confining
+
+
+def test_check_and_run_say_it_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`arena check` and `arena run` at an unconfining level print the warning exactly once
+    (on stderr), however many games they play."""
+    runner = CliRunner()
+    result = runner.invoke(cli, ["check", str(GOOD), "--isolation", "none", "--games", "2",
+                                 "--movetime", "100", "--opponent", str(GOOD)])
+    assert result.stderr.count("warning: isolation none: bots run unconfined") == 1, result.stderr
+    config = tmp_path / "t.yaml"
+    config.write_text(f"name: t\nbots: [{GOOD}, {{path: {GOOD}, name: good2}}]\n"
+                      f"variants: [three-mens-morris]\n"
+                      f"games_per_pairing: 2\ntime: {{movetime: 100}}\nisolation: none\n"
+                      f"workers: 1\noutput: {tmp_path / 'out'}\n")
+    result = runner.invoke(cli, ["run", str(config)])
+    assert result.stderr.count("warning: isolation none") == 1, (result.stdout, result.stderr)

@@ -367,7 +367,7 @@ proc = subprocess.Popen(sb.wrap([sys.executable, "-c", "import time; time.sleep(
                         env=sb.env(), preexec_fn=sb.preexec, start_new_session=True)
 sb.attach(proc.pid)
 time.sleep(0.2)
-print(" ".join(map(str, sb.processes())), flush=True)
+print(sb.tmp, " ".join(map(str, sb.processes())), flush=True)
 time.sleep(60)
 """
 
@@ -378,13 +378,18 @@ def test_nothing_outlives_a_killed_referee(level: Level, tmp_path: Path) -> None
                                stdout=subprocess.PIPE, text=True)
     try:
         assert referee.stdout is not None
-        pids = [int(x) for x in referee.stdout.readline().split()]
+        tmp, *pid_texts = referee.stdout.readline().split()
+        pids = [int(x) for x in pid_texts]
         assert pids and alive(pids) == pids
     finally:
         referee.kill()
         referee.wait()
         referee.stdout.close()  # type: ignore[union-attr]
     assert wait_gone(pids) == []
+    end = time.monotonic() + 3.0  # its watchdog removes the bot's temporary folder
+    while tmp != "None" and Path(tmp).exists() and time.monotonic() < end:
+        time.sleep(0.02)
+    assert tmp == "None" or not Path(tmp).exists(), f"{tmp} outlived its referee"
     Sandbox(level, tmp_path).close()  # sweeps the dead referee's cgroups
     leftovers = [p for p in Path("/sys/fs/cgroup").glob(f"*/**/{CGROUP_PARENT}/{referee.pid}-*")]
     assert leftovers == []
@@ -470,3 +475,28 @@ def test_close_removes_cgroups_and_temporary_folder(level: Level, tmp_path: Path
     run_in(sb, "print('hi')")
     assert not any(d.exists() for d in dirs)
     assert sb.tmp is None or not Path(sb.tmp).exists()
+
+
+def test_a_dead_referees_temporary_folders_are_removed() -> None:
+    """The watchdog (``sweep_referee``) and the next referee remove the sandbox temporary
+    folders of a referee that is gone, and only those."""
+    import tempfile
+
+    from arena.sandbox import TEMP_PREFIX, sweep_referee
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    base = Path(tempfile.gettempdir())
+    dead = base / f"{TEMP_PREFIX}{gone.pid}-1-cafe-x"
+    mine = base / f"{TEMP_PREFIX}{os.getpid()}-999-cafe-x"
+    for folder in (dead, mine):
+        folder.mkdir()
+        (folder / "left.txt").write_text("x")
+    try:
+        assert sweep_referee(gone.pid) == 1
+        assert not dead.exists() and mine.exists()
+    finally:
+        for folder in (dead, mine):
+            if folder.exists():
+                (folder / "left.txt").unlink()
+                folder.rmdir()
