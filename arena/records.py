@@ -124,6 +124,82 @@ def append_record(path: str | os.PathLike[str], record: GameRecord) -> None:
         os.close(fd)
 
 
+def parse_record(line: bytes | str) -> GameRecord:
+    """One ``games.jsonl`` line as a record.
+
+    :raises ValueError: the line is not JSON, not an object, or not a game record (a missing
+        or unknown field, a player or move of the wrong shape).
+    """
+    try:
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, not an object")
+        return GameRecord.from_dict(data)
+    except (TypeError, KeyError, AttributeError) as e:
+        raise ValueError(f"not a game record ({type(e).__name__}: {e})") from None
+
+
+def set_aside_unreadable(path: str | os.PathLike[str],
+                         side: str | os.PathLike[str]) -> int:
+    """Move the lines of ``path`` that are not records (see :func:`parse_record`) to the end
+    of ``side``, and return how many were moved.
+
+    Every line that parses stays, in its order and byte for byte (blank lines go when the file
+    is rewritten).  A last line without its newline (a write torn by a crash, or a hand edit)
+    is moved aside like any other when it does not parse, and given its newline when it does.
+    ``side`` is appended to and fsynced before ``path`` is replaced atomically
+    (:func:`atomic_write`): a crash in between leaves the moved lines in both files (moved
+    again next time), never in neither.  Nothing is written when there is nothing to change.
+
+    The caller must own the file (no one may append to it meanwhile).
+
+    :raises ArenaError: a file cannot be read or written.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return 0
+    except OSError as e:
+        raise ArenaError(f"cannot read {p}: {e.strerror}") from None
+    keep: list[bytes] = []
+    moved: list[bytes] = []
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            parse_record(raw)
+        except ValueError:
+            moved.append(raw)
+        else:
+            keep.append(raw)
+    if not moved and (not data or data.endswith(b"\n")):
+        return 0
+    if moved:
+        _append_lines(Path(side), moved)
+    try:
+        atomic_write(p, b"".join(line + b"\n" for line in keep))
+    except OSError as e:
+        raise ArenaError(f"cannot rewrite {p}: {e.strerror}") from None
+    return len(moved)
+
+
+def _append_lines(path: Path, lines: list[bytes]) -> None:
+    """Append ``lines`` (each given its newline) to ``path`` and fsync it."""
+    data = b"".join(line + b"\n" for line in lines)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise ArenaError(f"cannot write {path}: {e.strerror}") from None
+
+
 def iter_records(path: str | os.PathLike[str]) -> Iterator[GameRecord]:
     """The records of a ``games.jsonl`` file; a torn last line (a crash mid-write) is skipped."""
     p = Path(path)
@@ -138,8 +214,8 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[GameRecord]:
         if not raw.strip():
             continue
         try:
-            yield GameRecord.from_dict(json.loads(raw))
-        except (ValueError, TypeError, KeyError) as e:
+            yield parse_record(raw)
+        except ValueError as e:
             if n >= last - 1 and not raw.endswith(b"}"):
                 continue  # torn final line
             raise ArenaError(f"{p}:{n + 1}: not a game record ({e})") from None

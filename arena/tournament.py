@@ -2,18 +2,22 @@
 
 :func:`run_tournament` takes a checked :class:`~arena.config.TournamentConfig` and
 
-1. prepares the results folder (``results/<name>/`` by default): a new folder gets
-   ``config.json`` (the normalised configuration and its hash); an existing one must hold the
-   same configuration (else :class:`ResultsMismatch`, unless ``restart``);
-2. builds the schedule (:mod:`arena.schedule`) and skips every game whose ``game_id`` is
+1. takes the results folder (``results/<name>/`` by default) for itself: an OS lock on
+   ``.lock`` inside it, held until the run ends (:mod:`arena.lock`); a folder another runner
+   holds is refused (:class:`~arena.lock.FolderInUse`) before anything is written;
+2. prepares the folder: a new one gets ``config.json`` (the normalised configuration and its
+   hash); an existing one must hold the same configuration (else :class:`ResultsMismatch`,
+   unless ``restart``), and lines of its ``games.jsonl`` that are not records (a torn last
+   line, a hand edit) are moved to ``games.rejected.jsonl`` with one warning;
+3. builds the schedule (:mod:`arena.schedule`) and skips every game whose ``game_id`` is
    already in ``games.jsonl``;
-3. submits the remaining games, in schedule order, to an executor (by default a
+4. submits the remaining games, in schedule order, to an executor (by default a
    ``ProcessPoolExecutor`` whose workers run referees; with ``executor: dask`` a Dask
    cluster, see :mod:`arena.cluster`; any ``concurrent.futures.Executor`` can be passed
    instead), keeping a few more games in flight than there are workers;
-4. as each game finishes, appends its record to ``games.jsonl`` (flushed and fsynced, by this
+5. as each game finishes, appends its record to ``games.jsonl`` (flushed and fsynced, by this
    process only) before counting it, and updates the progress display;
-5. writes ``standings.csv`` and ``games.csv`` and, when the ratings area provides it, the
+6. writes ``standings.csv`` and ``games.csv`` and, when the ratings area provides it, the
    report.
 
 Stopping: SIGINT (Ctrl-C) or SIGTERM sets a flag the loop checks between games; the games in
@@ -48,13 +52,16 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
 
 from arena.config import TournamentConfig, config_digest
 from arena.errors import ArenaError, ConfigError
+from arena.lock import LOCK_FILE, FolderLock
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
-                           records_table)
+                           records_table, set_aside_unreadable)
 from arena.schedule import Slot, build_schedule
 
 log = logging.getLogger("arena.tournament")
 
 GAMES_FILE = "games.jsonl"
+#: where lines of ``games.jsonl`` that are not records are moved (see :func:`repair_games`)
+REJECTED_FILE = "games.rejected.jsonl"
 CONFIG_FILE = "config.json"
 LOG_FILE = "arena.log"
 STANDINGS_FILE = "standings.csv"
@@ -155,23 +162,41 @@ def write_standings_csv(path: Path, tables: dict[str, list[Standing]]) -> None:
 # --------------------------------------------------------------------------------------
 
 
+def lock_results(config: TournamentConfig) -> FolderLock:
+    """Take the lock of ``config``'s results folder (creating the folder) and return it;
+    release it (or use it as a context manager) when the run ends.
+
+    A folder that exists and is not a results folder is refused first, so that no lock
+    file is left in it.
+
+    :raises FolderInUse: another runner holds the folder ("results/NAME is in use by pid N").
+    :raises ResultsMismatch: ``output`` is a file, or a folder that is not a results folder.
+    """
+    folder = config.output
+    _refuse_foreign(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ResultsMismatch(f"cannot create {folder}: {e.strerror}", "output") from None
+    lock = FolderLock(folder, shown=str(folder))
+    lock.acquire()
+    return lock
+
+
 def prepare_results(config: TournamentConfig, *, restart: bool = False) -> Path:
     """Create or check the results folder and return it.
 
     A new (or empty) folder gets ``config.json``.  An existing one must have been created by the
-    same configuration; ``restart`` discards its contents first.
+    same configuration; ``restart`` discards its contents first.  Call it holding the
+    folder's lock (:func:`lock_results`), as :func:`run_tournament` does.
 
     :raises ResultsMismatch: the folder holds another configuration's games, or is not a
         results folder at all.
     """
     folder = config.output
     stored_path = folder / CONFIG_FILE
-    if folder.exists() and not folder.is_dir():
-        raise ResultsMismatch(f"{folder} is a file, not a results folder", "output")
-    if folder.is_dir() and any(folder.iterdir()):
-        if not stored_path.is_file():
-            raise ResultsMismatch(f"{folder} exists and is not a Morris Arena results folder "
-                                  f"(no {CONFIG_FILE}): choose another 'output' or name", "output")
+    _refuse_foreign(folder)
+    if folder.is_dir() and _has_content(folder):
         stored = _read_stored_config(stored_path)
         if restart:
             _clear_results(folder)
@@ -182,12 +207,25 @@ def prepare_results(config: TournamentConfig, *, restart: bool = False) -> Path:
                 f"(changed: {', '.join(changed) or 'unknown'}); run with --restart to discard "
                 f"them, or give the tournament a new name")
         else:
-            _repair_tail(folder / GAMES_FILE)
             return folder
     folder.mkdir(parents=True, exist_ok=True)
     stored = {"digest": config.digest(), "created": _now(), "config": config.normalised()}
     atomic_write(stored_path, (json.dumps(stored, indent=2) + "\n").encode("utf-8"))
     return folder
+
+
+def _refuse_foreign(folder: Path) -> None:
+    """Refuse an ``output`` that is a file, or a folder with content but no ``config.json``."""
+    if folder.exists() and not folder.is_dir():
+        raise ResultsMismatch(f"{folder} is a file, not a results folder", "output")
+    if folder.is_dir() and not (folder / CONFIG_FILE).is_file() and _has_content(folder):
+        raise ResultsMismatch(f"{folder} exists and is not a Morris Arena results folder "
+                              f"(no {CONFIG_FILE}): choose another 'output' or name", "output")
+
+
+def _has_content(folder: Path) -> bool:
+    """True when ``folder`` holds anything besides its lock file."""
+    return any(child.name != LOCK_FILE for child in folder.iterdir())
 
 
 def _read_stored_config(path: Path) -> dict[str, Any]:
@@ -209,29 +247,28 @@ def _changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 
 def _clear_results(folder: Path) -> None:
-    """Remove the contents of a results folder (known to be ours: it has config.json)."""
+    """Remove the contents of a results folder (known to be ours: it has config.json), but
+    its lock file, which this process holds."""
     import shutil
 
     for child in folder.iterdir():
+        if child.name == LOCK_FILE:
+            continue
         if child.is_dir() and not child.is_symlink():
             shutil.rmtree(child)
         else:
             child.unlink()
 
 
-def _repair_tail(path: Path) -> None:
-    """Cut a torn last line (a crash in the middle of a write) so appends stay line-aligned."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return
-    if data and not data.endswith(b"\n"):
-        keep = data.rfind(b"\n") + 1
-        with open(path, "r+b") as f:
-            f.truncate(keep)
-            f.flush()
-            os.fsync(f.fileno())
-        log.warning("%s: removed a torn last line (a game that was being written)", path)
+def repair_games(folder: Path) -> int:
+    """Move the lines of ``folder/games.jsonl`` that are not records (a torn last line left
+    by a crash, a hand edit, a stray comment) to ``games.rejected.jsonl`` beside it and return
+    how many were moved.  Every line that parses stays; the games of the moved lines are no
+    longer finished, so the run plays them again.  Call it holding the folder's lock.
+
+    :raises ArenaError: a file cannot be read or written.
+    """
+    return set_aside_unreadable(folder / GAMES_FILE, folder / REJECTED_FILE)
 
 
 def _now() -> str:
@@ -596,6 +633,10 @@ def run_tournament(config: TournamentConfig, *, restart: bool = False,
     terminal); ``log_level`` is the console's level (the log file gets INFO and above);
     ``max_games`` stops after that many games (for tests and benchmarks).
 
+    The results folder is locked for the whole run (:func:`lock_results`), whatever the
+    executor: a second runner of the same folder fails at once, before writing anything.
+
+    :raises FolderInUse: another runner holds the results folder.
     :raises ResultsMismatch: the results folder holds another configuration.
     :raises WorkerFailure: the worker pool broke; finished games are saved.
     :raises ClusterError: the Dask cluster cannot be used (``arena.cluster``).
@@ -605,7 +646,17 @@ def run_tournament(config: TournamentConfig, *, restart: bool = False,
         from arena.cluster import require_distributed
 
         require_distributed()
+    with lock_results(config):
+        return _run_locked(config, restart=restart, executor=executor, console=console,
+                           live=live, log_level=log_level, max_games=max_games, dask=dask)
+
+
+def _run_locked(config: TournamentConfig, *, restart: bool, executor: Optional[Executor],
+                console: TextIO, live: Optional[bool], log_level: int,
+                max_games: Optional[int], dask: bool) -> TournamentResult:
+    """:func:`run_tournament` once the results folder is ours."""
     folder = prepare_results(config, restart=restart)
+    moved = repair_games(folder)
     games_path = folder / GAMES_FILE
     slots = build_schedule(config.players, config.variants, config.format,
                            games_per_pairing=config.games_per_pairing,
@@ -623,6 +674,10 @@ def run_tournament(config: TournamentConfig, *, restart: bool = False,
     result = TournamentResult(total=len(slots), finished=len(done), played=0,
                               interrupted=False, folder=folder)
     try:
+        if moved:
+            log.warning("%s: moved %d unreadable line%s to %s; any game they held is played "
+                        "again", games_path, moved, "s" if moved > 1 else "",
+                        folder / REJECTED_FILE)
         log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
                  len(slots), len(done), len(pending),
                  "a Dask cluster" if dask else f"{config.workers} workers"
