@@ -219,7 +219,7 @@ class _StderrTail:
                     del self._buf[:-self.cap]
             if debug:
                 for line in chunk.decode("utf-8", "replace").splitlines():
-                    log.debug("%s 2> %s", self.label, line[:OFFENDING_CAP])
+                    log.debug("%s 2> %s", self.label, P.escape_controls(line[:OFFENDING_CAP]))
 
     def text(self) -> str:
         """The kept tail, decoded."""
@@ -304,6 +304,8 @@ class BotProcess:
         self._pidfd = -1
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._last_go: tuple[Optional[P.Go], str] = (None, "")
+        #: the bot's last answer (``morrisok``, ``readyok`` or its ``bestmove`` line)
+        self._last_reply = ""
         self._closing = False
         self._closed = False
 
@@ -396,6 +398,7 @@ class BotProcess:
                 elif isinstance(msg, P.OptionDecl):
                     hs.options.append(msg)
                 elif isinstance(msg, P.MorrisOk):
+                    self._last_reply = line
                     break
                 elif not isinstance(msg, P.Info):
                     raise ProtocolError(f"unexpected line in the handshake: {cut(line)!r}", line)
@@ -413,22 +416,31 @@ class BotProcess:
                  timeout_s: float) -> None:
         """Send the options, ``newgame`` and ``isready``; wait for ``readyok``.
 
-        :raises BotStartError: no ``readyok`` in time, an exit, or an unexpected line.
+        :raises ProtocolError: a line other than ``info`` sent when nothing was asked: since
+            the handshake and before ``isready`` was read (see :meth:`check_idle`).
+        :raises BotStartError: no ``readyok`` in time, an exit, or another line instead.
         """
         lines = [P.format_setoption(k, v) for k, v in options.items()]
-        lines += [P.format_newgame(variant_name, params), P.format_isready()]
+        ask = P.format_isready()
+        lines += [P.format_newgame(variant_name, params), ask]
+        self._drain()
+        self._check_extra()  # a line nobody asked for: a protocol error, not a failed start
         deadline = time.monotonic() + timeout_s
         try:
-            self._check_idle()
             self._send(lines, deadline)
             while True:
                 line = self._read_line(deadline)
-                msg = P.parse_bot_line(line)
-                if isinstance(msg, P.ReadyOk):
-                    self._cpu_mark = self.cpu_time()
-                    return
-                if not isinstance(msg, P.Info):
+                msg = self._parse_quiet(line)
+                if isinstance(msg, P.Info):
+                    continue
+                self._check_read(line, ask)
+                if not isinstance(msg, P.ReadyOk):
                     raise ProtocolError(f"expected 'readyok', got {cut(line)!r}", line)
+                self._last_reply = line
+                self._cpu_mark = self.cpu_time()
+                return
+        except _UnaskedLine:
+            raise
         except BotTimeout:
             raise BotStartError(f"no 'readyok' within {timeout_s * 1000:.0f} ms of 'isready'") from None
         except BotCrashed as e:
@@ -448,13 +460,17 @@ class BotProcess:
 
         :raises BotTimeout: no ``bestmove`` in time (wall, or CPU with ``cpu_limit_s``).
         :raises BotCrashed: the bot exited or closed its output.
-        :raises ProtocolError: a line other than ``info``/``bestmove``, output while not asked,
-            a second reply, or a line longer than the cap.
+        :raises ProtocolError: a line other than ``info``/``bestmove``; a line other than
+            ``info`` sent since the previous request was answered (see :meth:`check_idle`), or
+            a ``bestmove`` that arrives while the bot has not read the ``go`` line yet (it was
+            sent before the bot knew a move was asked for); a second reply; a line longer
+            than the cap.
         """
-        self._check_idle()
+        self.check_idle()
         if self._last_go[0] != go:  # with a fixed time per move, every go line is the same
             self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
-        lines = [P.format_position(position_text, moves), self._last_go[1]]
+        ask = self._last_go[1]
+        lines = [P.format_position(position_text, moves), ask]
         limit = timeout_s if timeout_s is not None else float("inf")
         self.last_cpu_ms = None
         deadline = time.monotonic() + limit  # a bot too slow to read its input uses its own time
@@ -475,6 +491,8 @@ class BotProcess:
             if not isinstance(msg, P.Info):
                 raise ProtocolError(f"expected 'bestmove' or 'info', got {cut(line)!r}", line)
         elapsed_ms = (time.monotonic() - start) * 1000.0
+        self._check_read(line, ask)
+        self._last_reply = line
         used = self.cpu_time()
         self.last_cpu_ms, self._cpu_mark = (used - self._cpu_mark) * 1000.0, used
         self._check_extra()
@@ -496,22 +514,56 @@ class BotProcess:
         exact = self.sandbox is not None and self.sandbox.exact_cpu
         return (CPU_POLL_S if exact else 4 * CPU_POLL_S), check
 
-    def _check_extra(self) -> None:
-        """Fail on a complete line already received after a reply (a bot answering twice)."""
-        while self._lines:
-            line = self._lines.popleft()
-            log.debug("%s >> %s", self.label, line)
-            self.transcript.append((">>", line))
-            if not isinstance(self._parse_quiet(line), P.Info):
-                raise ProtocolError(f"a second reply to one request: {cut(line)!r}", line)
+    def check_idle(self) -> None:
+        """Check what the bot sent since its last answer, when nothing was asked: read,
+        without waiting, everything its output holds; any line but ``info`` is a protocol
+        error.  Called before every request and by the referee at the end of a game.
 
-    def _check_idle(self) -> None:
-        """Before a request: read what is pending; anything but ``info`` is a protocol error."""
-        if self._poll_in.poll(0):
-            self._fill()
+        A line that arrives before a request is written is caught here; an answer that
+        arrives after the request is written but while it is still wholly unread in the
+        bot's input is caught by :meth:`go` (and :meth:`new_game`).  A line the bot wrote
+        before it read the request but that reaches the referee only after the bot read it
+        cannot be told from an answer (docs/PROTOCOL.md says so).
+
+        :raises ProtocolError: a line other than ``info``, with that line.
+        :raises BotCrashed: the bot closed its output (after any such line).
+        """
+        self._drain()
         self._check_extra()
         if self._eof:
             raise self._crashed()
+
+    def _drain(self) -> None:
+        """Read, without waiting, what the bot's output holds (at most ``_DRAIN_CHUNKS``
+        reads: a bot that writes without pause cannot keep the referee here)."""
+        for _ in range(_DRAIN_CHUNKS):
+            if self._eof or not self._poll_in.poll(0):
+                return
+            self._fill()
+
+    def _check_extra(self) -> None:
+        """Fail on a complete line already received when nothing is asked (a bot answering
+        twice, or before it is asked); ``info`` lines are fine."""
+        while self._lines:
+            line = self._lines.popleft()
+            self._log_in(line)
+            if not isinstance(self._parse_quiet(line), P.Info):
+                raise _UnaskedLine(self._unasked(line), line)
+
+    def _unasked(self, line: str) -> str:
+        last = self._last_reply
+        if last.startswith("bestmove"):
+            return (f"a second reply to one request: sent {cut(line)!r} after {cut(last)!r}, "
+                    "when nothing was asked")
+        after = f" (after {last!r})" if last else ""
+        return f"sent {cut(line)!r} when nothing was asked{after}"
+
+    def _check_read(self, line: str, ask: str) -> None:
+        """Fail if the line ``ask`` is still wholly unread in the bot's input now that its
+        answer ``line`` arrived: the bot wrote ``line`` before it could know the request."""
+        if _unread_bytes(self._stdin) > len(ask):
+            raise _UnaskedLine(f"sent {cut(line)!r} before reading {ask.split()[0]!r}, "
+                               "when nothing was asked", line)
 
     def _parse_quiet(self, line: str) -> Optional[P.BotMessage]:
         try:
@@ -559,10 +611,13 @@ class BotProcess:
             if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
                 self._fill()
         line = lines.popleft()
-        if self._debug:
-            log.debug("%s >> %s", self.label, line)
-        self.transcript.append((">>", line))
+        self._log_in(line)
         return line
+
+    def _log_in(self, line: str) -> None:
+        if self._debug:
+            log.debug("%s >> %s", self.label, P.escape_controls(line))
+        self.transcript.append((">>", line))
 
     def _fill(self) -> None:
         """Read what is available on stdout into complete lines; check the line length cap."""
@@ -746,6 +801,25 @@ class BotProcess:
 
 class _CpuTimeout(BotTimeout):
     """The bot used more CPU time than its move allows."""
+
+
+class _UnaskedLine(ProtocolError):
+    """A line the bot sent when nothing was asked: a protocol error in every state."""
+
+
+#: the most reads :meth:`BotProcess.check_idle` makes without waiting (64 KiB each)
+_DRAIN_CHUNKS = 16
+
+
+def _unread_bytes(fd: int) -> int:
+    """How many bytes written to the pipe ``fd`` are still unread (0 when unknown)."""
+    import fcntl
+    import termios
+
+    try:
+        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+    except OSError:
+        return 0
 
 
 def _missing_program(program: str, cwd: str, path: Optional[str]) -> str:

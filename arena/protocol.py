@@ -10,6 +10,7 @@ Lines are UTF-8 text ending in ``\\n``; trailing white space and ``\\r`` are ign
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Union
 
@@ -320,3 +321,38 @@ def parse_bot_line(line: str) -> BotMessage:
     if cmd == "bestmove" and len(args) == 1:
         return BestMove(args[0])
     raise ProtocolError(f"unexpected line from bot: {text[:200]!r}", text)
+
+
+# --------------------------------------------------------------------------------------
+# Showing what a bot sent
+# --------------------------------------------------------------------------------------
+
+#: control characters (C0, DEL, C1), lone surrogates, and the invisible format characters
+#: that reorder or hide text (bidirectional overrides, zero-width characters, line/paragraph
+#: separators, the byte order mark)
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f"
+                         "\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]")
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    char = m.group()
+    code = ord(char)
+    return _SHORT_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def escape_controls(text: str, keep: str = "") -> str:
+    """``text`` (anything a bot sent) safe to show on a terminal or a page: each control
+    character written as ``\\xNN``, ``\\n``, ``\\r`` or ``\\t`` (``\\uNNNN`` for the
+    invisible format characters, such as bidirectional overrides), except those in ``keep``
+    (e.g. ``"\\n\\t"`` for a block of stderr, where a ``\\r`` before a ``\\n`` goes too).
+    Nothing else changes: HTML escaping is the template's job."""
+    if not _CONTROL_RE.search(text):
+        return text
+    if "\n" in keep:
+        text = text.replace("\r\n", "\n")
+    if keep:
+        return _CONTROL_RE.sub(lambda m: m.group() if m.group() in keep else _escape_char(m), text)
+    return _CONTROL_RE.sub(_escape_char, text)

@@ -10,10 +10,14 @@
 
 :func:`play_game` never raises for anything a bot does: a bot that fails to start, runs out
 of time, crashes, breaks the protocol or plays an illegal move loses the game, and the
-record says how (``termination``, ``forfeit``, ``detail``, ``offending_line``).  Rules
-endings come from :meth:`Position.outcome`, checked before every move.  The referee keeps
-one incremental :class:`Position` per game (no replay per move) and measures every move
-itself.  Bad input from the caller (an illegal opening) is a :class:`ConfigError`.
+record says how (``termination``, ``forfeit``, ``detail``, ``offending_line``).  A line
+other than ``info`` that a bot sends when nothing was asked (before its next request, or
+after its last move when the game ends by the rules) is a protocol error too.  ``detail`` is
+display text: what it quotes of a bot's output has its control characters escaped
+(``offending_line`` and ``stderr`` keep the raw text).  Rules endings come from
+:meth:`Position.outcome`, checked before every move.  The referee keeps one incremental
+:class:`Position` per game (no replay per move) and measures every move itself.  Bad input
+from the caller (an illegal opening) is a :class:`ConfigError`.
 
 A side is a :class:`Player`: :class:`BotPlayer` (a bot process, owned by its
 :class:`~arena.bot.BotProcess`) or :class:`HumanPlayer` (moves typed on a terminal).
@@ -33,7 +37,7 @@ from arena.bot import BotProcess, BotSpec, cut
 from arena.clock import GameClock, TimeControl
 from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, IllegalMove,
                           MoveError, ProtocolError)
-from arena.protocol import SEED_MAX, Go
+from arena.protocol import SEED_MAX, Go, escape_controls
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Move, Position, Termination
 from arena.variants import Variant, get_variant
@@ -101,6 +105,10 @@ class Player(abc.ABC):
         ``cpu_limit_s`` (CPU clock only) bounds the CPU time the move may use; a player that
         measures CPU sets :attr:`last_cpu_ms`."""
 
+    def check_idle(self) -> None:
+        """Fail if the player said something while not asked (called when a game ends by the
+        rules: between moves, :meth:`choose` does this check itself)."""
+
     def begin_finish(self, result: str, reason: str, *, failed: bool = False) -> None:
         """Tell the player the game is over (``result``, ``reason``); ``failed`` if it forfeited."""
 
@@ -151,6 +159,15 @@ class BotPlayer(Player):
                                    cpu_limit_s=cpu_limit_s)
         finally:
             self.last_cpu_ms = self.process.last_cpu_ms
+
+    def check_idle(self) -> None:
+        """A line other than ``info`` since the bot's last answer is a :class:`ProtocolError`
+        (see :meth:`BotProcess.check_idle`; a bot that exited after its last move is not
+        blamed for it: the game is over)."""
+        try:
+            self.process.check_idle()
+        except BotCrashed:
+            pass
 
     def begin_finish(self, result: str, reason: str, *, failed: bool = False) -> None:
         """``gameover``, ``quit``, close the bot's input.  A bot that failed is not expected
@@ -348,6 +365,14 @@ class _Game:
             cpu = player.last_cpu_ms
             self._push(move, MoveInfo(str(move), round(ms, 3),
                                       None if cpu is None else round(cpu, 3)))
+        # the game is over by the rules: a line either bot sent unasked is still a forfeit
+        # (the side that moved last first: its extra line is the likelier)
+        for color in (1 - pos.turn, pos.turn):
+            try:
+                self.players[color].check_idle()
+            except BotError as e:
+                self.failure = (color, e)
+                return
 
     def _push(self, move: Move, info: MoveInfo) -> None:
         self.position.push(move)
@@ -366,7 +391,9 @@ class _Game:
             rec.result = "0-1" if color == 0 else "1-0"
             rec.termination = term.value
             rec.forfeit = name
-            rec.detail = f"{name} ({self.players[color].info.name}) {phrase}: {error}"
+            # display text: whatever of the bot's output it quotes is shown escaped
+            rec.detail = escape_controls(f"{name} ({self.players[color].info.name}) {phrase}: "
+                                         f"{error}")
             rec.offending_line = cut(error.line)
         else:
             outcome = self.position.outcome()

@@ -2,8 +2,10 @@
 
 :func:`build_report` reads nothing but the records it is given (or ``games.jsonl``), computes
 the standings with :mod:`arena.ratings`, draws PNG charts with matplotlib (Agg, no pyplot
-state) and renders one HTML file with jinja2 (autoescaped: bot names, offending lines and
-stderr are untrusted text).  The images are embedded as base64 so the HTML stands alone.
+state) and renders one HTML file with jinja2: bot names, offending lines, details and stderr
+are untrusted text, so every value the page shows has its control characters escaped
+(:func:`arena.protocol.escape_controls`; stderr keeps its line breaks and tabs) and is then
+HTML-escaped.  The images are embedded as base64 so the HTML stands alone.
 Every file is written to a temporary name and moved into place with ``os.replace``.
 """
 
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.errors import ArenaError
+from arena.protocol import escape_controls
 from arena.records import GameRecord, atomic_write, read_records
 
 if TYPE_CHECKING:
@@ -579,8 +582,17 @@ def render_html(context: dict[str, Any]) -> str:
     import jinja2
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
+                             trim_blocks=True, lstrip_blocks=True, finalize=shown)
     return env.from_string(_TEMPLATE).render(**context)
+
+
+def shown(value: Any) -> Any:
+    """How the page shows a value (the template's ``finalize``, so no value escapes it):
+    text with its control characters escaped, line breaks and tabs kept (they are white
+    space in HTML, and line breaks in a stderr ``<pre>``); autoescape then escapes the HTML."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return escape_controls(value, "\n\t")
+    return value
 
 
 def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[GameRecord]] = None,

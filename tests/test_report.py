@@ -114,6 +114,37 @@ def test_report_marks_the_opening(tmp_path: Path, no_charts: None) -> None:
             '2.&nbsp;<span>a1</span>&nbsp;<span>g7</span>') in html
 
 
+#: control characters a bot might send: NUL, an ANSI colour, a bell, a bidirectional override
+CONTROLS = ("\x00", "\x1b[31m", "\x07", "\u202e")
+
+
+def test_report_shows_control_characters_from_bots_escaped(tmp_path: Path, no_charts: None) -> None:
+    bad = "evil\x00\x1b[31m\x07\u202e"
+    rec = make_record(bad, "beta", 0.0, termination="protocol-error", forfeit="white", pair=None,
+                      game_id="g-ctl", moves=("d6", "a1\x00\x07"),
+                      detail="white (evil) broke the protocol: \x1b[31mred\x07",
+                      offending_line="bestmove \x00d6\x1b[31m\x07\u202e",
+                      stderr={"white": "line one\x00\n\tline \x1b[31mtwo\x07\r\nthree\n"})
+    rec2 = make_record("beta", bad, 1.0, pair=None, game_id="g-ok")
+    folder = _write(tmp_path / "res", [rec, rec2])  # through games.jsonl: JSON keeps the raw text
+    assert read_records(folder / "games.jsonl")[0].offending_line == rec.offending_line
+    html = RP.build_report(folder).read_text(encoding="utf-8")
+    raw = [c for c in html if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0
+           or c == "\u202e"]
+    assert raw == [], f"raw control characters in report.html: {sorted(set(raw))}"
+    assert "sent: <code>bestmove \\x00d6\\x1b[31m\\x07\\u202e</code>" in html
+    assert "evil\\x00\\x1b[31m\\x07\\u202e" in html  # the bot name, wherever it is shown
+    assert "broke the protocol: \\x1b[31mred\\x07" in html and "a1\\x00\\x07" in html
+    # stderr keeps its line breaks and tabs (a CR before a line break goes with it)
+    assert "<pre>line one\\x00\n\tline \\x1b[31mtwo\\x07\nthree\n</pre>" in html
+
+
+def test_shown_escapes_text_only() -> None:
+    assert RP.shown("a\x00b\r\n\tc\x9b") == "a\\x00b\n\tc\\x9b"
+    assert RP.shown("plain é ✓ text") == "plain é ✓ text"
+    assert RP.shown(3) == 3 and RP.shown(None) is None
+
+
 def test_report_is_replaced_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       no_charts: None) -> None:
     recs = _records()
