@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from arena.bot import BotProcess, BotSpec, Handshake, cut
 from arena.clock import TimeControl
 from arena.errors import BotError
-from arena.protocol import format_option
+from arena.protocol import escape_controls, format_option
 from arena.records import GameRecord
 from arena.referee import play_game
 from arena.rules import COLOR_NAMES
@@ -145,7 +145,7 @@ def format_report(report: CheckReport) -> list[str]:
                    f"{len(report.games)} games without a fault")
     else:
         out.append(f"FAIL: {len(report.problems)} problem(s)")
-    return out
+    return [escape_controls(line) for line in out]  # ids, options, stderr: the bot's text
 
 
 __all__ = ["CheckReport", "Problem", "check_bot", "check_handshake", "format_report",

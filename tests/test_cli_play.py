@@ -142,3 +142,18 @@ def test_play_with_cpu_clock_and_isolation_records_both(tmp_path: Path) -> None:
     record = json.loads(out.read_text())
     assert record["isolation"] == "basic" and record["time_control"]["clock"] == "cpu"
     assert all(m["cpu_ms"] is not None for m in record["moves"])
+
+
+CONTROLS = "\x1b\x07\x00"
+
+
+def test_bot_text_is_shown_without_control_characters() -> None:
+    """What a bot sends (its name, its stderr) reaches the terminal escaped: `arena play` and
+    `arena check` print no raw escape, bell or NUL."""
+    code, out = run("play", str(TEST_BOTS / "controls"), RANDOM, "--quiet", "--isolation", "none")
+    assert "stderr tail:" in out and "boom \\x1b[31mred\\x07\\x00" in out, out
+    assert not any(c in out for c in CONTROLS), repr(out)
+    code, out = run("check", str(TEST_BOTS / "controls"), "--isolation", "none", "--games", "1")
+    assert code == 1 and "FAIL" in out
+    assert "ctl\\x1b[2J\\x07bot" in out and "boom \\x1b[31mred" in out, out
+    assert not any(c in out for c in CONTROLS), repr(out)
