@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from arena import ranges as R
 from arena.errors import ArenaError
 from arena.protocol import SEED_MAX
 
@@ -118,8 +119,12 @@ def _time_control(movetime: int | None, clock: str | None, handshake: int, margi
         raise Failure("use --movetime or --clock, not both")
     if clock is not None:
         if "+" not in clock:
-            raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1), got {clock!r}")
-        return TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin, clock=charge)
+            raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1), got {clock[:40]!r}")
+        try:
+            return TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin,
+                                     clock=charge)
+        except ArenaError as e:
+            raise Failure(f"--clock: {str(e).split(': ', 1)[-1]}") from None
     return TimeControl(movetime_ms=movetime or default_movetime, handshake_ms=handshake,
                        margin_ms=margin, clock=charge)
 
@@ -145,13 +150,16 @@ def _enable_protocol_log() -> None:
 
 
 _time_options = [
-    click.option("--movetime", type=click.IntRange(min=1), metavar="MS",
-                 help="Time per move in ms (the default)."),
+    click.option("--movetime", type=click.IntRange(R.MOVETIME_MS.low, R.MOVETIME_MS.high),
+                 metavar="MS", help="Time per move in ms (the default; at most an hour)."),
     click.option("--clock", "clock", metavar="BASE+INC",
-                 help="A chess clock instead: base and increment in seconds, e.g. 60+1."),
-    click.option("--handshake", type=click.IntRange(min=1), default=5000, show_default=True,
+                 help="A chess clock instead: base and increment in seconds, e.g. 60+1 "
+                      "(base up to 86400, increment up to 3600)."),
+    click.option("--handshake", type=click.IntRange(R.HANDSHAKE_MS.low, R.HANDSHAKE_MS.high),
+                 default=5000, show_default=True,
                  metavar="MS", help="Time a bot gets to start (spawn to morrisok)."),
-    click.option("--margin", type=click.IntRange(min=0), default=100, show_default=True,
+    click.option("--margin", type=click.IntRange(R.MARGIN_MS.low, R.MARGIN_MS.high),
+                 default=100, show_default=True,
                  metavar="MS", help="Tolerance added to every deadline."),
     click.option("--cpu-clock", is_flag=True,
                  help="Charge each move the CPU time of the bot's whole process tree (fair on a "
@@ -292,8 +300,9 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
 @click.argument("config_file", metavar="TOURNAMENT.yaml")
 @click.option("--restart", is_flag=True,
               help="Discard the games already in the results folder and start over.")
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
-              help="Games played at once (default: the file's 'workers', else the CPU count).")
+@click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=None,
+              help="Games played at once (default: the file's 'workers', else the CPU count; "
+                   f"at most {R.WORKERS_PER_CPU} per CPU core).")
 @click.option("--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="The results folder (default: the file's 'output', else results/<name>).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
@@ -362,7 +371,8 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
               show_default=True, help="Output format.")
 @click.option("--interval", type=click.Choice(["sandwich", "bootstrap"]), default="sandwich",
               show_default=True, help="How the 95% intervals are estimated.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
+              help="Seed of the bootstrap.")
 def rate(results: str, variant: str | None, anchor: str | None, fmt: str, interval: str,
          seed: int) -> None:
     """Elo ratings from RESULTS (a results folder or its games.jsonl).
@@ -596,27 +606,33 @@ def _sprt_resume(folder: Path, shown: str,
 @cli.command()
 @click.argument("bot_a", metavar="A")
 @click.argument("bot_b", metavar="B")
-@click.option("--elo0", type=float, default=0.0, show_default=True, help="Elo of H0 (A - B).")
-@click.option("--elo1", type=float, default=10.0, show_default=True, help="Elo of H1 (A - B).")
+@click.option("--elo0", type=click.FloatRange(-R.ELO_BOUND, R.ELO_BOUND), default=0.0,
+              show_default=True, help="Elo of H0 (A - B).")
+@click.option("--elo1", type=click.FloatRange(-R.ELO_BOUND, R.ELO_BOUND), default=10.0,
+              show_default=True, help="Elo of H1 (A - B).")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
               help="Chance of accepting H1 when H0 holds.")
 @click.option("--beta", type=float, default=0.05, show_default=True,
               help="Chance of accepting H0 when H1 holds.")
 @click.option("--variant", default="nine-mens-morris", show_default=True,
               help="Variant preset name or YAML file.")
-@click.option("--movetime", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Milliseconds per move.")
-@click.option("--max-pairs", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="Stop undecided after this many pairs.")
-@click.option("--opening-turns", type=click.IntRange(min=0), default=4, show_default=True,
+@click.option("--movetime", type=click.IntRange(R.MOVETIME_MS.low, R.MOVETIME_MS.high),
+              default=100, show_default=True, help="Milliseconds per move.")
+@click.option("--max-pairs", type=click.IntRange(R.SPRT_PAIRS.low, R.SPRT_PAIRS.high),
+              default=2000, show_default=True, help="Stop undecided after this many pairs.")
+@click.option("--opening-turns", type=click.IntRange(R.OPENING_TURNS.low, R.OPENING_TURNS.high),
+              default=4, show_default=True,
               help="Random legal turns played before the bots, shared by both games of a pair.")
-@click.option("--seed", type=int, default=None, help="Seed of the openings (default: random).")
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), default=None,
+              help="Seed of the openings (default: random).")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Also append every game to OUT/games.jsonl (for 'arena rate' / 'arena report').")
 @click.option("--restart", is_flag=True,
               help="With --out: discard the games of an earlier run in OUT instead of resuming it.")
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Games played at once (2 plays both games of a pair together).")
+@click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=1,
+              show_default=True,
+              help="Games played at once (2 plays both games of a pair together; at most "
+                   f"{R.WORKERS_PER_CPU} per CPU core).")
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          variant: str, movetime: int, max_pairs: int, opening_turns: int, seed: int | None,
          out: str | None, workers: int, restart: bool) -> None:

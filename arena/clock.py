@@ -17,6 +17,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Optional
 
+from arena import ranges as R
 from arena.errors import ConfigError
 from arena.protocol import Go
 
@@ -61,21 +62,19 @@ class TimeControl:
     def __post_init__(self) -> None:
         if self.movetime_ms is None and self.base_ms is None:
             raise ConfigError("a time control needs a time per move or a clock")
-        for key in ("movetime_ms", "base_ms"):
-            value = getattr(self, key)
-            if value is not None and value <= 0:
-                raise ConfigError(f"expected a positive number of ms, got {value}", key)
-        for key in ("increment_ms", "margin_ms"):
-            if getattr(self, key) < 0:
-                raise ConfigError(f"expected 0 or more ms, got {getattr(self, key)}", key)
+        for key, allowed in (("movetime_ms", R.MOVETIME_MS), ("base_ms", R.CLOCK_BASE_MS)):
+            if getattr(self, key) is not None:
+                allowed.check(getattr(self, key), key)
+        R.CLOCK_INCREMENT_MS.check(self.increment_ms, "increment_ms")
+        R.HANDSHAKE_MS.check(self.handshake_ms, "handshake_ms")
+        R.MARGIN_MS.check(self.margin_ms, "margin_ms")
         if self.clock not in CLOCKS:
             raise ConfigError(f"expected one of {', '.join(CLOCKS)}, got {self.clock!r}", "clock")
-        if not self.wall_factor >= 1:
-            raise ConfigError(f"expected a number of at least 1, got {self.wall_factor!r}",
-                              "wall_factor")
-        if self.handshake_ms <= 0:
-            raise ConfigError(f"expected a positive number of ms, got {self.handshake_ms}",
-                              "handshake_ms")
+        low, high = R.WALL_FACTOR
+        if (isinstance(self.wall_factor, bool) or not isinstance(self.wall_factor, (int, float))
+                or not low <= self.wall_factor <= high):
+            raise ConfigError(f"expected a number from {low:g} to {high:g}, got "
+                              f"{self.wall_factor!r}", "wall_factor")
 
     @classmethod
     def parse(cls, text: str, *, handshake_ms: int = HANDSHAKE_MS,
@@ -83,18 +82,26 @@ class TimeControl:
         """``"1000"``: 1000 ms per move; ``"60+1"``: a clock of 60 s plus 1 s per move
         (seconds may have decimals: ``"0.5+0.05"``).  ``clock`` is ``wall`` or ``cpu``.
 
-        :raises ConfigError: the text is neither form, or an unknown clock.
+        Every value must be in its range (:mod:`arena.ranges`): up to an hour per move, a
+        base of up to a day, an increment of up to an hour.
+
+        :raises ConfigError: the text is neither form, a value out of its range, or an
+            unknown clock.  The key path is ``movetime_ms``, ``base_ms`` or ``increment_ms``
+            for a value out of range.
         """
         m = _MOVETIME_RE.match(text)
         if m:
-            return cls(movetime_ms=int(m.group(1)), handshake_ms=handshake_ms, margin_ms=margin_ms,
+            movetime = _whole_ms(m.group(1), 1, R.MOVETIME_MS, "movetime_ms")
+            return cls(movetime_ms=movetime, handshake_ms=handshake_ms, margin_ms=margin_ms,
                        clock=clock)
         m = _CLOCK_RE.match(text)
         if m:
-            base, inc = float(m.group(1)), float(m.group(2))
-            return cls(movetime_ms=None, base_ms=round(base * 1000), increment_ms=round(inc * 1000),
+            base = _whole_ms(m.group(1), 1000, R.CLOCK_BASE_MS, "base_ms")
+            inc = _whole_ms(m.group(2), 1000, R.CLOCK_INCREMENT_MS, "increment_ms")
+            return cls(movetime_ms=None, base_ms=base, increment_ms=inc,
                        handshake_ms=handshake_ms, margin_ms=margin_ms, clock=clock)
-        raise ConfigError(f"not a time control: {text!r} (expected MS per move, e.g. 1000, "
+        shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+        raise ConfigError(f"not a time control: {shown!r} (expected MS per move, e.g. 1000, "
                           "or BASE+INC in seconds, e.g. 60+1)")
 
     def with_limits(self, *, handshake_ms: Optional[int] = None,
@@ -126,6 +133,33 @@ class TimeControl:
         if self.clock == "wall":
             del d["clock"], d["wall_factor"]
         return d
+
+
+def _whole_ms(digits: str, scale: int, allowed: R.Range, key: str) -> int:
+    """``digits`` (a decimal number of ``scale`` ms units) as whole ms within ``allowed``.
+
+    The number is compared before it is converted, so ``"9" * 5000`` is an error, not an
+    overflow.
+    """
+    unit = "s" if scale == 1000 else "ms"
+    expected = (f"expected {_WHAT[key]}{_amount(allowed.low, scale)}.."
+                f"{_amount(allowed.high, scale)} {unit}")
+    whole = digits.partition(".")[0].lstrip("0")
+    if len(whole) > len(str(allowed.high)):
+        shown = digits if len(digits) <= 20 else f"{digits[:10]}... ({len(digits)} digits)"
+        raise ConfigError(f"{expected}, got {shown}", key)
+    value = round(float(digits) * scale)
+    if not allowed.low <= value <= allowed.high:
+        raise ConfigError(f"{expected}, got {digits}", key)
+    return value
+
+
+_WHAT = {"movetime_ms": "", "base_ms": "a base of ", "increment_ms": "an increment of "}
+
+
+def _amount(ms: int, scale: int) -> str:
+    """``ms`` in units of ``scale`` ms, without a needless fraction (``86400``, ``0.001``)."""
+    return str(ms // scale) if ms % scale == 0 else f"{ms / scale:g}"
 
 
 def _secs(ms: int) -> str:

@@ -19,13 +19,15 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
+from arena import ranges as R
 from arena.errors import ConfigError
-from arena.schedule import FORMAT_KINDS, Format, pairings
+from arena.schedule import FORMAT_KINDS, Format, count_games, count_pairings
 from arena.variants import Variant, load_variant
 
 if TYPE_CHECKING:
@@ -43,6 +45,8 @@ EXECUTOR_KEYS = ("type", "scheduler", "ship_bots")
 EXECUTOR_KINDS = ("local", "dask")
 #: ``executor.scheduler``: a local cluster started for the run
 LOCAL_SCHEDULER = "local"
+#: the largest tournament file read (bytes)
+TOURNAMENT_FILE_CAP = 1 << 20
 #: keys of the normalised configuration that do not change which games are played
 _UNHASHED = ("workers", "output", "report", "executor", "isolation")
 _SCHEDULER_RE = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
@@ -194,10 +198,7 @@ class TournamentConfig:
 
 def default_workers() -> int:
     """``workers: auto``: the number of CPU cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    return R.usable_cpus()
 
 
 def config_digest(normalised: Mapping[str, Any]) -> str:
@@ -240,24 +241,44 @@ def _display_path(p: Path) -> str:
 def load_config(path: str | os.PathLike[str], *, workers: Optional[int] = None) -> TournamentConfig:
     """Read and check a tournament YAML file.
 
-    ``workers`` overrides the file's ``workers`` setting.
+    ``workers`` overrides the file's ``workers`` setting (``--workers`` in messages).
+
+    Every number must be in its documented range (:mod:`arena.ranges`), and the tournament
+    may have at most :data:`arena.ranges.GAMES_MAX` games (counted, not built).
 
     :raises ConfigError: for an unreadable or broken file and for every invalid setting, with
         the file name and the key path in the message.
     """
     import yaml
 
+    if workers is not None:
+        R.workers_range().check(workers, "--workers")
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        if not stat.S_ISREG(os.stat(p).st_mode):  # a FIFO would block, /dev/zero never end
+            raise ConfigError("not a regular file", str(p))
+        with open(p, "rb") as f:
+            raw = f.read(TOURNAMENT_FILE_CAP + 1)
     except OSError as e:
         raise ConfigError(f"cannot read tournament file: {e.strerror}", str(p)) from None
+    if len(raw) > TOURNAMENT_FILE_CAP:
+        raise ConfigError(f"the tournament file is larger than {TOURNAMENT_FILE_CAP >> 20} MiB",
+                          str(p))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"not UTF-8 text (byte {e.start + 1})", str(p)) from None
     try:
         data = yaml.load(text, Loader=_strict_loader())  # noqa: S506 (a SafeLoader subclass)
     except ConfigError as e:
         raise ConfigError(str(e), p.name) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"broken YAML: {_yaml_problem(e)}", p.name) from None
+    except RecursionError:
+        raise ConfigError("broken YAML: nested too deeply", p.name) from None
+    except (ValueError, TypeError, OverflowError) as e:  # a tagged or dated value
+        raise ConfigError(f"broken YAML: a value that cannot be read ({str(e)[:100]})",
+                          p.name) from None
     return parse_config(data, source=p, workers=workers)
 
 
@@ -298,31 +319,53 @@ class _Parser:
         bots = self.bots(top["bots"])
         variants = self.variants(top.get("variants", ["nine-mens-morris"]))
         fmt = self.format(top.get("format", "round-robin"), tuple(b.name for b in bots))
-        gpp = _int(top.get("games_per_pairing", 2), "games_per_pairing", minimum=2)
+        gpp = R.GAMES_PER_PAIRING.check(top.get("games_per_pairing", 2), "games_per_pairing")
         if gpp % 2:
             raise ConfigError(f"expected an even number (games are played in colour-swapped "
                               f"pairs), got {gpp}", "games_per_pairing")
-        seed = _int(top.get("seed", 0), "seed", minimum=0)
-        output = top.get("output", f"results/{name}")
-        if not isinstance(output, str) or not output.strip():
-            raise ConfigError(f"expected a folder path, got {output!r}", "output")
+        total = count_games(fmt, tuple(b.name for b in bots), len(variants),
+                            games_per_pairing=gpp)
+        if total > R.GAMES_MAX:
+            raise ConfigError(f"the tournament has {total:,} games (pairings x format.rounds x "
+                              f"games_per_pairing x variants), over the cap of "
+                              f"{R.GAMES_MAX:,}: play fewer rounds or games per pairing")
+        seed = R.SEED.check(top.get("seed", 0), "seed")
+        output = self.output(top.get("output", f"results/{name}"))
         report = top.get("report", True)
         if not isinstance(report, bool):
-            raise ConfigError(f"expected true or false, got {report!r}", "report")
+            raise ConfigError(f"expected true or false, got {_shown(report)}", "report")
         return TournamentConfig(
             name=name, bots=bots, variants=variants, format=fmt,
             time_control=self.time(top.get("time")), games_per_pairing=gpp,
-            opening_turns=self.openings(top.get("openings")),
+            opening_turns=self.openings(top.get("openings"), variants),
             workers=self.workers(top.get("workers", "auto")), seed=seed,
-            output=Path(output), report=report, source=self.source,
+            output=output, report=report, source=self.source,
             executor=self.executor(top.get("executor", "local")),
             isolation=self.isolation(top.get("isolation")))
+
+    def output(self, value: Any) -> Path:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"expected a folder path, got {_shown(value)}", "output")
+        folder = Path(value)
+        for p in (folder, *folder.parents):  # the nearest part that exists must be a folder
+            if os.path.lexists(p):
+                if not p.is_dir():
+                    what = "it is a file" if p == folder else f"{p} is a file"
+                    raise ConfigError(f"{value} cannot be a results folder: {what}", "output")
+                break
+        return folder
 
     def isolation(self, value: Any) -> Any:
         if value is None:
             return None
         from arena.sandbox import Isolation
 
+        limits = value.get("limits") if isinstance(value, Mapping) else None
+        if isinstance(limits, Mapping):  # ranges here; types and unknown keys in Limits
+            for key, allowed in R.LIMITS.items():
+                item = limits.get(key)
+                if isinstance(item, int) and not isinstance(item, bool):
+                    allowed.check(item, f"isolation.limits.{key}")
         return Isolation.parse(value, "isolation")
 
     def name(self, value: Any) -> str:
@@ -330,9 +373,10 @@ class _Parser:
             if self.source is None:
                 raise ConfigError("missing: expected the tournament's name", "name")
             value = self.source.stem
-        if not isinstance(value, str) or not _NAME_RE.match(value):
-            raise ConfigError(f"expected a name of letters, digits, '.', '_' or '-' "
-                              f"(it names the results folder), got {value!r}", "name")
+        if not isinstance(value, str) or not _NAME_RE.match(value) or len(value) > R.NAME_MAX:
+            raise ConfigError(f"expected a name of letters, digits, '.', '_' or '-', at most "
+                              f"{R.NAME_MAX} characters (it names the results folder), "
+                              f"got {_shown(value)}", "name")
         return value
 
     # -- bots ---------------------------------------------------------------------------
@@ -386,13 +430,13 @@ class _Parser:
         if glob.has_magic(pattern):
             for base in self.base_dirs:
                 found = sorted(Path(p) for p in glob.glob(str(base / pattern))
-                               if (Path(p) / "bot.yaml").is_file())
+                               if _has_manifest(Path(p)))
                 if found:
                     return [_relative(p) for p in found]
             raise ConfigError(f"no bot folder (a folder with a bot.yaml) matches {pattern}", where)
         for base in self.base_dirs:
             folder = base / pattern
-            if (folder / "bot.yaml").is_file():
+            if _has_manifest(folder):
                 return [_relative(folder)]
         raise ConfigError(f"no bot folder at {pattern} (no bot.yaml)", where)
 
@@ -435,7 +479,7 @@ class _Parser:
         if kind not in FORMAT_KINDS:
             raise ConfigError(f"expected one of {', '.join(FORMAT_KINDS)}, got {kind!r}",
                               "format" if isinstance(value, str) else "format.type")
-        rounds = _int(fm.get("rounds", 1), "format.rounds", minimum=1)
+        rounds = R.ROUNDS.check(fm.get("rounds", 1), "format.rounds")
         seeds_value = fm.get("seeds", [])
         if isinstance(seeds_value, str):
             seeds_value = [seeds_value]
@@ -450,19 +494,25 @@ class _Parser:
                                   f"format.seeds[{j}]")
         fmt = Format(kind=kind, rounds=rounds, seeds=tuple(seeds_value))
         try:
-            pairings(fmt, players)
+            count_pairings(fmt, players)
         except ValueError as e:
             where = "format.seeds" if kind == "gauntlet" else "bots"
             raise ConfigError(f"{e} (bots: {', '.join(players)})", where) from None
         return fmt
 
-    def openings(self, value: Any) -> int:
+    def openings(self, value: Any, variants: tuple[Variant, ...]) -> int:
         if value is None or value == "none":
             return 0
         op = _mapping(value, "openings", OPENING_KEYS)
         if "random" not in op:
             raise ConfigError("expected 'none' or a mapping {random: K}", "openings")
-        return _int(op["random"], "openings.random", minimum=0)
+        turns = R.OPENING_TURNS.check(op["random"], "openings.random")
+        for variant in variants:  # an opening stays within the placement phase
+            if turns > 2 * variant.men:
+                raise ConfigError(f"expected at most {2 * variant.men} turns for "
+                                  f"{variant.name} (its placement phase: 2 x {variant.men} "
+                                  f"men), got {turns}", "openings.random")
+        return turns
 
     def time(self, value: Any) -> TimeControl:
         from arena.clock import TimeControl
@@ -475,24 +525,26 @@ class _Parser:
         if "movetime" not in tm and "clock" not in tm:
             raise ConfigError("expected 'movetime' (ms per move), 'clock' (base+increment in "
                               "seconds, e.g. 60+1) or both", "time")
-        movetime = (_int(tm["movetime"], "time.movetime", minimum=1) if "movetime" in tm
+        movetime = (R.MOVETIME_MS.check(tm["movetime"], "time.movetime") if "movetime" in tm
                     else None)
         clock = tm.get("clock")
         if clock is not None and not isinstance(clock, str):
-            raise ConfigError(f"expected base+increment in seconds (e.g. 60+1), got {clock!r}",
-                              "time.clock")
-        handshake = _int(tm["handshake"], "time.handshake", minimum=1) if "handshake" in tm else None
-        margin = _int(tm["margin"], "time.margin", minimum=0) if "margin" in tm else None
+            raise ConfigError(f"expected base+increment in seconds (e.g. 60+1), got "
+                              f"{_shown(clock)}", "time.clock")
+        handshake = (R.HANDSHAKE_MS.check(tm["handshake"], "time.handshake")
+                     if "handshake" in tm else None)
+        margin = R.MARGIN_MS.check(tm["margin"], "time.margin") if "margin" in tm else None
         charge = tm.get("charge", "wall")
         if charge not in ("wall", "cpu"):
             raise ConfigError(f"expected wall (elapsed time) or cpu (the bot's CPU time), "
                               f"got {charge!r}", "time.charge")
         wall_factor = tm.get("wall_factor")
+        low, high = R.WALL_FACTOR
         if wall_factor is not None and (isinstance(wall_factor, bool)
                                         or not isinstance(wall_factor, (int, float))
-                                        or wall_factor < 1):
-            raise ConfigError(f"expected a number of at least 1, got {wall_factor!r}",
-                              "time.wall_factor")
+                                        or not low <= wall_factor <= high):
+            raise ConfigError(f"expected a number from {low:g} to {high:g}, got "
+                              f"{_shown(wall_factor)}", "time.wall_factor")
 
         def build() -> TimeControl:
             tc = TimeControl.parse(clock if clock is not None else str(movetime), clock=charge)
@@ -516,10 +568,17 @@ class _Parser:
 
     def workers(self, value: Any) -> int:
         if self.workers_override is not None:
-            value = self.workers_override
+            return R.workers_range().check(self.workers_override, "--workers")
         if value in ("auto", None):
             return default_workers()
-        return _int(value, "workers", minimum=1)
+        return R.workers_range().check(value, "workers")
+
+
+def _has_manifest(folder: Path) -> bool:
+    """A folder with a ``bot.yaml`` entry of any kind: :func:`arena.bot.load_bot` decides
+    whether it may be read (a link out of the folder or a FIFO is refused there, loudly,
+    rather than skipped here)."""
+    return folder.is_dir() and os.path.lexists(folder / "bot.yaml")
 
 
 def _time_control(build: Callable[[], TimeControl], where: str) -> TimeControl:
@@ -546,7 +605,7 @@ def _relative(p: Path) -> Path:
 def _mapping(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
     """``value`` as a dict with only ``known`` keys, or a ConfigError at ``where``."""
     if not isinstance(value, Mapping):
-        raise ConfigError(f"expected a mapping with keys {', '.join(known)}, got {value!r}",
+        raise ConfigError(f"expected a mapping with keys {', '.join(known)}, got {_shown(value)}",
                           where or "(top level)")
     for key in value:
         if key not in known:
@@ -555,12 +614,10 @@ def _mapping(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
     return dict(value)
 
 
-def _int(value: Any, where: str, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"expected an integer >= {minimum}, got {value!r}", where)
-    if value < minimum:
-        raise ConfigError(f"expected an integer >= {minimum}, got {value}", where)
-    return value
+def _shown(value: Any) -> str:
+    """``value`` for a message, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
 
 
 def _yaml_problem(e: Any) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from arena.protocol import SEED_MAX
+from arena.ranges import GAMES_MAX
 from arena.rules import Position
 from arena.variants import Variant
 
@@ -73,28 +74,58 @@ def derive_seed(seed: int, *parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") & SEED_MAX
 
 
+def count_pairings(fmt: Format, players: Sequence[str]) -> int:
+    """How many pairs of players meet once per round (the length of :func:`pairings`),
+    computed without listing them.
+
+    :raises ValueError: when the format does not fit the players.
+    """
+    n = len(players)
+    if fmt.kind == "round-robin":
+        if n < 2:
+            raise ValueError("a round robin needs at least two players")
+        return n * (n - 1) // 2
+    if fmt.kind == "match":
+        if n != 2:
+            raise ValueError(f"a match needs exactly two players, got {n}")
+        return 1
+    if fmt.kind == "gauntlet":
+        names = set(players)
+        for seed in fmt.seeds:
+            if seed not in names:
+                raise ValueError(f"no player named {seed!r}")
+        seeded = set(fmt.seeds)
+        field = sum(1 for p in players if p not in seeded)
+        if not fmt.seeds or not field:
+            raise ValueError("a gauntlet needs at least one seed and one other player")
+        return len(fmt.seeds) * field
+    raise ValueError(f"unknown format {fmt.kind!r}")
+
+
+def count_games(fmt: Format, players: Sequence[str], variants: int, *,
+                games_per_pairing: int) -> int:
+    """How many games :func:`build_schedule` would list, by arithmetic alone (a tournament
+    too big to build is refused before anything is built).
+
+    :raises ValueError: when the format does not fit the players.
+    """
+    return count_pairings(fmt, players) * fmt.rounds * games_per_pairing * variants
+
+
 def pairings(fmt: Format, players: Sequence[str]) -> list[tuple[int, int]]:
     """The unordered pairs of player indices that meet once per round, in a fixed order.
 
     :raises ValueError: when the format does not fit the players (the configuration layer
         checks this first and names the key).
     """
+    count_pairings(fmt, players)
     n = len(players)
     if fmt.kind == "round-robin":
-        if n < 2:
-            raise ValueError("a round robin needs at least two players")
         return [(a, b) for a in range(n) for b in range(a + 1, n)]
     if fmt.kind == "match":
-        if n != 2:
-            raise ValueError(f"a match needs exactly two players, got {n}")
         return [(0, 1)]
-    if fmt.kind == "gauntlet":
-        seeds = [players.index(s) for s in fmt.seeds]
-        field = [i for i in range(n) if i not in seeds]
-        if not seeds or not field:
-            raise ValueError("a gauntlet needs at least one seed and one other player")
-        return [(s, f) for s in seeds for f in field]
-    raise ValueError(f"unknown format {fmt.kind!r}")
+    seeds = [players.index(s) for s in fmt.seeds]
+    return [(s, f) for s in seeds for f in range(n) if f not in seeds]
 
 
 def random_opening(variant: Variant, turns: int, seed: int) -> tuple[str, ...]:
@@ -128,11 +159,15 @@ def build_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: For
     Order: round by round; within a round the pairings in a seeded shuffled order; for each
     pairing its colour-swapped pairs; for each pair every variant; ``g0`` then ``g1``.
 
-    :raises ValueError: for an odd or non-positive ``games_per_pairing`` or a format that does
-        not fit the players.
+    :raises ValueError: for an odd or non-positive ``games_per_pairing``, a format that does
+        not fit the players, or more than :data:`arena.ranges.GAMES_MAX` games (counted
+        before anything is built).
     """
     if games_per_pairing < 2 or games_per_pairing % 2:
         raise ValueError(f"games_per_pairing must be an even number >= 2, got {games_per_pairing}")
+    total = count_games(fmt, players, len(variants), games_per_pairing=games_per_pairing)
+    if total > GAMES_MAX:
+        raise ValueError(f"the tournament has {total:,} games, over the cap of {GAMES_MAX:,}")
     meetings = pairings(fmt, players)
     pairs_per_pairing = games_per_pairing // 2
     slots: list[Slot] = []

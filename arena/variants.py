@@ -20,6 +20,12 @@ BlockedRule = Literal["lose", "draw"]
 BoardFullRule = Literal["draw", "lose"]
 
 
+#: the most turns ``no_capture_draw`` and ``three_three_draw`` may count (games must end)
+DRAW_TURNS_MAX = 10_000
+#: the largest ``repetition`` count
+REPETITION_MAX = 100
+
+
 @dataclass(frozen=True)
 class Variant:
     """The complete rules of one game variant.
@@ -192,10 +198,12 @@ def _validate(v: Variant) -> None:
     if not 0 <= v.lose_below <= v.men:
         fail("lose_below", f"expected 0..men ({v.men}), got {v.lose_below}")
     for key in ("three_three_draw", "no_capture_draw"):
-        if getattr(v, key) < 0:
-            fail(key, f"expected 0 (off) or a positive number of turns, got {getattr(v, key)}")
-    if v.repetition < 0 or v.repetition == 1:
-        fail("repetition", f"expected 0 (off) or at least 2, got {v.repetition}")
+        if not 0 <= getattr(v, key) <= DRAW_TURNS_MAX:
+            fail(key, f"expected 0 (off) or a positive number of turns up to {DRAW_TURNS_MAX}, "
+                      f"got {getattr(v, key)}")
+    if v.repetition < 0 or v.repetition == 1 or v.repetition > REPETITION_MAX:
+        fail("repetition", f"expected 0 (off) or at least 2 (at most {REPETITION_MAX}), "
+                           f"got {v.repetition}")
     if v.repetition == 0 and v.no_capture_draw == 0:
         fail("repetition", "repetition and no_capture_draw cannot both be off: games must end")
     if not v.name or any(c.isspace() for c in v.name):

@@ -8,7 +8,8 @@ from itertools import combinations
 import pytest
 
 from arena.rules import Position
-from arena.schedule import Format, build_schedule, derive_seed, pairings, random_opening
+from arena.schedule import (Format, build_schedule, count_games, count_pairings, derive_seed,
+                            pairings, random_opening)
 from arena.variants import get_variant
 
 PLAYERS = ["ann", "bob", "cid", "dee"]
@@ -124,3 +125,26 @@ def test_derive_seed_is_stable_and_in_range() -> None:
     assert derive_seed(1, "game", "x") == derive_seed(1, "game", "x")
     assert derive_seed(1, "game", "x") != derive_seed(2, "game", "x")
     assert all(0 <= derive_seed(s, "k") < 2**31 for s in range(100))
+
+
+@pytest.mark.parametrize("fmt,players", [
+    (Format(rounds=3), PLAYERS), (Format(kind="match", rounds=2), PLAYERS[:2]),
+    (Format(kind="gauntlet", rounds=2, seeds=("bob",)), PLAYERS),
+    (Format(kind="gauntlet", seeds=("ann", "dee")), PLAYERS + ["eve"]),
+])
+def test_count_games_is_the_length_of_the_schedule(fmt: Format, players: list[str]) -> None:
+    slots = build_schedule(players, VARIANTS[:2], fmt, games_per_pairing=4)
+    assert count_games(fmt, players, 2, games_per_pairing=4) == len(slots)
+    assert count_pairings(fmt, players) == len(pairings(fmt, players))
+
+
+def test_a_schedule_over_the_cap_is_refused_before_it_is_built() -> None:
+    """10**12 games are counted, not listed: the refusal is immediate and names the size."""
+    many = [f"p{i}" for i in range(10_000)]
+    assert count_pairings(Format(), many) == 49_995_000  # without listing 50 million pairs
+    with pytest.raises(ValueError, match=r"has 1,000,000,000,000 games, over the cap of "
+                                         r"10,000,000"):
+        build_schedule(PLAYERS[:2], VARIANTS[:1], Format(kind="match", rounds=10**6),
+                       games_per_pairing=10**6)
+    with pytest.raises(ValueError, match="over the cap"):
+        build_schedule(many, VARIANTS, Format(), games_per_pairing=2)
