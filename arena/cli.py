@@ -6,7 +6,7 @@ import click
 
 from arena import ranges as R
 from arena.errors import ArenaError
-from arena.protocol import SEED_MAX
+from arena.protocol import SEED_MAX, escape_controls
 
 
 class Failure(click.ClickException):
@@ -138,6 +138,19 @@ def _isolation(level: str | None) -> Isolation | None:
     return Isolation.parse(level, "--isolation")
 
 
+def _warn_isolation(isolation: Isolation | None) -> None:
+    """Say once, on stderr, what the isolation level in use does not protect (if anything)."""
+    from arena.sandbox import Isolation, level_warning
+
+    try:
+        level = (isolation or Isolation.default()).level
+    except ArenaError:
+        return  # a bad MORRIS_ARENA_ISOLATION is reported where it is used
+    warning = level_warning(level)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+
+
 def _enable_protocol_log() -> None:
     import logging
 
@@ -243,7 +256,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
         click.echo(f"offending line: {record.offending_line!r}")
     if record.forfeit and record.stderr.get(record.forfeit):
         tail = record.stderr[record.forfeit].rstrip().splitlines()[-5:]
-        click.echo("stderr tail:\n" + "\n".join(f"  {line}" for line in tail))
+        click.echo("stderr tail:\n" + "\n".join(f"  {escape_controls(line)}" for line in tail))
     if record_path:
         try:
             Path(record_path).write_text(record.to_json() + "\n", encoding="utf-8")
@@ -281,6 +294,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     spec = _load_bot_arg(bot, {})
     opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})
     vars_ = [load_variant(v) for v in (variants or DEFAULT_VARIANTS)]
+    _warn_isolation(sandbox)
     if verbose:
         _enable_protocol_log()
     click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
@@ -339,6 +353,7 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
         config = dataclasses.replace(config, output=Path(output))
     if executor is not None or scheduler is not None or ship_bots is not None:
         config = with_executor(config, kind=executor, scheduler=scheduler, ship_bots=ship_bots)
+    _warn_isolation(config.isolation)
     result = run_tournament(config, restart=restart,
                             log_level=logging.INFO if verbose else logging.WARNING)
     if result.interrupted:
@@ -740,11 +755,14 @@ def doctor(strict: bool) -> None:
     Levels: none, basic, bwrap (the best available is the default).  Cgroups, where writable,
     add memory and process limits and exact CPU accounting.  See docs/SECURITY.md.
     """
-    from arena.sandbox import checks
+    from arena.sandbox import best_level, checks, level_warning
 
     found = checks()
     for check in found:
         click.echo(check.line())
+    warning = level_warning(best_level())
+    if warning:
+        click.echo(f"warning: {warning}")
     if strict:
         wanted = ("bwrap", "cgroup memory", "cgroup pids")
         missing = [c.name for c in found if c.name in wanted and not c.ok]
