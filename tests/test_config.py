@@ -419,3 +419,11 @@ def test_time_controls_refuse_out_of_range_values_without_overflowing() -> None:
                    {"wall_factor": float("nan")}):
         with pytest.raises(ConfigError):
             TimeControl(**fields)
+
+
+def test_sprt_opening_turns_stay_within_the_variants_placement(workdir: Path) -> None:
+    """Three men's morris places 6 men: more random opening turns would play its game."""
+    result = CliRunner().invoke(cli, ["sprt", "bots/random", "bots/greedy", "--variant",
+                                      "three-mens-morris", "--opening-turns", "7"])
+    assert result.exit_code == 2, result.output
+    assert "--opening-turns: at most 6 for three-mens-morris" in result.output
