@@ -129,10 +129,10 @@ class Limits:
     tmp_mb: int = 64
 
     def __post_init__(self) -> None:
+        from arena.ranges import LIMITS
+
         for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ConfigError(f"expected a positive whole number, got {value!r}", f.name)
+            LIMITS[f.name].check(getattr(self, f.name), f.name)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], path: str = "limits") -> Limits:

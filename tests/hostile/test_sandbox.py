@@ -36,11 +36,13 @@ def test_levels_and_default() -> None:
 
 def test_limits_are_checked_at_the_edge() -> None:
     assert Limits.from_mapping({"memory_mb": 256}).memory_mb == 256
-    with pytest.raises(ConfigError, match=r"^limits\.memory_mb: expected a positive"):
+    with pytest.raises(ConfigError, match=r"^limits\.memory_mb: expected an integer in 16\.\."):
         Limits.from_mapping({"memory_mb": 0})
+    with pytest.raises(ConfigError, match=r"^memory_mb: expected an integer in 16\.\.65536"):
+        Limits(memory_mb=10**12)  # the same ranges for Python callers as for tournament files
     with pytest.raises(ConfigError, match=r"^limits\.memroy_mb: unknown key"):
         Limits.from_mapping({"memroy_mb": 256})
-    with pytest.raises(ConfigError, match="pids: expected a positive whole number"):
+    with pytest.raises(ConfigError, match="pids: expected an integer"):
         Limits(pids=True)  # type: ignore[arg-type]
 
 
