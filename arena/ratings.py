@@ -30,6 +30,7 @@ from scipy import optimize, sparse, special, stats
 from scipy.sparse import csgraph
 
 from arena.errors import ArenaError
+from arena.standings import tally
 
 if TYPE_CHECKING:
     from arena.records import GameRecord
@@ -754,19 +755,6 @@ class Standings:
         return self.fit.los(self.fit.index(a), self.fit.index(b))
 
 
-def _bot_counts(records: Sequence[GameRecord]) -> dict[str, dict[str, Any]]:
-    """Per display name: wins, draws, losses and forfeits by kind over ``records``."""
-    out: dict[str, dict[str, Any]] = {}
-    for r in records:
-        for color, info in (("white", r.white), ("black", r.black)):
-            c = out.setdefault(info.name, {"w": 0, "d": 0, "l": 0, "forfeits": {}})
-            s = r.score(color)
-            c["w" if s == 1.0 else "d" if s == 0.5 else "l"] += 1
-            if r.forfeit == color:
-                c["forfeits"][r.termination] = c["forfeits"].get(r.termination, 0) + 1
-    return out
-
-
 def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
          anchor: Optional[tuple[str, float]] = None, method: IntervalMethod = "sandwich",
          bootstrap_samples: int = 200, seed: int = 0) -> Standings:
@@ -781,7 +769,7 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
     n = len(games.players)
     n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
     part = find_rateable(n_mat, s_mat)
-    counts = _bot_counts(chosen)
+    counts = tally(chosen)
     fit: Optional[Fit] = None
     note = ""
     anchor_name = None
@@ -809,15 +797,14 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
             name = fit.players[i]
             c = counts[name]
             nxt = fit.los(i, order[rank]) if rank < len(order) else None
-            rows.append(BotStanding(name, rank, float(fit.elo[i]), float(half[i]),
-                                    c["w"] + c["d"] + c["l"], c["w"], c["d"], c["l"], nxt,
-                                    dict(c["forfeits"])))
+            rows.append(BotStanding(name, rank, float(fit.elo[i]), float(half[i]), c.games,
+                                    c.wins, c.draws, c.losses, nxt, dict(c.forfeit_kinds)))
     flagged: list[BotStanding] = []
     for i, reason in part.flags.items():
         name = games.players[i]
         c = counts[name]
-        flagged.append(BotStanding(name, None, None, None, c["w"] + c["d"] + c["l"], c["w"], c["d"],
-                                   c["l"], None, dict(c["forfeits"]), reason))
+        flagged.append(BotStanding(name, None, None, None, c.games, c.wins, c.draws, c.losses,
+                                   None, dict(c.forfeit_kinds), reason))
     flagged.sort(key=lambda r: (-r.score, r.bot))
     top = [r for r in flagged if games.players.index(r.bot) in part.above]
     rest = [r for r in flagged if games.players.index(r.bot) not in part.above]

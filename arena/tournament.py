@@ -56,6 +56,8 @@ from arena.lock import LOCK_FILE, FolderLock
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            records_table, set_aside_unreadable)
 from arena.schedule import Slot, build_schedule
+from arena.standings import (Standing, Tallies, compute_standings, format_standings,
+                             write_standings_csv)
 
 log = logging.getLogger("arena.tournament")
 
@@ -78,83 +80,6 @@ class ResultsMismatch(ConfigError):
 
 class WorkerFailure(ArenaError):
     """The worker pool broke (a worker process died outside a game's control)."""
-
-
-# --------------------------------------------------------------------------------------
-# Standings
-# --------------------------------------------------------------------------------------
-
-
-@dataclass
-class Standing:
-    """One player's line in one variant's table; ``forfeits`` counts losses by forfeit."""
-
-    variant: str
-    name: str
-    games: int = 0
-    points: float = 0.0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    forfeits: int = 0
-
-    @property
-    def score_pct(self) -> float:
-        """Points as a percentage of the games played."""
-        return 100.0 * self.points / self.games if self.games else 0.0
-
-
-def compute_standings(records: Iterable[GameRecord],
-                      players: Sequence[str] = ()) -> dict[str, list[Standing]]:
-    """Points and W-D-L per variant, best first (points, then wins, then name).
-
-    ``players`` are listed in every variant even before they have played.
-    """
-    tables: dict[str, dict[str, Standing]] = {}
-    for r in records:
-        table = tables.setdefault(r.variant, {p: Standing(r.variant, p) for p in players})
-        for color, info in (("white", r.white), ("black", r.black)):
-            row = table.setdefault(info.name, Standing(r.variant, info.name))
-            score = r.score(color)
-            row.games += 1
-            row.points += score
-            if score == 1.0:
-                row.wins += 1
-            elif score == 0.5:
-                row.draws += 1
-            else:
-                row.losses += 1
-                row.forfeits += r.forfeit == color
-    return {variant: sorted(rows.values(), key=lambda s: (-s.points, -s.wins, s.name))
-            for variant, rows in tables.items()}
-
-
-def format_standings(tables: dict[str, list[Standing]]) -> str:
-    """The standings as aligned text tables, one per variant."""
-    out = io.StringIO()
-    for variant, rows in tables.items():
-        width = max([len(r.name) for r in rows] + [4])
-        out.write(f"\n{variant}\n")
-        out.write(f"  {'#':>2}  {'bot':<{width}}  {'points':>7}  {'games':>5}  "
-                  f"{'W-D-L':>11}  {'score':>6}  forfeits\n")
-        for rank, r in enumerate(rows, 1):
-            wdl = f"{r.wins}-{r.draws}-{r.losses}"
-            out.write(f"  {rank:>2}  {r.name:<{width}}  {r.points:>7g}  {r.games:>5}  "
-                      f"{wdl:>11}  {r.score_pct:>5.1f}%  {r.forfeits:>8}\n")
-    return out.getvalue()
-
-
-def write_standings_csv(path: Path, tables: dict[str, list[Standing]]) -> None:
-    """``standings.csv``: one row per variant and player, ranked."""
-    f = io.StringIO(newline="")
-    writer = csv.writer(f)
-    writer.writerow(["variant", "rank", "bot", "points", "games", "wins", "draws",
-                     "losses", "forfeits", "score_pct"])
-    for variant, rows in tables.items():
-        for rank, r in enumerate(rows, 1):
-            writer.writerow([variant, rank, r.name, f"{r.points:g}", r.games, r.wins,
-                             r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
-    atomic_write(path, f.getvalue().encode("utf-8"))
 
 
 # --------------------------------------------------------------------------------------
@@ -438,13 +363,15 @@ class Progress:
     """
 
     def __init__(self, total: int, done: int, stream: TextIO, *, live: bool,
-                 points: Optional[dict[str, float]] = None) -> None:
+                 records: Iterable[GameRecord] = ()) -> None:
         self.total = total
         self.done = done
         self.started_with = done
         self.stream = stream
         self.live = live
-        self.points: dict[str, float] = dict(points or {})
+        self.tallies = Tallies()  # pooled over the variants: the leader so far
+        for record in records:
+            self.tallies.add(record)
         self.t0 = time.monotonic()
         self.lock = threading.RLock()
         self.shown = False
@@ -453,7 +380,7 @@ class Progress:
         """Count a finished game (already saved) and show it."""
         with self.lock:
             self.done += 1
-            _add_points(self.points, record)
+            self.tallies.add(record)
             if self.live:
                 self.redraw()
             else:
@@ -470,9 +397,9 @@ class Progress:
         eta = _duration(left / rate) if rate > 0 else "?"
         width = len(str(self.total))
         text = f"[{self.done:>{width}}/{self.total}] {rate * 60:.1f} games/min, ETA {eta}"
-        if self.points:
-            leader = max(sorted(self.points), key=lambda n: self.points[n])
-            text += f", leader {leader} ({self.points[leader]:g} pts)"
+        leader = self.tallies.leader()
+        if leader is not None:
+            text += f", leader {leader.name} ({leader.points:g} pts)"
         return text
 
     def redraw(self) -> None:
@@ -668,8 +595,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, executor: Optional[E
         pending = deque(list(pending)[:max_games])
 
     live = console.isatty() if live is None else live
-    progress = Progress(len(slots), len(done), console, live=live,
-                        points=_points(done.values()))
+    progress = Progress(len(slots), len(done), console, live=live, records=done.values())
     logs = _Logging(folder / LOG_FILE, _ConsoleHandler(console, progress), log_level)
     result = TournamentResult(total=len(slots), finished=len(done), played=0,
                               interrupted=False, folder=folder)
@@ -724,19 +650,6 @@ def _run_locked(config: TournamentConfig, *, restart: bool, executor: Optional[E
         progress.close()
         logs.close()
     return result
-
-
-def _points(records: Iterable[GameRecord]) -> dict[str, float]:
-    """Points per player over all variants."""
-    points: dict[str, float] = {}
-    for r in records:
-        _add_points(points, r)
-    return points
-
-
-def _add_points(points: dict[str, float], record: GameRecord) -> None:
-    for color, info in (("white", record.white), ("black", record.black)):
-        points[info.name] = points.get(info.name, 0.0) + record.score(color)
 
 
 def _play_all(config: TournamentConfig, pool: Executor, pending: deque[Slot], games_path: Path,

@@ -25,7 +25,8 @@ from arena.cli import cli
 from arena.config import TournamentConfig, load_config
 from arena.records import GameRecord, MoveInfo, PlayerInfo, read_records
 from arena.schedule import build_schedule
-from arena.tournament import (Progress, ResultsMismatch, compute_standings, format_standings,
+from arena.standings import compute_standings, format_standings
+from arena.tournament import (Progress, ResultsMismatch,
                               run_tournament)
 
 ROOT = Path(__file__).resolve().parent.parent
