@@ -1,0 +1,35 @@
+"""The ``arena`` command line: a thin click layer over the library.
+
+:data:`cli` is the click group and :func:`main` the console script.  The commands live in one
+module per concern (:mod:`.rules`, :mod:`.play`, :mod:`.run`, :mod:`.analysis`, :mod:`.sprt`)
+and are added to the group here; what they share is in :mod:`.common`.  Importing this package
+stays cheap (``arena --help`` must start fast): each command imports the library it needs when
+it runs.
+"""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli import analysis, play, rules, run, sprt
+from arena.cli.common import ArenaGroup, Failure
+
+
+@click.group(cls=ArenaGroup)
+@click.version_option(package_name="morris-arena")
+def cli() -> None:
+    """Morris Arena: referee, tournaments and ratings for Nine Men's Morris bots."""
+
+
+for _command in (rules.variants, rules.perft, play.play, play.check, play.doctor, run.run,
+                 analysis.rate, analysis.report, sprt.sprt):
+    cli.add_command(_command)
+del _command
+
+
+def main() -> None:
+    """Entry point of the ``arena`` console script."""
+    cli(prog_name="arena")
+
+
+__all__ = ["Failure", "cli", "main"]

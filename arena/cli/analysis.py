@@ -1,0 +1,71 @@
+"""The analysis commands over a results folder: ``arena rate`` (Elo tables) and
+``arena report`` (charts and report.html)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import click
+
+from arena.cli.common import Failure
+from arena.protocol import SEED_MAX
+
+
+@click.command()
+@click.argument("results", metavar="RESULTS")
+@click.option("--variant", default=None, help="Only this variant (default: each, then pooled).")
+@click.option("--anchor", default=None, metavar="BOT=ELO",
+              help="Pin one bot's Elo (e.g. random=0) instead of centring on the mean.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("--interval", type=click.Choice(["sandwich", "bootstrap"]), default="sandwich",
+              show_default=True, help="How the 95% intervals are estimated.")
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
+              help="Seed of the bootstrap.")
+def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
+         interval: Literal["sandwich", "bootstrap"], seed: int) -> None:
+    """Elo ratings from RESULTS (a results folder or its games.jsonl).
+
+    One table per variant and, with several variants, one pooled over all of them: rank,
+    Elo, its 95% interval, games, score, W-D-L, draws, likelihood of superiority over the
+    next bot, forfeits.  Bots with no finite Elo are listed with a note.  See docs/RATINGS.md.
+    """
+    from arena.ratings import parse_anchor, rate as rate_games, rate_all
+    from arena.report import (format_standings, load_games, select_variant, standings_csv,
+                              standings_json)
+
+    pin = parse_anchor(anchor) if anchor else None
+    records = load_games(results)
+    chosen = select_variant(records, variant)
+    if pin is not None and pin[0] not in {n for r in records for n in (r.white.name, r.black.name)}:
+        raise Failure(f"--anchor: no bot named {pin[0]!r} in {results}")
+    tables = ([rate_games(records, variant=chosen, anchor=pin, method=interval, seed=seed)]
+              if chosen is not None
+              else rate_all(records, anchor=pin, method=interval, seed=seed))
+    if fmt == "csv":
+        click.echo(standings_csv(tables), nl=False)
+    elif fmt == "json":
+        click.echo(standings_json(tables, records))
+    else:
+        click.echo(format_standings(tables, records), nl=False)
+
+
+@click.command()
+@click.argument("results", metavar="RESULTS")
+@click.option("--anchor", default=None, metavar="BOT=ELO", help="Pin one bot's Elo (e.g. random=0).")
+@click.option("--title", default=None, help="Page title (default: the folder's name).")
+@click.option("--max-games", type=click.IntRange(min=0), default=10_000, show_default=True,
+              help="List the moves of at most this many games (0: all).")
+def report(results: str, anchor: str | None, title: str | None, max_games: int) -> None:
+    """Write charts and a self-contained report.html into the results folder RESULTS.
+
+    Standings, charts (Elo per variant, Elo by variant, head-to-head, Elo against games,
+    game lengths and endings), crosstable, forfeit reasons and every game's moves.
+    """
+    from arena.ratings import parse_anchor
+    from arena.report import build_report, games_path, load_games
+
+    pin = parse_anchor(anchor) if anchor else None
+    records = load_games(results)
+    folder = games_path(results).parent
+    click.echo(build_report(folder, records, title=title, anchor=pin, max_games=max_games or None))

@@ -1,0 +1,134 @@
+"""What the ``arena`` commands share: the error type and group that make a library error one
+line with exit status 2, and the parsing of options several commands take (time controls,
+isolation, ``K=V`` pairs).  Cheap to import (the command line's help must start fast): heavy
+modules are imported inside the functions.  The command modules import this one, never the
+other way round.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+import click
+
+from arena import ranges as R
+from arena.errors import ArenaError
+
+if TYPE_CHECKING:
+    from arena.clock import TimeControl
+    from arena.sandbox import Isolation
+
+#: a command function, before or after click's decorators
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class Failure(click.ClickException):
+    """A one-line error message and exit status 2."""
+
+    exit_code = 2
+
+
+class ArenaGroup(click.Group):
+    """Turns the library's typed errors into one-line messages and exit status 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ArenaError as e:
+            raise Failure(str(e)) from None
+
+
+def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, str]:
+    """``K=V`` pairs into a dict; a pair without ``=`` is a one-line error."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise Failure(f"{flag} expects NAME=VALUE, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def time_control(movetime: int | None, clock: str | None, handshake: int, margin: int,
+                 default_movetime: int, cpu_clock: bool = False) -> TimeControl:
+    """The time control of ``--movetime`` or ``--clock`` (``default_movetime`` without
+    either), ``--handshake``, ``--margin`` and ``--cpu-clock``; a bad one is a one-line error."""
+    from arena.clock import TimeControl
+
+    charge = "cpu" if cpu_clock else "wall"
+    if movetime is not None and clock is not None:
+        raise Failure("use --movetime or --clock, not both")
+    if clock is not None:
+        if "+" not in clock:
+            raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1), got {clock[:40]!r}")
+        try:
+            return TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin,
+                                     clock=charge)
+        except ArenaError as e:
+            raise Failure(f"--clock: {str(e).split(': ', 1)[-1]}") from None
+    return TimeControl(movetime_ms=movetime or default_movetime, handshake_ms=handshake,
+                       margin_ms=margin, clock=charge)
+
+
+def parse_isolation(level: str | None) -> Isolation | None:
+    """``--isolation``: None (the default: best available, or MORRIS_ARENA_ISOLATION)."""
+    if level is None:
+        return None
+    from arena.sandbox import Isolation
+
+    return Isolation.parse(level, "--isolation")
+
+
+def warn_isolation(isolation: Isolation | None) -> None:
+    """Say once, on stderr, what the isolation level in use does not protect (if anything)."""
+    from arena.sandbox import Isolation, level_warning
+
+    try:
+        level = (isolation or Isolation.default()).level
+    except ArenaError:
+        return  # a bad MORRIS_ARENA_ISOLATION is reported where it is used
+    warning = level_warning(level)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def enable_protocol_log() -> None:
+    """``-v``: every protocol line of the bots and the referee on stderr, with its time."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(relativeCreated)8.0f ms %(message)s"))
+    for name in ("arena.bot", "arena.referee"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(handler)
+
+
+#: ``play`` and ``check``: how long a bot may think, and how it is sandboxed
+_TIME_OPTIONS = [
+    click.option("--movetime", type=click.IntRange(R.MOVETIME_MS.low, R.MOVETIME_MS.high),
+                 metavar="MS", help="Time per move in ms (the default; at most an hour)."),
+    click.option("--clock", "clock", metavar="BASE+INC",
+                 help="A chess clock instead: base and increment in seconds, e.g. 60+1 "
+                      "(base up to 86400, increment up to 3600)."),
+    click.option("--handshake", type=click.IntRange(R.HANDSHAKE_MS.low, R.HANDSHAKE_MS.high),
+                 default=5000, show_default=True,
+                 metavar="MS", help="Time a bot gets to start (spawn to morrisok)."),
+    click.option("--margin", type=click.IntRange(R.MARGIN_MS.low, R.MARGIN_MS.high),
+                 default=100, show_default=True,
+                 metavar="MS", help="Tolerance added to every deadline."),
+    click.option("--cpu-clock", is_flag=True,
+                 help="Charge each move the CPU time of the bot's whole process tree (fair on a "
+                      "busy machine; a wall-clock cap several times larger still applies)."),
+    click.option("--isolation", type=click.Choice(["none", "basic", "bwrap", "best"]),
+                 default=None, help="How bots are sandboxed (default: the best this machine "
+                                    "supports; see 'arena doctor')."),
+]
+
+
+def with_time_options(f: _F) -> _F:
+    """Decorate a command with the time-control and isolation options, in their help order."""
+    for option in reversed(_TIME_OPTIONS):
+        f = option(f)
+    return f
+

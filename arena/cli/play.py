@@ -1,0 +1,175 @@
+"""The referee commands: ``arena play`` (one game), ``arena check`` (a submission check) and
+``arena doctor`` (what this machine's sandbox supports)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from arena.cli.common import (Failure, enable_protocol_log, parse_isolation, parse_options,
+                              time_control, warn_isolation, with_time_options)
+from arena.protocol import SEED_MAX, escape_controls
+
+if TYPE_CHECKING:
+    from arena.bot import BotSpec
+    from arena.referee import Player
+
+
+def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
+    """A bot folder; a bare name that is not a folder is looked up under ``bots/`` here, then
+    under the example bots next to the package."""
+    from pathlib import Path
+
+    from arena.bot import load_bot
+    from arena.check import DEFAULT_OPPONENT
+
+    path = Path(arg)
+    if not path.is_dir() and "/" not in arg:
+        for root in (Path("bots"), DEFAULT_OPPONENT.parent):
+            if (root / arg).is_dir():
+                path = root / arg
+                break
+    return load_bot(path, options=options)
+
+
+@click.command()
+@click.argument("bot_a", metavar="BOT_A")
+@click.argument("bot_b", metavar="BOT_B")
+@click.option("--variant", default="nine-mens-morris", show_default=True,
+              help="A preset name (see 'arena variants') or a variant YAML file.")
+@with_time_options
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), help="Seed sent to bots with a Seed option.")
+@click.option("--opening", default="", metavar="MOVES", help="Moves played first, e.g. 'd6 d2'.")
+@click.option("--quiet", is_flag=True, help="Do not show the board after every move.")
+@click.option("--record", "record_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Save the game record as JSON.")
+@click.option("--option-a", multiple=True, metavar="K=V", help="An option for BOT_A (repeatable).")
+@click.option("--option-b", multiple=True, metavar="K=V", help="An option for BOT_B (repeatable).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Log every protocol line on stderr (<< sent, >> received).")
+def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
+         handshake: int, margin: int, cpu_clock: bool, isolation: str | None,
+         seed: int | None, opening: str, quiet: bool,
+         record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
+         verbose: bool) -> None:
+    """Play one game: BOT_A (white) against BOT_B (black).
+
+    A bot is a bot folder (with bot.yaml), a name under bots/, or 'human' to type moves
+    yourself.  Prints the board as the game goes, then the result and how the game ended
+    (for a forfeit: which side failed, why, and the offending line).
+    """
+    from pathlib import Path
+
+    from arena.records import MoveInfo
+    from arena.referee import HumanPlayer, Player, play_game
+    from arena.rules import COLOR_NAMES, Position
+    from arena.variants import load_variant
+
+    tc = time_control(movetime, clock, handshake, margin, default_movetime=1000,
+                      cpu_clock=cpu_clock)
+    sandbox = parse_isolation(isolation)
+    var = load_variant(variant)
+    sides: list[BotSpec | Player] = []
+    for arg, pairs, flag in ((bot_a, option_a, "--option-a"), (bot_b, option_b, "--option-b")):
+        options = parse_options(pairs, flag)
+        if arg == "human" and not Path(arg).is_dir():
+            if options:
+                raise Failure(f"{flag}: a human player takes no options")
+            sides.append(HumanPlayer("human", write=click.echo, show_board=quiet))
+        else:
+            sides.append(_load_bot_arg(arg, options))
+    if verbose:
+        enable_protocol_log()
+    names = [s.name if not isinstance(s, Player) else s.info.name for s in sides]
+    click.echo(f"{names[0]} (white) vs {names[1]} (black): {var.name}, {tc.describe()}")
+
+    def show(pos: Position, info: MoveInfo) -> None:
+        mover = COLOR_NAMES[1 - pos.turn]
+        how = "opening" if info.opening else f"{info.wall_ms:.1f} ms"
+        click.echo(f"{pos.ply}. {mover} {info.move} ({how})")
+        if not quiet:
+            click.echo(pos.board_text() + "\n")
+
+    if not quiet:
+        click.echo(Position(var).board_text() + "\n")
+    record = play_game(sides[0], sides[1], var, tc, opening=opening.split(), seed=seed,
+                       on_move=show, isolation=sandbox)
+    click.echo(f"result: {record.result} ({record.termination}): {record.detail}")
+    if record.offending_line is not None:
+        click.echo(f"offending line: {record.offending_line!r}")
+    if record.forfeit and record.stderr.get(record.forfeit):
+        tail = record.stderr[record.forfeit].rstrip().splitlines()[-5:]
+        click.echo("stderr tail:\n" + "\n".join(f"  {escape_controls(line)}" for line in tail))
+    if record_path:
+        try:
+            Path(record_path).write_text(record.to_json() + "\n", encoding="utf-8")
+        except OSError as e:
+            raise Failure(f"cannot write {record_path}: {e.strerror}") from None
+        click.echo(f"record saved to {record_path}")
+
+
+@click.command()
+@click.argument("bot")
+@click.option("--variant", "variants", multiple=True, metavar="V",
+              help="A variant to play (repeatable; default: nine-mens-morris, "
+                   "twelve-mens-morris, six-mens-morris).")
+@click.option("--games", type=click.IntRange(1, 100), default=2, show_default=True,
+              help="Games per variant, colours alternating.")
+@with_time_options
+@click.option("--opponent", type=click.Path(file_okay=False), metavar="DIR",
+              help="The bot to play against (default: bots/random).")
+@click.option("-v", "--verbose", is_flag=True, help="Log every protocol line on stderr.")
+def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
+          clock: str | None, handshake: int, margin: int, cpu_clock: bool,
+          isolation: str | None, opponent: str | None, verbose: bool) -> None:
+    """Check a bot submission: handshake, then short games against bots/random.
+
+    Reports the handshake time and the id/option lines, then every problem (slow start,
+    illegal move, timeout, protocol error, crash) with the offending line.  Exit status 0
+    only on PASS (1 on FAIL, 2 on bad input).
+    """
+    from arena.check import DEFAULT_OPPONENT, DEFAULT_VARIANTS, check_bot, format_report
+    from arena.variants import load_variant
+
+    tc = time_control(movetime, clock, handshake, margin, default_movetime=200,
+                      cpu_clock=cpu_clock)
+    sandbox = parse_isolation(isolation)
+    spec = _load_bot_arg(bot, {})
+    opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})
+    vars_ = [load_variant(v) for v in (variants or DEFAULT_VARIANTS)]
+    warn_isolation(sandbox)
+    if verbose:
+        enable_protocol_log()
+    click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
+               f"margin {tc.margin_ms} ms; opponent {opp.name}")
+    report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp,
+                       isolation=sandbox)
+    for line in format_report(report):
+        click.echo(line)
+    if not report.passed:
+        raise SystemExit(1)
+
+
+@click.command()
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 unless bwrap and the memory/pids cgroups are usable.")
+def doctor(strict: bool) -> None:
+    """Print which isolation levels and clocks this machine supports, and why (one line each).
+
+    Levels: none, basic, bwrap (the best available is the default).  Cgroups, where writable,
+    add memory and process limits and exact CPU accounting.  See docs/SECURITY.md.
+    """
+    from arena.sandbox import best_level, checks, level_warning
+
+    found = checks()
+    for check in found:
+        click.echo(check.line())
+    warning = level_warning(best_level())
+    if warning:
+        click.echo(f"warning: {warning}")
+    if strict:
+        wanted = ("bwrap", "cgroup memory", "cgroup pids")
+        missing = [c.name for c in found if c.name in wanted and not c.ok]
+        if missing:
+            raise click.exceptions.Exit(1)

@@ -1,0 +1,72 @@
+"""``arena run``: play or resume the tournament a YAML file describes."""
+
+from __future__ import annotations
+
+import click
+
+from arena import ranges as R
+from arena.cli.common import Failure, warn_isolation
+
+
+@click.command()
+@click.argument("config_file", metavar="TOURNAMENT.yaml")
+@click.option("--restart", is_flag=True,
+              help="Discard the games already in the results folder and start over.")
+@click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=None,
+              help="Games played at once (default: the file's 'workers', else the CPU count; "
+                   f"at most {R.WORKERS_PER_CPU} per CPU core).")
+@click.option("--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="The results folder (default: the file's 'output', else results/<name>).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
+              help="Where games run: this machine's process pool (local, the default) or a "
+                   "Dask cluster (dask; needs the cluster extra, see docs/CLUSTER.md).")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="With dask: 'local' (a local cluster of --workers processes, the default) "
+                   "or a scheduler address such as tcp://HOST:8786.")
+@click.option("--ship-bots/--shared-bots", "ship_bots", default=None,
+              help="With dask: send the bot folders to the workers, or expect them at the same "
+                   "path on every worker (the default).")
+@click.option("-v", "--verbose", is_flag=True, help="Show the log (info level) on the console.")
+def run(config_file: str, restart: bool, workers: int | None, output: str | None,
+        executor: str | None, scheduler: str | None, ship_bots: bool | None,
+        verbose: bool) -> None:
+    """Run the tournament described by TOURNAMENT.yaml, or resume it.
+
+    Games already in results/<name>/games.jsonl are not played again; a changed file is
+    refused for an existing results folder unless --restart is given.  Ctrl-C stops cleanly
+    (the games in flight are abandoned; run the same command again to finish).  At the end
+    the standings are printed and written to standings.csv, with games.csv and the report.
+    The file format is in docs/TOURNAMENTS.md.
+    """
+    import dataclasses
+    import logging
+    import sys
+    from pathlib import Path
+
+    from arena.config import load_config, with_executor
+    from arena.tournament import INTERRUPTED_STATUS, format_standings, run_tournament
+
+    config = load_config(config_file, workers=workers)
+    if output is not None:
+        config = dataclasses.replace(config, output=Path(output))
+    if executor is not None or scheduler is not None or ship_bots is not None:
+        config = with_executor(config, kind=executor, scheduler=scheduler, ship_bots=ship_bots)
+    warn_isolation(config.isolation)
+    result = run_tournament(config, restart=restart,
+                            log_level=logging.INFO if verbose else logging.WARNING)
+    if result.interrupted:
+        click.echo(f"interrupted: {result.finished}/{result.total} games saved in "
+                   f"{result.folder}; run the same command again to resume", err=True)
+        sys.exit(INTERRUPTED_STATUS)
+    click.echo(f"{config.name}: {result.finished}/{result.total} games "
+               f"({result.played} played now) in {result.folder}")
+    click.echo(format_standings(result.standings))
+    if result.elo:
+        click.echo(result.elo)
+    if result.report is not None:
+        click.echo(f"report: {result.report}")
+    if result.failed or result.lost:
+        what = [f"{result.failed} games failed in the referee"] if result.failed else []
+        what += [f"{result.lost} games were lost on the cluster"] if result.lost else []
+        raise Failure(f"{' and '.join(what)} (see {result.folder / 'arena.log'}); run the same "
+                      f"command again to play them")
