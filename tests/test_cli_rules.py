@@ -1,7 +1,10 @@
-"""The rules commands of the CLI (`arena variants`, `arena perft`) through click's CliRunner."""
+"""The rules commands of the CLI (`arena variants`, `arena perft`) through click's CliRunner,
+and the `arena` group itself: every command on it, with help, and a cheap import."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +79,20 @@ def test_rules_commands_have_help() -> None:
         code, out, _ = run(command, "--help")
         assert code == 0 and "Usage:" in out
     assert "DEPTH" in run("perft", "--help")[1]
+
+
+def test_every_command_is_on_the_group_with_help() -> None:
+    assert set(cli.commands) == {"variants", "perft", "play", "check", "doctor", "run", "rate",
+                                 "report", "sprt"}
+    for name, command in cli.commands.items():
+        code, out, _ = run(name, "--help")
+        assert command.help, f"{name} has no docstring"
+        first_words = " ".join(command.help.split()[:4])
+        assert code == 0 and "Usage:" in out and first_words in " ".join(out.split())
+
+
+def test_the_command_line_imports_no_heavy_library() -> None:
+    heavy = ("pandas", "matplotlib", "numpy", "scipy")
+    code = f"import sys; import arena.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
