@@ -386,6 +386,8 @@ def test_ratings_table_columns() -> None:
 def test_sandwich_meat_fast_path_equals_the_general_formula() -> None:
     from scipy import sparse, special
 
+    from arena.ratings.intervals import _sandwich_meat
+
     rng = np.random.default_rng(0)
     n = 6
     theta = rng.normal(size=n)
@@ -394,7 +396,7 @@ def test_sandwich_meat_fast_path_equals_the_general_formula() -> None:
     score = rng.choice([0.0, 0.5, 1.0], 300)
     same = np.arange(150)
     for cluster in (np.repeat(np.arange(150), 2), rng.integers(0, 40, 300), np.arange(300)):
-        meat, g = R._sandwich_meat(theta, white, black, score, cluster)
+        meat, g = _sandwich_meat(theta, white, black, score, cluster)
         resid = score - special.expit(theta[white] - theta[black])
         _, ci = np.unique(cluster, return_inverse=True)
         m = sparse.csr_matrix((np.r_[resid, -resid], (np.r_[ci, ci], np.r_[white, black])),
@@ -402,7 +404,7 @@ def test_sandwich_meat_fast_path_equals_the_general_formula() -> None:
         assert np.allclose(meat, (m.T @ m).toarray())
     # clusters of two colour-swapped games between the same bots (the fast path)
     a, b = white[:150], black[:150]
-    meat, g = R._sandwich_meat(theta, np.r_[a, b], np.r_[b, a], score, np.r_[same, same])
+    meat, g = _sandwich_meat(theta, np.r_[a, b], np.r_[b, a], score, np.r_[same, same])
     resid = score - special.expit(theta[np.r_[a, b]] - theta[np.r_[b, a]])
     m = sparse.csr_matrix((np.r_[resid, -resid], (np.r_[same, same, same, same],
                                                   np.r_[a, b, b, a])), shape=(150, n))

@@ -1,0 +1,140 @@
+"""Elo and expected score; two-bot estimates from outcome counts.
+
+The logistic Elo scale (a 400-point gap means 10:1 expected score) and, for one bot against
+another, the engine testers' **trinomial** (W/D/L over games) and **pentanomial** (colour-
+swapped pairs ``[LL, LD, WL+DD, WD, WW]``) estimates: Elo, its 95 % interval, LOS and
+Fishtest's normalised Elo.  Pure computation (numpy, scipy); ``docs/RATINGS.md`` explains
+every number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import special, stats
+
+from arena.errors import ArenaError
+
+#: Elo points per natural-log unit of odds: Elo = 400 * log10(odds) = ELO_PER_NAT * ln(odds).
+ELO_PER_NAT: float = 400.0 / math.log(10.0)
+#: the two-sided 95 % normal quantile, 1.959963984540054
+Z95: float = float(stats.norm.ppf(0.975))
+#: Fishtest's normalised-Elo constant 800 / ln 10
+NELO_PER_T: float = 800.0 / math.log(10.0)
+#: a pair's average score per game for the pentanomial classes LL, LD, WL+DD, WD, WW
+PENTANOMIAL_VALUES: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: a game's score for the trinomial classes L, D, W
+TRINOMIAL_VALUES: tuple[float, ...] = (0.0, 0.5, 1.0)
+
+
+# ---------------------------------------------------------------------------------------
+# Elo <-> score
+# ---------------------------------------------------------------------------------------
+
+
+def elo_from_score(score: float) -> float:
+    """The Elo difference whose expected score is ``score``: ``-400 log10(1/score - 1)``.
+
+    ``inf`` / ``-inf`` at a score of 1 / 0.
+    """
+    if score >= 1.0:
+        return math.inf
+    if score <= 0.0:
+        return -math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def score_from_elo(elo: float) -> float:
+    """The expected score of a player ``elo`` points stronger: ``1 / (1 + 10^(-elo/400))``."""
+    return float(special.expit(elo / ELO_PER_NAT))
+
+
+# ---------------------------------------------------------------------------------------
+# Two-bot statistics: trinomial and pentanomial
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreEstimate:
+    """Elo and friends estimated from outcome counts of one bot against another.
+
+    ``n`` is the number of observations (games for trinomial, pairs for pentanomial);
+    ``games`` the number of games.  ``elo95`` is half the width of the 95 % interval obtained
+    by mapping the score's normal interval to Elo; ``nelo`` is Fishtest's normalised Elo,
+    ``(score - 0.5) / sigma_per_game * 800 / ln 10``.
+    """
+
+    n: int
+    games: int
+    score: float
+    score_sd: float
+    elo: float
+    elo95: float
+    los: float
+    nelo: float
+    nelo95: float
+
+    @property
+    def elo_interval(self) -> tuple[float, float]:
+        """The 95 % Elo interval (its ends are asymmetric around ``elo``)."""
+        lo = self.score - Z95 * self.score_sd
+        hi = self.score + Z95 * self.score_sd
+        return elo_from_score(lo), elo_from_score(hi)
+
+
+def _estimate(counts: Sequence[float], values: Sequence[float], per_obs_games: int) -> ScoreEstimate:
+    """Mean score, its standard error and the Elo transforms, for counts over ``values``."""
+    c = np.asarray(counts, dtype=float)
+    if c.shape != (len(values),) or np.any(c < 0) or not np.all(np.isfinite(c)):
+        raise ArenaError(f"expected {len(values)} non-negative counts, got {list(counts)}")
+    n = float(c.sum())
+    if n <= 0:
+        raise ArenaError("no games to estimate from")
+    v = np.asarray(values, dtype=float)
+    mu = float(c @ v / n)
+    var = float(c @ (v - mu) ** 2 / n)
+    sd = math.sqrt(var / n)
+    elo = elo_from_score(mu)
+    if sd > 0:
+        lo, hi = mu - Z95 * sd, mu + Z95 * sd
+        elo95 = (elo_from_score(hi) - elo_from_score(lo)) / 2.0
+        los = float(stats.norm.cdf((mu - 0.5) / sd))
+        sigma_pg = math.sqrt(per_obs_games * var)
+        nelo = (mu - 0.5) / sigma_pg * NELO_PER_T
+    else:  # every observation identical: no spread to measure
+        elo95 = math.nan
+        los = 0.5 if mu == 0.5 else float(mu > 0.5)
+        nelo = 0.0 if mu == 0.5 else math.copysign(math.inf, mu - 0.5)
+    games = int(round(n)) * per_obs_games
+    nelo95 = Z95 * NELO_PER_T / math.sqrt(games)
+    return ScoreEstimate(n=int(round(n)), games=games, score=mu, score_sd=sd, elo=elo,
+                         elo95=elo95, los=los, nelo=nelo, nelo95=nelo95)
+
+
+def trinomial_estimate(wins: float, draws: float, losses: float) -> ScoreEstimate:
+    """Elo, 95 % half-width, LOS and normalised Elo from a W/D/L count (games independent).
+
+    >>> round(trinomial_estimate(60, 20, 20).elo95, 1)
+    66.0
+    """
+    return _estimate((losses, draws, wins), TRINOMIAL_VALUES, 1)
+
+
+def pentanomial_estimate(counts: Sequence[float]) -> ScoreEstimate:
+    """Elo, 95 % half-width, LOS and normalised Elo from pair counts ``[LL, LD, WL+DD, WD, WW]``.
+
+    Each colour-swapped pair is one observation, its value the pair's average score, so the
+    correlation between the two games of a pair is accounted for.
+    """
+    return _estimate(counts, PENTANOMIAL_VALUES, 2)
+
+
+def pentanomial_index(pair_score: float) -> int:
+    """The pentanomial class (0..4 = LL, LD, WL+DD, WD, WW) of one pair's total score 0..2."""
+    k = int(round(pair_score * 2))
+    if not 0 <= k <= 4 or abs(k - pair_score * 2) > 1e-9:
+        raise ArenaError(f"not a pair score: {pair_score}")
+    return k

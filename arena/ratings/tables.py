@@ -1,0 +1,308 @@
+"""Standings and head-to-head tables from game records.
+
+:func:`rate` is the full table for one variant (or pooled): rated bots by Elo with the LOS
+over the next one, flagged bots with the reason, W-D-L and forfeits counted by
+:func:`arena.standings.tally`.  :func:`match_stats` / :func:`all_matches` give two bots'
+W/D/L, pentanomial pair counts and estimate; :func:`standings_rows` and
+:func:`ratings_table` (pandas, imported lazily) are the rows behind CSV and JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import numpy as np
+
+from arena.errors import ArenaError
+from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_index,
+                               trinomial_estimate)
+from arena.ratings.fit import Fit, fit_bradley_terry, find_rateable
+from arena.ratings.intervals import IntervalMethod
+from arena.ratings.mle import GameArrays, game_arrays, pair_matrices
+from arena.standings import tally
+
+if TYPE_CHECKING:
+    from arena.records import GameRecord
+
+
+# ---------------------------------------------------------------------------------------
+# Standings: the full table for one variant or pooled
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BotStanding:
+    """One row of a standings table.  ``elo`` / ``elo95`` / ``rank`` are None when flagged."""
+
+    bot: str
+    rank: Optional[int]
+    elo: Optional[float]
+    elo95: Optional[float]
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    los_next: Optional[float]
+    forfeits: dict[str, int] = field(default_factory=dict)
+    flag: str = ""
+
+    @property
+    def score(self) -> float:
+        """Points per game, 0..1."""
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else math.nan
+
+    @property
+    def draw_ratio(self) -> float:
+        """Draws per game, 0..1."""
+        return self.draws / self.games if self.games else math.nan
+
+    @property
+    def wdl(self) -> str:
+        """``W-D-L`` text."""
+        return f"{self.wins}-{self.draws}-{self.losses}"
+
+    def forfeits_text(self) -> str:
+        """``timeout 2, crash 1`` or empty."""
+        return ", ".join(f"{k} {v}" for k, v in sorted(self.forfeits.items()))
+
+
+@dataclass(frozen=True)
+class Standings:
+    """Ratings of every bot in one variant (or pooled over all variants when ``variant`` is None)."""
+
+    variant: Optional[str]
+    rows: tuple[BotStanding, ...]
+    fit: Optional[Fit]
+    games: int
+    anchor: Optional[str]
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        """The variant name, or ``all variants``."""
+        return self.variant if self.variant is not None else "all variants"
+
+    def row(self, bot: str) -> BotStanding:
+        """The row of ``bot``; raises ``KeyError``."""
+        for r in self.rows:
+            if r.bot == bot:
+                return r
+        raise KeyError(bot)
+
+    def los(self, a: str, b: str) -> Optional[float]:
+        """Likelihood that ``a`` is stronger than ``b`` (None if either is unrated)."""
+        if self.fit is None or a not in self.fit.players or b not in self.fit.players:
+            return None
+        return self.fit.los(self.fit.index(a), self.fit.index(b))
+
+
+def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
+         anchor: Optional[tuple[str, float]] = None, method: IntervalMethod = "sandwich",
+         bootstrap_samples: int = 200, seed: int = 0) -> Standings:
+    """Standings for the games of ``variant`` (all games pooled when None).
+
+    Rated bots come first by Elo (each with the LOS over the next one), then the flagged
+    bots.  With ``anchor=(bot, elo)`` the anchor bot gets that Elo exactly (and ± 0); if it is
+    not rated in this table the table stays centred on 0 and ``note`` says so.
+    """
+    chosen = [r for r in records if variant is None or r.variant == variant]
+    games = game_arrays(chosen)
+    n = len(games.players)
+    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    part = find_rateable(n_mat, s_mat)
+    counts = tally(chosen)
+    fit: Optional[Fit] = None
+    note = ""
+    anchor_name = None
+    if len(part.core) >= 2:
+        core = np.asarray(part.core)
+        remap = np.full(n, -1)
+        remap[core] = np.arange(core.size)
+        keep = (remap[games.white] >= 0) & (remap[games.black] >= 0)
+        sub = GameArrays(tuple(games.players[i] for i in core), remap[games.white[keep]],
+                         remap[games.black[keep]], games.score[keep], games.cluster[keep])
+        if anchor is not None and anchor[0] in sub.players:
+            anchor_name = anchor[0]
+        elif anchor is not None:
+            note = f"anchor {anchor[0]!r} is not rated here; Elo is centred on the mean"
+        fit = fit_bradley_terry(sub, anchor=anchor_name,
+                                anchor_elo=anchor[1] if anchor_name and anchor else 0.0,
+                                method=method, bootstrap_samples=bootstrap_samples, seed=seed)
+    elif anchor is not None:
+        note = f"anchor {anchor[0]!r} is not rated here"
+    rows: list[BotStanding] = []
+    if fit is not None:
+        order = sorted(range(len(fit.players)), key=lambda i: (-fit.elo[i], fit.players[i]))
+        half = fit.elo95()
+        for rank, i in enumerate(order, start=1):
+            name = fit.players[i]
+            c = counts[name]
+            nxt = fit.los(i, order[rank]) if rank < len(order) else None
+            rows.append(BotStanding(name, rank, float(fit.elo[i]), float(half[i]), c.games,
+                                    c.wins, c.draws, c.losses, nxt, dict(c.forfeit_kinds)))
+    flagged: list[BotStanding] = []
+    for i, reason in part.flags.items():
+        name = games.players[i]
+        c = counts[name]
+        flagged.append(BotStanding(name, None, None, None, c.games, c.wins, c.draws, c.losses,
+                                   None, dict(c.forfeit_kinds), reason))
+    flagged.sort(key=lambda r: (-r.score, r.bot))
+    top = [r for r in flagged if games.players.index(r.bot) in part.above]
+    rest = [r for r in flagged if games.players.index(r.bot) not in part.above]
+    return Standings(variant, tuple(top + rows + rest), fit, games.n_games, anchor_name, note)
+
+
+def rate_all(records: Sequence[GameRecord], **kwargs: Any) -> list[Standings]:
+    """Standings per variant (in order of first appearance) and, with several, pooled last."""
+    variants = list(dict.fromkeys(r.variant for r in records))
+    out = [rate(records, variant=v, **kwargs) for v in variants]
+    if len(variants) > 1:
+        out.append(rate(records, variant=None, **kwargs))
+    return out
+
+
+def parse_anchor(text: str) -> tuple[str, float]:
+    """``BOT=ELO`` (e.g. ``random=0``) as ``(bot, elo)``; raises :class:`ArenaError`."""
+    name, sep, value = text.rpartition("=")
+    try:
+        elo = float(value)
+    except ValueError:
+        elo = math.nan
+    if not sep or not name or not math.isfinite(elo):
+        raise ArenaError(f"--anchor expects BOT=ELO (e.g. random=0), got {text!r}")
+    return name, elo
+
+
+# ---------------------------------------------------------------------------------------
+# Head to head
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Match:
+    """Everything about the games between two bots, from ``a``'s side.
+
+    ``pentanomial`` counts complete colour-swapped pairs ``[LL, LD, WL+DD, WD, WW]``;
+    ``unpaired`` games (no pair id, or a pair not completed) count only in W/D/L.
+    ``estimate`` is pentanomial when there are pairs, else trinomial.
+    """
+
+    a: str
+    b: str
+    wins: int
+    draws: int
+    losses: int
+    pentanomial: tuple[int, int, int, int, int]
+    unpaired: int
+    estimate: Optional[ScoreEstimate]
+
+    @property
+    def games(self) -> int:
+        """Games played between the two."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def draw_ratio(self) -> float:
+        """Draws per game."""
+        return self.draws / self.games if self.games else math.nan
+
+
+def match_stats(records: Sequence[GameRecord], a: str, b: str,
+                variant: Optional[str] = None) -> Match:
+    """W/D/L, pentanomial pair counts and Elo estimate of ``a`` against ``b``."""
+    between = [r for r in records if (variant is None or r.variant == variant)
+               and (r.white.name, r.black.name) in ((a, b), (b, a))]
+    return _match(between, a, b)
+
+
+def all_matches(records: Sequence[GameRecord], variant: Optional[str] = None,
+                order: Sequence[str] = ()) -> list[Match]:
+    """:func:`match_stats` for every pair of bots that met, in one pass over ``records``.
+
+    Each pair is seen from the bot that comes first in ``order`` (then by name).
+    """
+    rank = {name: k for k, name in enumerate(order)}
+    groups: dict[tuple[str, str], list[GameRecord]] = {}
+    for r in records:
+        if (variant is not None and r.variant != variant) or r.white.name == r.black.name:
+            continue
+        a, b = sorted((r.white.name, r.black.name), key=lambda n: (rank.get(n, len(rank)), n))
+        groups.setdefault((a, b), []).append(r)
+    return [_match(games, a, b) for (a, b), games in
+            sorted(groups.items(), key=lambda item: (rank.get(item[0][0], len(rank)), item[0][0],
+                                                     rank.get(item[0][1], len(rank)), item[0][1]))]
+
+
+def _match(between: Sequence[GameRecord], a: str, b: str) -> Match:
+    """The :class:`Match` of ``a`` against ``b`` from the games they played each other."""
+    wdl = [0, 0, 0]
+    groups: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
+    unpaired = 0
+    for r in between:
+        color = "white" if r.white.name == a else "black"
+        s = r.score(color)
+        wdl[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
+        if r.pair is None:
+            unpaired += 1
+        else:
+            groups.setdefault((r.tournament, r.variant, r.round, r.pair), []).append((color, s))
+    penta = [0] * 5
+    for games in groups.values():
+        if len(games) == 2 and {games[0][0], games[1][0]} == {"white", "black"}:
+            penta[pentanomial_index(games[0][1] + games[1][1])] += 1
+        else:
+            unpaired += len(games)
+    estimate: Optional[ScoreEstimate] = None
+    if sum(penta):
+        estimate = pentanomial_estimate(penta)
+    elif sum(wdl):
+        estimate = trinomial_estimate(wdl[0], wdl[1], wdl[2])
+    return Match(a, b, wdl[0], wdl[1], wdl[2], (penta[0], penta[1], penta[2], penta[3], penta[4]),
+                 unpaired, estimate)
+
+
+def head_to_head(records: Sequence[GameRecord], variant: Optional[str] = None
+                 ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(bots, points, games)``: ``points[i, j]`` bot i's points against bot j in ``games[i, j]``."""
+    g = game_arrays(records, variant)
+    n_mat, s_mat = pair_matrices(len(g.players), g.white, g.black, g.score)
+    return list(g.players), s_mat, n_mat
+
+
+# ---------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------
+
+
+COLUMNS = ("variant", "rank", "bot", "elo", "elo95", "games", "score_pct", "wins", "draws",
+           "losses", "draw_pct", "los_next_pct", "forfeits", "flag")
+
+
+def standings_rows(standings: Sequence[Standings]) -> list[dict[str, Any]]:
+    """One dict per bot per table, keyed by :data:`COLUMNS` (for CSV / JSON / pandas)."""
+    out: list[dict[str, Any]] = []
+    for st in standings:
+        for r in st.rows:
+            out.append({
+                "variant": st.label, "rank": r.rank,
+                "bot": r.bot,
+                "elo": None if r.elo is None else round(r.elo, 1),
+                "elo95": None if r.elo95 is None else round(r.elo95, 1),
+                "games": r.games, "score_pct": round(100 * r.score, 1),
+                "wins": r.wins, "draws": r.draws, "losses": r.losses,
+                "draw_pct": round(100 * r.draw_ratio, 1),
+                "los_next_pct": None if r.los_next is None else round(100 * r.los_next, 1),
+                "forfeits": r.forfeits_text(), "flag": r.flag,
+            })
+    return out
+
+
+def ratings_table(standings: Sequence[Standings]) -> Any:
+    """:func:`standings_rows` as a pandas DataFrame (pandas imported lazily)."""
+    import pandas as pd
+
+    df = pd.DataFrame(standings_rows(standings), columns=list(COLUMNS))
+    df["rank"] = df["rank"].astype("Int64")  # flagged bots have none
+    return df
