@@ -6,6 +6,7 @@ import csv
 import importlib.util
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from arena import report as RP
 from arena.cli import cli
 from arena.errors import ArenaError
 from arena.ratings import rate_all
-from arena.records import append_record, read_records
+from arena.records import append_record, atomic_write, read_records
+from arena.report import folder as report_folder
 from tests.synth_records import make_record, round_robin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +61,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
 @pytest.fixture
 def no_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Skip drawing charts in tests about the rest of the report (charts cost seconds)."""
-    monkeypatch.setattr(RP, "build_charts", lambda records, tables: [])
+    monkeypatch.setattr(report_folder, "build_charts", lambda records, tables: [])
 
 
 def test_report_files_and_contents(built: tuple[Path, list]) -> None:
@@ -154,7 +156,7 @@ def test_report_is_replaced_atomically(tmp_path: Path, monkeypatch: pytest.Monke
     def broken(*args: object) -> bytes:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(RP, "render_html", broken)
+    monkeypatch.setattr(report_folder, "render_html", broken)
     with pytest.raises(RuntimeError):
         RP.build_report(tmp_path, recs[:5])
     assert (tmp_path / "report.html").read_bytes() == before
@@ -168,9 +170,9 @@ def test_atomic_write_cleans_up_on_failure(tmp_path: Path, monkeypatch: pytest.M
     def fail(src: str, dst: object) -> None:
         raise OSError("no")
 
-    monkeypatch.setattr(RP.os, "replace", fail)
+    monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError):
-        RP.atomic_write(target, b"new")
+        atomic_write(target, b"new")
     assert target.read_bytes() == b"old" and list(tmp_path.iterdir()) == [target]
 
 

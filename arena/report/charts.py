@@ -1,0 +1,271 @@
+"""The report's charts, each returned as PNG bytes.
+
+matplotlib is imported lazily, inside the functions, and used through its object API
+(:class:`matplotlib.figure.Figure` on the Agg canvas, no pyplot state).  Bot names may hold
+``$`` or backslashes: math text is switched off while drawing, so they show as written.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from arena.records import GameRecord
+from arena.report.text import short, slug
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from arena.ratings import BotStanding, Standings
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, min(max(height, 2.5), 40.0)), dpi=100, layout="constrained")
+
+
+def _png(fig: Figure) -> bytes:
+    import matplotlib
+
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _rc() -> Any:
+    import matplotlib
+
+    # bot names may hold '$' or backslashes: never interpret them as math text
+    return matplotlib.rc_context({"text.parse_math": False, "text.usetex": False})
+
+
+def _rated(st: Standings) -> list[tuple[BotStanding, float, float]]:
+    """``(row, elo, elo95)`` for the rated rows of ``st`` in table order (a flagged row has
+    neither an Elo nor an interval)."""
+    return [(r, r.elo, r.elo95) for r in st.rows if r.elo is not None and r.elo95 is not None]
+
+
+def chart_elo(st: Standings) -> bytes:
+    """Elo with 95 % error bars for one standings table, best at the top."""
+    rated = _rated(st)
+    with _rc():
+        fig = _figure(7.5, 0.32 * max(len(rated), 1) + 1.4)
+        ax = fig.add_subplot()
+        if rated:
+            ys = list(range(len(rated)))[::-1]
+            ax.errorbar([elo for _, elo, _ in rated], ys, xerr=[half for _, _, half in rated],
+                        fmt="o", color="#1f5fa8", ecolor="#7aa6d6", capsize=3)
+            ax.set_yticks(ys, [short(r.bot) for r, _, _ in rated])
+            if st.anchor is None:
+                ax.axvline(0, color="#999", lw=0.8, ls=":")
+        else:
+            ax.text(0.5, 0.5, "no bot could be rated", ha="center", va="center",
+                    transform=ax.transAxes)
+            ax.set_yticks([])
+        flagged = len(st.rows) - len(rated)
+        ax.set_xlabel("Elo (95% interval)" + (f"; {flagged} bot(s) flagged, not shown"
+                                             if flagged else ""))
+        ax.set_title(f"Elo: {st.label} ({st.games} games)")
+        ax.grid(axis="x", alpha=0.3)
+        return _png(fig)
+
+
+def chart_variant_comparison(tables: Sequence[Standings]) -> bytes:
+    """Each bot's Elo (± 95 %) in every variant side by side (one colour per variant)."""
+    per_variant = [t for t in tables if t.variant is not None] or list(tables)
+    bots = sorted({r.bot for t in per_variant for r in t.rows if r.elo is not None})
+    pooled = next((t for t in tables if t.variant is None), per_variant[0])
+    order = {r.bot: k for k, r in enumerate(pooled.rows)}
+    bots.sort(key=lambda b: (order.get(b, len(order)), b))
+    k = max(len(per_variant), 1)
+    with _rc():
+        fig = _figure(8.0, 0.35 * max(len(bots), 1) * (1 + 0.15 * k) + 1.6)
+        ax = fig.add_subplot()
+        cmap = _colors(k)
+        for v, t in enumerate(per_variant):
+            xs: list[float] = []
+            ys: list[float] = []
+            es: list[float] = []
+            for b_i, b in enumerate(bots):
+                try:
+                    r = t.row(b)
+                except KeyError:
+                    continue
+                if r.elo is None or r.elo95 is None:  # flagged: neither
+                    continue
+                xs.append(r.elo)
+                es.append(r.elo95)
+                ys.append(len(bots) - 1 - b_i + (v - (k - 1) / 2) * (0.7 / k))
+            ax.errorbar(xs, ys, xerr=es, fmt="o", ms=4, capsize=2, color=cmap[v],
+                        label=short(t.label, 40))
+        ax.set_yticks(range(len(bots))[::-1], [short(b) for b in bots])
+        ax.axvline(0, color="#999", lw=0.8, ls=":")
+        ax.set_xlabel("Elo (95% interval)")
+        ax.set_title("Elo by variant")
+        ax.grid(axis="x", alpha=0.3)
+        if per_variant:
+            ax.legend(fontsize="small", loc="best")
+        return _png(fig)
+
+
+def _colors(k: int) -> list[Any]:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10" if k <= 10 else "viridis"]
+    return [cmap(i if k <= 10 else i / max(k - 1, 1)) for i in range(k)]
+
+
+def _termination_colors(terms: Sequence[str]) -> list[Any]:
+    """Blues/greens for endings by the rules, reds/oranges for forfeits."""
+    import matplotlib
+
+    from arena.rules import Termination
+
+    forfeit = {t.value for t in Termination if t.is_forfeit}
+    cool, warm = matplotlib.colormaps["GnBu"], matplotlib.colormaps["OrRd"]
+    rules = [t for t in terms if t not in forfeit]
+    bad = [t for t in terms if t in forfeit]
+    shade = {t: cool(0.35 + 0.6 * k / max(len(rules) - 1, 1)) for k, t in enumerate(rules)}
+    shade.update({t: warm(0.45 + 0.5 * k / max(len(bad) - 1, 1)) for k, t in enumerate(bad)})
+    return [shade[t] for t in terms]
+
+
+def chart_head_to_head(records: Sequence[GameRecord], order: Sequence[str] = ()) -> bytes:
+    """Heat map of each row bot's score % against each column bot (all variants pooled)."""
+    import numpy as np
+
+    from arena.ratings import head_to_head
+
+    bots, points, games = head_to_head(records)
+    idx = sorted(range(len(bots)), key=lambda i: (list(order).index(bots[i])
+                                                  if bots[i] in order else len(order), bots[i]))
+    points, games = points[np.ix_(idx, idx)], games[np.ix_(idx, idx)]
+    names = [bots[i] for i in idx]
+    n = len(names)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = np.where(games > 0, 100.0 * points / games, np.nan)
+    with _rc():
+        size = min(0.45 * n + 2.5, 40.0)
+        fig = _figure(size + 1.5, size)
+        ax = fig.add_subplot()
+        im = ax.imshow(np.ma.masked_invalid(pct), cmap="RdYlGn", vmin=0, vmax=100)
+        ticks = range(n)
+        ax.set_xticks(ticks, [short(b, 16) for b in names], rotation=60, ha="right",
+                      fontsize="small" if n > 12 else None)
+        ax.set_yticks(ticks, [short(b) for b in names], fontsize="small" if n > 12 else None)
+        if n <= 16:
+            for i in range(n):
+                for j in range(n):
+                    if games[i, j] > 0:
+                        dark = pct[i, j] < 20 or pct[i, j] > 80  # the colour map's dark ends
+                        ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=8,
+                                color="white" if dark else "black")
+        fig.colorbar(im, ax=ax, label="score % of the row bot", shrink=0.8)
+        ax.set_title("Head to head (row against column)")
+        return _png(fig)
+
+
+def chart_elo_vs_games(st: Standings) -> bytes:
+    """Elo (± 95 %) against games played: how the uncertainty shrinks with games."""
+    rated = _rated(st)
+    with _rc():
+        fig = _figure(7.5, 4.8)
+        ax = fig.add_subplot()
+        if rated:
+            ax.errorbar([r.games for r, _, _ in rated], [elo for _, elo, _ in rated],
+                        yerr=[half for _, _, half in rated], fmt="o", color="#1f5fa8",
+                        ecolor="#7aa6d6", capsize=3)
+            if len(rated) <= 30:
+                for r, elo, _ in rated:
+                    ax.annotate(short(r.bot, 18), (r.games, elo), textcoords="offset points",
+                                xytext=(5, 3), fontsize=8)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("games played")
+        ax.set_ylabel("Elo (95% interval)")
+        ax.set_title(f"Elo against games played: {st.label}")
+        ax.grid(alpha=0.3)
+        return _png(fig)
+
+
+def chart_game_lengths(records: Sequence[GameRecord]) -> bytes:
+    """Game length (turns) per variant, and how games ended (terminations) per variant."""
+    variants = list(dict.fromkeys(r.variant for r in records))
+    terms = sorted({r.termination for r in records})
+    colors = _colors(len(variants))
+    with _rc():
+        fig = _figure(11.0, max(4.2, 0.45 * len(variants) + 2.5))
+        ax1, ax2 = fig.subplots(1, 2)
+        longest = max((r.plies for r in records), default=1)
+        bins = min(40, max(longest, 1))
+        lengths: dict[str, list[int]] = {v: [] for v in variants}
+        for r in records:
+            lengths[r.variant].append(r.plies)
+        for v, color in zip(variants, colors):
+            ax1.hist(lengths[v], bins=bins, range=(0, max(longest, 1)), histtype="step", lw=1.6,
+                     color=color, label=short(v, 30))
+        ax1.set_xlabel("turns per game")
+        ax1.set_ylabel("games")
+        ax1.set_title("Game length")
+        ax1.legend(fontsize="small")
+        tcolors = _termination_colors(terms)
+        left = [0.0] * len(variants)
+        ys = list(range(len(variants)))[::-1]
+        ends = Counter((r.variant, r.termination) for r in records)
+        totals = [sum(ends[v, t] for t in terms) for v in variants]
+        for t, color in zip(terms, tcolors):
+            counts = [ends[v, t] for v in variants]
+            shares = [100.0 * c / n if n else 0.0 for c, n in zip(counts, totals)]
+            ax2.barh(ys, shares, left=left, color=color, label=short(t, 24))
+            left = [a + b for a, b in zip(left, shares)]
+        ax2.set_yticks(ys, [short(v, 24) for v in variants])
+        ax2.set_xlim(0, 100)
+        ax2.set_xlabel("% of games")
+        ax2.set_title("How games ended")
+        ax2.legend(fontsize="small", loc="lower left", bbox_to_anchor=(0, 1.08), ncol=3,
+                   frameon=False)
+        return _png(fig)
+
+
+# ---------------------------------------------------------------------------------------
+# The charts of the report
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart: its file name, caption and PNG bytes."""
+
+    file: str
+    caption: str
+    png: bytes
+
+    @property
+    def data_uri(self) -> str:
+        """The PNG as a ``data:`` URI, for embedding."""
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+
+def build_charts(records: Sequence[GameRecord], tables: Sequence[Standings]) -> list[Chart]:
+    """Every chart of the report, in the order shown."""
+    charts: list[Chart] = []
+    for st in tables:
+        name = "all" if st.variant is None else slug(st.variant)
+        charts.append(Chart(f"elo-{name}.png", f"Elo with 95% intervals: {st.label}",
+                            chart_elo(st)))
+    charts.append(Chart("elo-by-variant.png", "Elo of each bot in each variant",
+                        chart_variant_comparison(tables)))
+    main = tables[-1]
+    charts.append(Chart("head-to-head.png", "Head-to-head score (all variants)",
+                        chart_head_to_head(records, [r.bot for r in main.rows])))
+    charts.append(Chart("elo-vs-games.png", f"Elo against games played ({main.label})",
+                        chart_elo_vs_games(main)))
+    charts.append(Chart("game-lengths.png", "Game length and terminations per variant",
+                        chart_game_lengths(records)))
+    return charts

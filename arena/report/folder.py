@@ -1,0 +1,65 @@
+"""The report's files in a results folder: the charts, ``ratings.csv`` and ``report.html``.
+
+:func:`build_report` reads nothing but the records it is given (or ``games.jsonl``), computes
+the standings with :mod:`arena.ratings`, and writes every file to a temporary name moved into
+place with ``os.replace`` (:func:`arena.records.atomic_write`), so an interrupted report
+never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from arena.errors import ArenaError
+from arena.records import GameRecord, atomic_write
+from arena.report.charts import build_charts
+from arena.report.html import MAX_GAMES_LISTED, page_context, render_html
+from arena.report.results import load_games
+from arena.report.tables import standings_csv
+
+REPORT_FILE = "report.html"
+RATINGS_FILE = "ratings.csv"
+
+
+def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[GameRecord]] = None,
+                 *, title: Optional[str] = None, anchor: Optional[tuple[str, float]] = None,
+                 max_games: Optional[int] = MAX_GAMES_LISTED) -> Path:
+    """Write the charts, ``ratings.csv`` and ``report.html`` into ``folder``; returns the HTML path.
+
+    ``records`` default to the folder's ``games.jsonl``.  ``anchor=(bot, elo)`` pins one bot's
+    Elo (the tables stay centred on 0 where it is not rated).  The moves of the first
+    ``max_games`` games are listed (None: all); every number uses every game.
+
+    :raises ArenaError: no games, or a missing/corrupt ``games.jsonl``.
+    """
+    from arena.ratings import rate_all
+
+    out = Path(folder)
+    if records is None:
+        records = load_games(out)
+    if not records:
+        raise ArenaError(f"no games to report in {out}")
+    if not out.is_dir():
+        raise ArenaError(f"no such results folder: {out}")
+    tables = rate_all(records, anchor=anchor)
+    charts = build_charts(records, tables)
+    for chart in charts:
+        atomic_write(out / chart.file, chart.png)
+    atomic_write(out / RATINGS_FILE, standings_csv(tables).encode("utf-8"))
+    context = page_context(records, tables, charts, title or out.resolve().name,
+                           "pair-clustered sandwich", max_games)
+    html_path = out / REPORT_FILE
+    atomic_write(html_path, render_html(context).encode("utf-8"))
+    return html_path
+
+
+def write_report(config: Any, folder: str | os.PathLike[str],
+                 records: Optional[Sequence[GameRecord]] = None) -> Path:
+    """The tournament runner's entry point: :func:`build_report` titled with ``config.name``.
+
+    ``config`` is the tournament's configuration (anything with a ``name``) or None.
+    """
+    title = getattr(config, "name", None) if config is not None else None
+    return build_report(folder, records, title=title)

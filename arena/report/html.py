@@ -1,0 +1,287 @@
+"""The report page: ``report.html`` rendered with jinja2 from the records and standings.
+
+Bot names, offending lines, details and stderr are untrusted text, so every value the page
+shows has its control characters escaped (:func:`arena.protocol.escape_controls`; stderr
+keeps its line breaks and tabs, see :func:`shown`) and is then HTML-escaped.  The charts are
+embedded as base64, so the page stands alone.  jinja2 is imported lazily.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from arena.protocol import escape_controls
+from arena.records import GameRecord
+from arena.report.text import format_number
+
+if TYPE_CHECKING:
+    from arena.ratings import Standings
+    from arena.report.charts import Chart
+
+#: games whose moves are listed in report.html by default (a bigger page is hard to open)
+MAX_GAMES_LISTED = 10_000
+#: forfeits listed one by one per bot (the others are counted)
+MAX_FORFEITS_LISTED = 100
+
+
+def _move_text(r: GameRecord) -> list[tuple[int, str, str]]:
+    """``(number, white's turn, black's turn)`` rows for a move list."""
+    moves = [m.move for m in r.moves]
+    return [(k // 2 + 1, moves[k], moves[k + 1] if k + 1 < len(moves) else "")
+            for k in range(0, len(moves), 2)]
+
+
+def _crosstable(records: Sequence[GameRecord], variant: Optional[str],
+                order: Sequence[str]) -> dict[str, Any]:
+    from arena.ratings import head_to_head
+
+    bots, points, games = head_to_head(records, variant)
+    pos = {b: i for i, b in enumerate(bots)}
+    names = [b for b in order if b in pos] + sorted(b for b in bots if b not in order)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            i, j = pos[a], pos[b]
+            g = int(games[i, j])
+            cells.append(None if a == b or g == 0 else (f"{points[i, j]:g}/{g}",
+                                                         points[i, j] / g))
+        total_g = int(games[pos[a]].sum())
+        rows.append({"bot": a, "cells": cells, "points": f"{points[pos[a]].sum():g}",
+                     "games": total_g})
+    return {"bots": names, "rows": rows}
+
+
+def _matches(records: Sequence[GameRecord], variant: Optional[str],
+             bots: Sequence[str]) -> list[dict[str, Any]]:
+    from arena.ratings import all_matches
+
+    out = []
+    for m in all_matches(records, variant, bots):
+        e = m.estimate
+        paired = bool(sum(m.pentanomial))
+        out.append({
+            "a": m.a, "b": m.b, "games": m.games, "wdl": f"{m.wins}-{m.draws}-{m.losses}",
+            "penta": "-".join(str(c) for c in m.pentanomial) if paired else "",
+            "unpaired": m.unpaired,
+            "elo": format_number(e.elo if e else None, "+.1f"),
+            "elo95": format_number(e.elo95 if e else None, ".1f"),
+            "nelo": format_number(e.nelo if e and paired else None, "+.1f"),
+            "los": format_number(100 * e.los if e else None, ".1f"),
+            "draw": format_number(100 * m.draw_ratio, ".1f"),
+        })
+    return out
+
+
+def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
+                 charts: Sequence[Chart], title: str, method: str,
+                 max_games: Optional[int]) -> dict[str, Any]:
+    """Everything the page shows, as plain values for the template.
+
+    ``method`` names the interval estimate in the page's text; the moves of the first
+    ``max_games`` records are listed (None: all).
+    """
+    standings = []
+    for st in tables:
+        rows = []
+        for row in st.rows:
+            rows.append({
+                "rank": row.rank or "–", "bot": row.bot, "elo": format_number(row.elo, "+.1f"),
+                "elo95": format_number(row.elo95, ".1f"), "games": row.games,
+                "score": f"{100 * row.score:.1f}",
+                "wdl": row.wdl, "draw": f"{100 * row.draw_ratio:.1f}",
+                "los": format_number(None if row.los_next is None else 100 * row.los_next, ".1f"),
+                "forfeits": row.forfeits_text(), "flag": row.flag,
+            })
+        order = [r.bot for r in st.rows]
+        standings.append({
+            "label": st.label, "games": st.games, "rows": rows, "note": st.note,
+            "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
+            "matches": _matches(records, st.variant, order),
+        })
+    forfeits: dict[str, dict[str, Any]] = {}
+    listed_games = records if max_games is None else records[:max_games]
+    listed = {id(r) for r in listed_games}
+    for r in records:
+        if r.forfeit not in ("white", "black"):
+            continue
+        color = r.forfeit
+        bot = r.white.name if color == "white" else r.black.name
+        entry = forfeits.setdefault(bot, {"items": [], "total": 0, "kinds": Counter()})
+        entry["total"] += 1
+        entry["kinds"][r.termination] += 1
+        if len(entry["items"]) < MAX_FORFEITS_LISTED:
+            entry["items"].append({
+                "game": r.game_id, "variant": r.variant, "kind": r.termination,
+                "detail": r.detail, "line": r.offending_line,
+                "stderr": (r.stderr or {}).get(color, ""), "linked": id(r) in listed,
+            })
+    for entry in forfeits.values():
+        entry["kinds"] = ", ".join(f"{k} {v}" for k, v in sorted(entry["kinds"].items()))
+    games = [{
+        "id": r.game_id, "variant": r.variant, "white": r.white.name, "black": r.black.name,
+        "result": r.result, "termination": r.termination, "plies": r.plies,
+        "forfeit": r.forfeit, "detail": r.detail, "moves": _move_text(r),
+        "opening": len(r.opening),
+    } for r in listed_games]
+    return {
+        "title": title, "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "n_games": len(records), "n_bots": len({r.white.name for r in records}
+                                               | {r.black.name for r in records}),
+        "variants": list(dict.fromkeys(r.variant for r in records)),
+        "standings": standings, "charts": charts, "forfeits": sorted(forfeits.items()),
+        "games": games, "method": method, "games_omitted": len(records) - len(listed_games),
+    }
+
+
+def render_html(context: dict[str, Any]) -> str:
+    """The report page for a :func:`page_context` dictionary (jinja2, autoescaped)."""
+    import jinja2
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, finalize=shown)
+    return env.from_string(_TEMPLATE).render(**context)
+
+
+def shown(value: Any) -> Any:
+    """How the page shows a value (the template's ``finalize``, so no value escapes it):
+    text with its control characters escaped, line breaks and tabs kept (they are white
+    space in HTML, and line breaks in a stderr ``<pre>``); autoescape then escapes the HTML."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return escape_controls(value, "\n\t")
+    return value
+
+
+_TEMPLATE = r"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }} – Morris Arena report</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto;
+       max-width: 1200px; padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { margin-bottom: 0.1em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+.meta { color: #666; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
+th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: right; vertical-align: top; }
+th { background: #f2f4f7; } td.name, th.name { text-align: left; }
+tr.flagged td { color: #8a5a00; background: #fff8e6; }
+td.flag { text-align: left; font-size: 0.9em; }
+.cross td { text-align: center; min-width: 3.2em; } .cross td.self { background: #eee; }
+figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.9em; }
+pre, code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.88em; }
+pre { background: #f6f6f6; padding: 0.5em; white-space: pre-wrap; word-break: break-all;
+      max-height: 16em; overflow: auto; }
+details { margin: 0.15em 0; } summary { cursor: pointer; }
+.moves { max-width: 60em; font-family: ui-monospace, Menlo, Consolas, monospace;
+         font-size: 0.85em; margin: 0.3em 0 0.8em 1em; }
+.opening { color: #888; }
+.note { color: #8a5a00; }
+</style>
+</head>
+<body>
+<h1>{{ title }}</h1>
+<p class="meta">{{ n_games }} games, {{ n_bots }} bots, variants: {{ variants | join(", ") }}.
+Generated {{ generated }} by Morris Arena.</p>
+
+<h2 id="standings">Standings</h2>
+<p>Elo is fitted to all games at once (Bradley–Terry maximum likelihood, a draw is half a
+point; 400 Elo points = 10:1 expected score){% if standings[0].anchor %}{% else %}, centred
+so the rated bots average 0{% endif %}. <b>±95%</b> is the half-width of the 95% interval
+({{ method }} estimate: the two colour-swapped games of a pair count as one unit).
+<b>LOS</b> is the probability that the bot is stronger than the one ranked below it.
+Bots whose results give no finite Elo (all won, all lost, or never linked by games to the
+others) are listed without one.</p>
+{% for st in standings %}
+<h3>{{ st.label }} <small class="meta">({{ st.games }} games{% if st.anchor %}, {{ st.anchor }} anchored{% endif %})</small></h3>
+{% if st.note %}<p class="note">{{ st.note }}</p>{% endif %}
+<table>
+<tr><th>#</th><th class="name">bot</th><th>Elo</th><th>±95%</th><th>games</th><th>score %</th>
+<th>W-D-L</th><th>draw %</th><th>LOS next %</th><th class="name">forfeits</th><th class="name">note</th></tr>
+{% for r in st.rows %}
+<tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{{ r.bot }}</td>
+<td>{{ r.elo }}</td><td>{{ r.elo95 }}</td><td>{{ r.games }}</td><td>{{ r.score }}</td>
+<td>{{ r.wdl }}</td><td>{{ r.draw }}</td><td>{{ r.los }}</td><td class="name">{{ r.forfeits }}</td>
+<td class="flag">{{ r.flag }}</td></tr>
+{% endfor %}
+</table>
+{% endfor %}
+
+<h2 id="charts">Charts</h2>
+{% for c in charts %}
+<figure><img src="{{ c.data_uri }}" alt="{{ c.caption }}"><figcaption>{{ c.caption }}
+({{ c.file }})</figcaption></figure>
+{% endfor %}
+
+<h2 id="crosstable">Crosstable</h2>
+<p>Points of the row bot against the column bot, out of the games they played.</p>
+{% for st in standings %}
+<h3>{{ st.label }}</h3>
+<table class="cross">
+<tr><th class="name">bot</th>{% for b in st.cross.bots %}<th title="{{ b }}">{{ loop.index }}</th>{% endfor %}<th>points</th><th>games</th></tr>
+{% for row in st.cross.rows %}
+<tr><td class="name">{{ loop.index }}. {{ row.bot }}</td>
+{% for cell in row.cells %}{% if cell is none %}<td class="self"></td>{% else %}<td style="background: hsl({{ (cell[1] * 120) | round(0) }}, 60%, 88%)">{{ cell[0] }}</td>{% endif %}{% endfor %}
+<td>{{ row.points }}</td><td>{{ row.games }}</td></tr>
+{% endfor %}
+</table>
+{% if st.matches %}
+<details><summary>Match statistics for each pair of bots ({{ st.label }})</summary>
+<p>From the first bot's side. Pairs are the pentanomial counts of colour-swapped game pairs
+(LL-LD-WL/DD-WD-WW); Elo ± and LOS use pairs when there are any, single games otherwise;
+nElo is the normalised Elo of chess engine testing.</p>
+<table>
+<tr><th class="name">bot</th><th class="name">against</th><th>games</th><th>W-D-L</th><th>pairs</th><th>unpaired</th>
+<th>Elo</th><th>±95%</th><th>nElo</th><th>LOS %</th><th>draw %</th></tr>
+{% for m in st.matches %}
+<tr><td class="name">{{ m.a }}</td><td class="name">{{ m.b }}</td><td>{{ m.games }}</td><td>{{ m.wdl }}</td>
+<td>{{ m.penta }}</td><td>{{ m.unpaired }}</td><td>{{ m.elo }}</td><td>{{ m.elo95 }}</td>
+<td>{{ m.nelo }}</td><td>{{ m.los }}</td><td>{{ m.draw }}</td></tr>
+{% endfor %}
+</table>
+</details>
+{% endif %}
+{% endfor %}
+
+<h2 id="forfeits">Forfeits</h2>
+{% if not forfeits %}<p>No game was lost by forfeit.</p>{% endif %}
+{% for bot, entry in forfeits %}
+<h3>{{ bot }} <small class="meta">({{ entry.total }} forfeit{% if entry.total != 1 %}s{% endif %}: {{ entry.kinds }})</small></h3>
+{% if entry.total > entry["items"] | length %}<p class="meta">The first {{ entry["items"] | length }} are listed.</p>{% endif %}
+<table>
+<tr><th class="name">game</th><th class="name">variant</th><th class="name">reason</th><th class="name">detail</th></tr>
+{% for f in entry["items"] %}
+<tr><td class="name">{% if f.linked %}<a href="#game-{{ f.game }}">{{ f.game }}</a>{% else %}{{ f.game }}{% endif %}</td><td class="name">{{ f.variant }}</td>
+<td class="name">{{ f.kind }}</td><td class="name">{{ f.detail }}
+{% if f.line is not none %}<br>sent: <code>{{ f.line }}</code>{% endif %}
+{% if f.stderr %}<details><summary>stderr</summary><pre>{{ f.stderr }}</pre></details>{% endif %}
+</td></tr>
+{% endfor %}
+</table>
+{% endfor %}
+
+<h2 id="games">Games</h2>
+<p>Each game's moves; grey moves are the opening set by the referee.{% if games_omitted %}
+<b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in
+games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
+<table>
+<tr><th class="name">game</th><th class="name">variant</th><th class="name">white</th><th class="name">black</th>
+<th>result</th><th class="name">ending</th><th>turns</th></tr>
+{% for g in games %}
+<tr id="game-{{ g.id }}"><td class="name">
+<details><summary>{{ g.id }}</summary>
+<div class="moves">{% for n, w, b in g.moves %}{{ n }}.&nbsp;<span{% if loop.index0 * 2 < g.opening %} class="opening"{% endif %}>{{ w }}</span>{% if b %}&nbsp;<span{% if loop.index0 * 2 + 1 < g.opening %} class="opening"{% endif %}>{{ b }}</span>{% endif %} {% endfor %}</div>
+{% if g.detail %}<div class="meta">{{ g.detail }}</div>{% endif %}
+</details></td>
+<td class="name">{{ g.variant }}</td><td class="name">{{ g.white }}</td><td class="name">{{ g.black }}</td>
+<td>{{ g.result }}</td><td class="name">{{ g.termination }}{% if g.forfeit %} ({{ g.forfeit }}){% endif %}</td>
+<td>{{ g.plies }}</td></tr>
+{% endfor %}
+</table>
+</body>
+</html>
+"""

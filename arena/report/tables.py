@@ -1,0 +1,131 @@
+"""The standings as text, CSV and JSON (for ``arena rate`` and the runner's Elo table).
+
+Bot names are untrusted: the text tables show them through :func:`arena.report.text.clean_text`
+and the CSV guards text cells against spreadsheet formulas (:func:`csv_safe`).  pandas is
+imported lazily (through :func:`arena.ratings.ratings_table`).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import TYPE_CHECKING, Any, Sequence
+
+from arena.records import GameRecord
+from arena.report.text import clean_text, format_number
+
+if TYPE_CHECKING:
+    from arena.ratings import Match, ScoreEstimate, Standings
+
+
+def format_match(m: Match) -> str:
+    """One line of two-bot statistics for a :class:`arena.ratings.Match`."""
+    e = m.estimate
+    parts = [f"{clean_text(m.a)} vs {clean_text(m.b)}: {m.games} games, W-D-L "
+             f"{m.wins}-{m.draws}-{m.losses}, draws {100 * m.draw_ratio:.1f}%"]
+    if sum(m.pentanomial):
+        parts.append("pairs LL-LD-WL/DD-WD-WW " + "-".join(str(c) for c in m.pentanomial)
+                     + (f" ({m.unpaired} unpaired games)" if m.unpaired else ""))
+    if e is not None:
+        parts.append(format_estimate(e, nelo=bool(sum(m.pentanomial))))
+    return "; ".join(parts)
+
+
+def format_estimate(e: ScoreEstimate, *, nelo: bool = True, los: bool = True) -> str:
+    """``Elo +55.6 ± 27.7; nElo +57.9 ± 28.3; LOS 100.0%`` for a ``ScoreEstimate``.
+
+    An infinite Elo (every game won or lost) is shown without an interval.
+    """
+    if not math.isfinite(e.elo):
+        return f"Elo {'+' if e.elo > 0 else '-'}inf (no {'loss' if e.elo > 0 else 'win'} yet)"
+    out = f"Elo {e.elo:+.1f} ± {format_number(e.elo95, '.1f')}"
+    if nelo and math.isfinite(e.nelo):
+        out += f"; nElo {e.nelo:+.1f} ± {e.nelo95:.1f}"
+    return out + (f"; LOS {100 * e.los:.1f}%" if los else "")
+
+
+def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] = ()) -> str:
+    """Aligned text tables (one per variant, then pooled), flags as notes below each.
+
+    With exactly two bots in a table, the match statistics (pentanomial, LOS) follow.
+    """
+    from arena.ratings import match_stats
+
+    out = io.StringIO()
+    head = ("rank", "bot", "Elo", "±95%", "games", "score", "W-D-L", "draw", "LOS>next",
+            "forfeits")
+    for st in tables:
+        where = (f"anchored on {clean_text(st.anchor)}" if st.anchor else "centred on the mean")
+        out.write(f"{st.label}: {st.games} games, Elo {where}\n")
+        rows = [(str(r.rank or "-"), clean_text(r.bot), format_number(r.elo, "+.1f", "-"),
+                 format_number(r.elo95, ".1f", "-"), str(r.games), f"{100 * r.score:.1f}%", r.wdl,
+                 f"{100 * r.draw_ratio:.1f}%",
+                 format_number(None if r.los_next is None else 100 * r.los_next, ".1f", "-")
+                 + ("%" if r.los_next is not None else ""),
+                 r.forfeits_text() or "-") for r in st.rows]
+        widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
+        left = {1, 6, 9}
+
+        def line(cells: Sequence[str]) -> str:
+            return "  ".join(c.ljust(w) if k in left else c.rjust(w)
+                             for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+        out.write(line(head) + "\n")
+        for row in rows:
+            out.write(line(row) + "\n")
+        for r in st.rows:
+            if r.flag:
+                out.write(f"  note: {clean_text(r.bot)}: {r.flag}\n")
+        if st.note:
+            out.write(f"  note: {st.note}\n")
+        if len(st.rows) == 2 and records:
+            m = match_stats(records, st.rows[0].bot, st.rows[1].bot, st.variant)
+            out.write("  " + format_match(m) + "\n")
+        out.write("\n")
+    return out.getvalue().rstrip("\n") + "\n"
+
+
+def standings_json(tables: Sequence[Standings], records: Sequence[GameRecord] = ()) -> str:
+    """The tables as JSON: ``{"tables": [{"variant", "games", "anchor", "rows", ...}]}``."""
+    import json
+
+    from arena.ratings import match_stats, standings_rows
+
+    def finite(x: Any) -> Any:
+        return None if isinstance(x, float) and not math.isfinite(x) else x
+
+    doc = []
+    for st in tables:
+        rows = [{k: finite(v) for k, v in row.items() if k != "variant"}
+                for row in standings_rows([st])]
+        item: dict[str, Any] = {"variant": st.variant, "label": st.label, "games": st.games,
+                                "anchor": st.anchor, "note": st.note, "rows": rows}
+        if len(st.rows) == 2 and records:
+            m = match_stats(records, st.rows[0].bot, st.rows[1].bot, st.variant)
+            e = m.estimate
+            item["match"] = {
+                "a": m.a, "b": m.b, "wins": m.wins, "draws": m.draws, "losses": m.losses,
+                "pentanomial": list(m.pentanomial), "unpaired": m.unpaired,
+                "elo": finite(e.elo) if e else None, "elo95": finite(e.elo95) if e else None,
+                "nelo": finite(e.nelo) if e else None, "los": finite(e.los) if e else None,
+                "draw_ratio": finite(m.draw_ratio),
+            }
+        doc.append(item)
+    return json.dumps({"tables": doc}, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def standings_csv(tables: Sequence[Standings]) -> str:
+    """The tables as CSV (one row per bot per table; text cells guarded against formulas)."""
+    from arena.ratings import ratings_table
+
+    return csv_safe(ratings_table(tables)).to_csv(index=False)
+
+
+def csv_safe(df: Any) -> Any:
+    """A copy of ``df`` whose text cells cannot run as spreadsheet formulas (``'`` prefix)."""
+    df = df.copy()
+    for col in ("bot", "flag", "forfeits", "variant"):
+        if col in df.columns:
+            df[col] = df[col].map(lambda v: "'" + v if isinstance(v, str) and v and v[0] in "=+-@\t\r"
+                                  else v)
+    return df

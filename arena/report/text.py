@@ -1,0 +1,37 @@
+"""Text helpers shared by the tables, charts and page.
+
+Untrusted text (bot and variant names) made safe to show on a terminal, in a file name or on a
+chart axis, and numbers formatted with a placeholder for "none".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Optional
+
+_NAME_CAP = 28  # characters of a bot name shown on a chart axis
+
+
+def slug(text: str) -> str:
+    """``text`` made safe as part of a file name."""
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return s[:60] or "x"
+
+
+def clean_text(text: str) -> str:
+    """``text`` with control and other unprintable characters replaced by ``?`` (for terminals)."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def short(name: str, cap: int = _NAME_CAP) -> str:
+    """A name cut to ``cap`` characters (with an ellipsis), for chart labels."""
+    name = clean_text(name)
+    return name if len(name) <= cap else name[: cap - 1] + "…"
+
+
+def format_number(x: Optional[float], spec: str, none: str = "–") -> str:
+    """``x`` formatted with ``spec``, or ``none`` for None and NaN."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return none
+    return format(x, spec)
