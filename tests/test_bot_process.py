@@ -1,10 +1,9 @@
-"""Bot manifests and :class:`BotProcess` against real processes: handshake, moves, deadlines,
-caps, transcript, logging and shutdown."""
+""":class:`BotProcess` against real processes: handshake, moves, deadlines, caps, transcript,
+logging and shutdown.  (Reading ``bot.yaml`` is tested in ``test_manifest.py``.)"""
 
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterator
@@ -12,79 +11,17 @@ from typing import Callable, Iterator
 import psutil
 import pytest
 
-from arena.bot import LINE_CAP, STDERR_CAP, BotProcess, BotSpec, is_gone, load_bot
-from arena.errors import BotCrashed, BotStartError, BotTimeout, ConfigError, ProtocolError
+from arena.bot import LINE_CAP, STDERR_CAP, BotProcess, is_gone
+from arena.errors import BotCrashed, BotStartError, BotTimeout, ProtocolError
+from arena.manifest import BotSpec
 from arena.protocol import Go
 from arena.rules import Position
 from arena.variants import get_variant
-from tests.conftest import TEST_BOTS, read_pids, test_bot
+from tests.conftest import read_pids, test_bot
 
 pytestmark = pytest.mark.usefixtures("no_leftover_children")
 
 NMM = get_variant("nine-mens-morris")
-
-
-# --------------------------------------------------------------------------------------
-# Manifests
-# --------------------------------------------------------------------------------------
-
-
-def write_bot(folder: Path, text: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "bot.yaml").write_text(text)
-    return folder
-
-
-def test_load_bot_reads_the_manifest(tmp_path: Path) -> None:
-    (tmp_path / "b" / "sub").mkdir(parents=True)
-    folder = write_bot(tmp_path / "b", "name: mine\nauthor: me\ncommand: '{python} {dir}/x.py -v'\n"
-                       "cwd: sub\noptions: {Depth: 3, Fast: true}\n")
-    spec = load_bot(folder, options={"Depth": 5, "Extra": "a b"})
-    assert spec.name == "mine" and spec.author == "me"
-    assert spec.command == (sys.executable, f"{folder.resolve()}/x.py", "-v")
-    assert spec.cwd == str((folder / "sub").resolve())
-    assert spec.options == {"Depth": "5", "Fast": "true", "Extra": "a b"}
-    assert spec.folder_name == "b"
-    assert load_bot(folder, name="other").name == "other"
-
-
-def test_load_bot_defaults(tmp_path: Path) -> None:
-    folder = write_bot(tmp_path / "plain", "command: [./run, --fast]\n")
-    spec = load_bot(folder)
-    assert spec.name == "plain" and spec.author == "" and spec.options == {}
-    assert spec.command == ("./run", "--fast") and spec.cwd == str(folder.resolve())
-
-
-@pytest.mark.parametrize("text,message", [
-    ("command: [", "broken YAML"),
-    ("- a\n- b\n", "expected a mapping"),
-    ("command: x\ncolour: red\n", "colour: unknown key"),
-    ("name: x\n", "command: expected a command"),
-    ("command: []\n", "command: the command is empty"),
-    ("command: {a: 1}\n", "expected a command"),
-    ("command: x\ncwd: nowhere\n", "cwd: no such folder"),
-    ("command: x\noptions: [1, 2]\n", "options: expected a mapping"),
-    ("command: x\noptions: {A: [1]}\n", "options.A: expected a number"),
-    ("command: x\nname: [1]\n", "name: expected a string"),
-])
-def test_load_bot_rejects(tmp_path: Path, text: str, message: str) -> None:
-    folder = write_bot(tmp_path / "bad", text)
-    with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
-        load_bot(folder)
-
-
-def test_load_bot_needs_a_folder_with_a_manifest(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="bot folder not found"):
-        load_bot(tmp_path / "nope")
-    with pytest.raises(ConfigError, match="no bot.yaml"):
-        load_bot(tmp_path)
-
-
-def test_every_test_bot_loads() -> None:
-    folders = [p for p in TEST_BOTS.iterdir() if p.is_dir() and not p.name.startswith("_")]
-    assert len(folders) >= 15
-    for folder in folders:
-        assert load_bot(folder).name == folder.name
 
 
 # --------------------------------------------------------------------------------------
@@ -224,6 +161,15 @@ def test_start_failures() -> None:
     assert info.value.line == "hello referee"
     bp.close()
     assert bp.returncode is not None
+
+
+def test_a_bot_that_exits_on_quit_waits_for_no_grace(random_bot: BotSpec) -> None:
+    bp = BotProcess(random_bot, quit_grace_s=5.0, term_grace_s=5.0)
+    bp.start()
+    bp.read_handshake(5.0)
+    t0 = time.monotonic()
+    bp.close()
+    assert time.monotonic() - t0 < 2.0 and bp.returncode == 0
 
 
 def test_close_kills_the_process_group(pidfile: Path, started: Callable[[BotSpec], BotProcess],

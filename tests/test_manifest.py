@@ -1,6 +1,7 @@
-"""Reading ``bot.yaml`` safely (issue 10, point 4): the referee reads manifests outside any
-sandbox, often as root, so a manifest is a regular file inside its bot folder, at most
-64 KiB, and no error shows anything of a file beyond a key's name.
+"""Bot manifests (:mod:`arena.manifest`): what ``bot.yaml`` says becomes a ``BotSpec``, and it
+is read safely (issue 10, point 4): the referee reads manifests outside any sandbox, often as
+root, so a manifest is a regular file inside its bot folder, at most 64 KiB, and no error
+shows anything of a file beyond a key's name.
 
 Every path that loads a bot goes through ``load_bot``: ``arena check``, ``arena play``,
 ``arena run`` (the tournament file's ``bots``) and ``arena sprt``; each is tried here.
@@ -10,15 +11,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from arena.bot import MANIFEST_CAP, load_bot
 from arena.cli import cli
 from arena.errors import ConfigError
+from arena.manifest import MANIFEST_CAP, load_bot
+from tests.conftest import TEST_BOTS
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = ROOT / "bots" / "random"
@@ -55,6 +58,67 @@ def refusal(folder: Path) -> str:
     with pytest.raises(ConfigError) as info:
         load_bot(folder)
     return str(info.value)
+
+
+# -- what a manifest says: keys, values, defaults -----------------------------------------
+
+
+def write_bot(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bot.yaml").write_text(text)
+    return folder
+
+
+def test_load_bot_reads_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "b" / "sub").mkdir(parents=True)
+    folder = write_bot(tmp_path / "b", "name: mine\nauthor: me\ncommand: '{python} {dir}/x.py -v'\n"
+                       "cwd: sub\noptions: {Depth: 3, Fast: true}\n")
+    spec = load_bot(folder, options={"Depth": 5, "Extra": "a b"})
+    assert spec.name == "mine" and spec.author == "me"
+    assert spec.command == (sys.executable, f"{folder.resolve()}/x.py", "-v")
+    assert spec.cwd == str((folder / "sub").resolve())
+    assert spec.options == {"Depth": "5", "Fast": "true", "Extra": "a b"}
+    assert spec.folder_name == "b"
+    assert load_bot(folder, name="other").name == "other"
+
+
+def test_load_bot_defaults(tmp_path: Path) -> None:
+    folder = write_bot(tmp_path / "plain", "command: [./run, --fast]\n")
+    spec = load_bot(folder)
+    assert spec.name == "plain" and spec.author == "" and spec.options == {}
+    assert spec.command == ("./run", "--fast") and spec.cwd == str(folder.resolve())
+
+
+@pytest.mark.parametrize("text,message", [
+    ("command: [", "broken YAML"),
+    ("- a\n- b\n", "expected a mapping"),
+    ("command: x\ncolour: red\n", "colour: unknown key"),
+    ("name: x\n", "command: expected a command"),
+    ("command: []\n", "command: the command is empty"),
+    ("command: {a: 1}\n", "expected a command"),
+    ("command: x\ncwd: nowhere\n", "cwd: no such folder"),
+    ("command: x\noptions: [1, 2]\n", "options: expected a mapping"),
+    ("command: x\noptions: {A: [1]}\n", "options.A: expected a number"),
+    ("command: x\nname: [1]\n", "name: expected a string"),
+])
+def test_load_bot_rejects(tmp_path: Path, text: str, message: str) -> None:
+    folder = write_bot(tmp_path / "bad", text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
+        load_bot(folder)
+
+
+def test_load_bot_needs_a_folder_with_a_manifest(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="bot folder not found"):
+        load_bot(tmp_path / "nope")
+    with pytest.raises(ConfigError, match="no bot.yaml"):
+        load_bot(tmp_path)
+
+
+def test_every_test_bot_loads() -> None:
+    folders = [p for p in TEST_BOTS.iterdir() if p.is_dir() and not p.name.startswith("_")]
+    assert len(folders) >= 15
+    for folder in folders:
+        assert load_bot(folder).name == folder.name
 
 
 # -- links --------------------------------------------------------------------------------

@@ -14,9 +14,10 @@ from typing import Callable, Iterator, Optional
 
 import pytest
 
-from arena.bot import BotProcess, BotSpec, load_bot
+from arena.bot import BotProcess
 from arena.clock import TimeControl
 from arena.errors import ProtocolError
+from arena.manifest import BotSpec, load_bot
 from arena.protocol import Go
 from arena.referee import play_game
 from arena.rules import Position

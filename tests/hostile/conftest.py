@@ -15,7 +15,7 @@ from typing import Any, Optional
 import psutil
 import pytest
 
-from arena.bot import BotSpec
+from arena.manifest import BotSpec
 from arena.clock import TimeControl
 from arena.records import MoveInfo
 from arena.referee import play_game

@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from arena.bot import load_bot
+from arena.manifest import load_bot
 from arena.clock import GameClock, TimeControl
 from arena.errors import ConfigError
 from arena.referee import play_game

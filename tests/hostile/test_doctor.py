@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena import sandbox
+from arena.sandbox import levels, procs
 from arena.cli import cli
 from arena.sandbox import Level, best_level, bwrap_status
 
@@ -49,15 +50,17 @@ GOOD = Path(__file__).resolve().parents[1] / "bots" / "good"
 
 
 def _as_normal_user(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the sandbox module believe the referee is not root (messages only: no bot runs
-    with this belief in the tests below that start bots at level none)."""
-    monkeypatch.setattr(sandbox, "_is_root", lambda: False)
+    """Make the sandbox believe the referee is not root (messages only: no bot runs with
+    this belief in the tests below that start bots at level none).  Every module of the
+    sandbox asks ``procs.is_root()``, so this one patch reaches every use."""
+    monkeypatch.setattr(procs, "is_root", lambda: False)
 
 
 def test_doctor_warns_a_normal_user_that_basic_runs_bots_as_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     _as_normal_user(monkeypatch)
-    monkeypatch.setattr(sandbox, "best_level", lambda: Level.BASIC)
+    for where in (sandbox, levels):  # the CLI looks it up on the package, doctor's checks in levels
+        monkeypatch.setattr(where, "best_level", lambda: Level.BASIC)
     result = CliRunner().invoke(cli, ["doctor"])
     warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
     assert warnings == ["warning: isolation basic: bots run as you: they can read and write "

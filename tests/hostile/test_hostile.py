@@ -21,8 +21,9 @@ from typing import Iterator, Optional
 
 import pytest
 
-from arena.bot import STDERR_CAP, load_bot
+from arena.bot import STDERR_CAP
 from arena.clock import TimeControl
+from arena.manifest import load_bot
 from arena.records import GameRecord, append_record, read_records
 from arena.referee import play_game
 from arena.rules import Termination

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from arena.sandbox import TAG_VARIABLE, sweep_referee
+from arena.sandbox.watchdog import TAG_VARIABLE, sweep_referee
 
 from .conftest import needs_bwrap, processes_in, wait_gone
 
@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: a referee in the middle of a game: handshake done, bot waiting for the next command
 MID_GAME = r"""
 import sys, time
-from arena.bot import BotProcess, load_bot
+from arena.bot import BotProcess
+from arena.manifest import load_bot
 from arena.sandbox import Isolation
 bot = BotProcess(load_bot(sys.argv[1]), isolation=Isolation.parse("bwrap"))
 bot.start()

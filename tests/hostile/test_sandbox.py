@@ -361,6 +361,60 @@ def test_level_none_loses_a_setsid_daemon(tmp_path: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+#: a bot that exits on SIGTERM, with a child that ignores it
+TERM_AWARE = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: (os.write(1, b"term\n"), os._exit(0)))
+if os.fork() == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.write(1, b"child\n")
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    time.sleep(60)
+    os._exit(0)
+os.write(1, b"ready\n")
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("level", [lv for lv in LEVELS if lv is not Level.BWRAP],
+                         ids=lambda lv: lv.value)
+def test_terminate_sends_sigterm_waits_the_grace_then_kills(level: Level, tmp_path: Path) -> None:
+    """The one shutdown path (``BotProcess`` calls it after ``quit``): SIGTERM to every process
+    of the bot, up to the grace for them to exit, then SIGKILL for the rest.  (Under bwrap the
+    PID namespace dies with bwrap, so the bot may never see its SIGTERM: not tested there.)"""
+    sb = Sandbox(level, tmp_path)
+    proc = start_in(sb, TERM_AWARE)
+    try:
+        assert proc.stdout is not None
+        assert {proc.stdout.readline().strip() for _ in range(2)} == {"ready", "child"}
+        pids = sb.processes()
+        assert len(pids) == 2, pids
+        t0 = time.monotonic()
+        killed = sb.terminate(0.5)
+        elapsed = time.monotonic() - t0
+        assert proc.stdout.readline().strip() == "term", "the bot was sent SIGTERM"
+        assert 0.5 <= elapsed < 3.0, f"{elapsed:.2f} s: the grace is for the child ignoring it"
+        assert set(killed) == set(pids) - {proc.pid}
+        assert wait_gone(pids) == []
+    finally:
+        sb.close()
+        _finish(proc)
+
+
+def test_terminate_waits_for_nothing_when_the_bot_is_gone(tmp_path: Path) -> None:
+    """A bot that exited (on ``quit``) costs no grace."""
+    sb = Sandbox(Level.NONE, tmp_path)
+    proc = start_in(sb, "print('bye')")
+    proc.communicate()
+    t0 = time.monotonic()
+    assert sb.terminate(5.0) == []
+    assert time.monotonic() - t0 < 0.5
+    sb.close()
+    _finish(proc)
+
+
 PARENT = r"""
 import subprocess, sys, time
 from arena.sandbox import Sandbox
@@ -484,7 +538,7 @@ def test_a_dead_referees_temporary_folders_are_removed() -> None:
     folders of a referee that is gone, and only those."""
     import tempfile
 
-    from arena.sandbox import TEMP_PREFIX, sweep_referee
+    from arena.sandbox.watchdog import TEMP_PREFIX, sweep_referee
 
     gone = subprocess.Popen(["true"])
     gone.wait()

@@ -1,0 +1,424 @@
+"""Cgroups (v1, or v2 with the controllers delegated): where they are writable, and one bot's
+cgroups: a memory limit, a process-count limit, exact CPU accounting of the whole tree, and a
+freezer for a race-free kill.
+
+A bot's cgroups are ``<controller>/<the referee's own cgroup>/morris-arena/<sandbox token>``;
+those of a referee that died without removing them are swept (:func:`sweep_stale`,
+:func:`remove_cgroups`).  The hierarchies are probed once per process
+(:func:`cgroup_status`, :func:`cpu_clock_status` for ``arena doctor``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Optional, Sequence
+
+from arena.sandbox import procs
+from arena.sandbox.values import Check, Limits, SandboxError
+
+log = logging.getLogger("arena.sandbox")
+
+#: name of the folder that holds Morris Arena's cgroups inside the referee's own cgroup
+CGROUP_PARENT = "morris-arena"
+
+#: the controllers a sandbox uses, by role: (v1 name, v2 name or None)
+_ROLES: dict[str, tuple[str, Optional[str]]] = {
+    "memory": ("memory", "memory"), "pids": ("pids", "pids"), "cpu": ("cpuacct", "cpu"),
+    "freezer": ("freezer", None)}
+#: a limit file written by the writability probe, per (role, version)
+_PROBE_FILES = {("memory", 1): ("memory.limit_in_bytes", str(1 << 30)),
+                ("memory", 2): ("memory.max", str(1 << 30)),
+                ("pids", 1): ("pids.max", "64"), ("pids", 2): ("pids.max", "64"),
+                ("freezer", 1): ("freezer.state", "THAWED")}
+
+
+@dataclass(frozen=True)
+class _Hierarchy:
+    """Where one role's cgroups go: the parent folder, the controller and the version."""
+
+    role: str
+    controller: str
+    version: int
+    parent: Path
+
+
+def read(path: Path | str) -> str:
+    """The text of a cgroup (or /proc) file.
+
+    :raises OSError: it cannot be read.
+    """
+    # raw reads: a text-mode open() costs several times more, and the CPU clock reads a
+    # cgroup file on every move
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("ascii", "replace")
+
+
+def write(path: Path | str, text: str) -> None:
+    """Write ``text`` to a cgroup file in one ``write``.
+
+    :raises OSError: the kernel refused it.
+    """
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode("ascii"))
+    finally:
+        os.close(fd)
+
+
+def _rmdir_quietly(path: Path) -> bool:
+    try:
+        path.rmdir()
+        return True
+    except OSError:
+        return False
+
+
+def _own_cgroups() -> tuple[dict[str, str], Optional[str]]:
+    """This process's v1 cgroup path per controller, and its v2 path (``None`` if none)."""
+    v1: dict[str, str] = {}
+    v2: Optional[str] = None
+    for line in read("/proc/self/cgroup").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, ctls, path = parts
+        if ctls == "":
+            v2 = path
+        for ctl in ctls.split(","):
+            if ctl:
+                v1[ctl] = path
+    return v1, v2
+
+
+def _cgroup_mounts() -> list[tuple[str, str, str, set[str]]]:
+    """``(fstype, mount point, mount root, v1 controllers)`` for every cgroup mount."""
+    found = []
+    for line in read("/proc/self/mountinfo").splitlines():
+        left, sep, right = line.partition(" - ")
+        a, b = left.split(), right.split()
+        if not sep or len(a) < 5 or len(b) < 3 or b[0] not in ("cgroup", "cgroup2"):
+            continue
+        ctls = set(b[2].split(",")) if b[0] == "cgroup" else set()
+        found.append((b[0], a[4].replace("\\040", " "), a[3], ctls))
+    return found
+
+
+def _relative(own: str, root: str) -> Optional[str]:
+    """``own`` cgroup path seen from a mount rooted at ``root`` (None if outside it)."""
+    if root == "/":
+        return own.lstrip("/")
+    if own == root or own.startswith(root.rstrip("/") + "/"):
+        return own[len(root):].lstrip("/")
+    return None
+
+
+def _make_parent(h: _Hierarchy) -> None:
+    """Create the ``morris-arena`` parent (v2: with the controller enabled for children)."""
+    h.parent.mkdir(exist_ok=True)
+    if h.version == 2:
+        write(h.parent / "cgroup.subtree_control", f"+{h.controller}")
+
+
+def _make_child(h: _Hierarchy, path: Path) -> None:
+    """Create ``path`` under the parent, which another process may remove when it empties."""
+    for attempt in range(5):
+        try:
+            _make_parent(h)
+            path.mkdir()
+            return
+        except FileNotFoundError:
+            if attempt == 4:
+                raise
+
+
+def _probe(h: _Hierarchy) -> Optional[str]:
+    """Make the parent and a probe child, write a limit, remove both: None, or why not."""
+    probe = h.parent / f"probe-{os.getpid()}-{procs.serial()}"
+    try:
+        _make_parent(h)
+        probe.mkdir()
+    except OSError as e:
+        _rmdir_quietly(h.parent)
+        return f"not writable ({e.strerror})"
+    limit_file, value = _PROBE_FILES.get((h.role, h.version), ("", ""))
+    try:
+        if limit_file:
+            write(probe / limit_file, value)
+        return None
+    except OSError as e:
+        return f"{limit_file} not writable ({e.strerror})"
+    finally:
+        _rmdir_quietly(probe)
+        _rmdir_quietly(h.parent)
+
+
+def _find_hierarchy(role: str, own_v1: Mapping[str, str], own_v2: Optional[str],
+                    mounts: Sequence[tuple[str, str, str, set[str]]]) -> tuple[Optional[_Hierarchy], str]:
+    """The usable hierarchy for ``role``, or None and why not."""
+    v1_name, v2_name = _ROLES[role]
+    why = "no cgroup hierarchy with this controller is mounted"
+    for fstype, point, root, ctls in mounts:
+        if fstype == "cgroup" and v1_name in ctls and v1_name in own_v1:
+            version, controller, rel = 1, v1_name, _relative(own_v1[v1_name], root)
+        elif fstype == "cgroup2" and v2_name is not None and own_v2 is not None:
+            version, controller, rel = 2, v2_name, _relative(own_v2, root)
+            try:
+                if rel is not None and controller not in read(
+                        Path(point, rel, "cgroup.subtree_control")).split():
+                    why = f"v2 controller {controller} is not delegated to {Path(point, rel)}"
+                    continue
+            except OSError as e:
+                why = f"v2: {e.strerror}"
+                continue
+        else:
+            continue
+        if rel is None:
+            why = "this process's cgroup is outside the mounted hierarchy"
+            continue
+        h = _Hierarchy(role, controller, version, Path(point, rel, CGROUP_PARENT))
+        problem = _probe(h)
+        if problem is None:
+            return h, ""
+        why = f"v{version} {problem}"
+    return None, why
+
+
+@functools.lru_cache(maxsize=1)
+def _cgroup_layout() -> tuple[tuple[Optional[_Hierarchy], ...], tuple[Check, ...]]:
+    """Per role (memory, pids, cpu, freezer): the usable hierarchy or None, and the checks."""
+    try:
+        own_v1, own_v2 = _own_cgroups()
+        mounts = _cgroup_mounts()
+    except OSError as e:
+        return ((None,) * len(_ROLES),
+                tuple(Check(f"cgroup {v1}", False, f"unavailable ({e})") for v1, _ in _ROLES.values()))
+    hierarchies: list[Optional[_Hierarchy]] = []
+    found_checks: list[Check] = []
+    for role, (v1_name, _) in _ROLES.items():
+        h, why = _find_hierarchy(role, own_v1, own_v2, mounts)
+        hierarchies.append(h)
+        name = f"cgroup {h.controller if h else v1_name}"
+        found_checks.append(Check(name, h is not None, f"writable (v{h.version}, {h.parent})"
+                                  if h else f"unavailable ({why})"))
+    return tuple(hierarchies), tuple(found_checks)
+
+
+def cgroup_status() -> list[Check]:
+    """One :class:`Check` per cgroup role: memory, pids, cpu accounting, freezer."""
+    return list(_cgroup_layout()[1])
+
+
+def _hierarchy(role: str) -> Optional[_Hierarchy]:
+    return _cgroup_layout()[0][list(_ROLES).index(role)]
+
+
+def cpu_clock_status() -> Check:
+    """Which CPU clock ``clock: cpu`` uses here: cgroup accounting or process CPU times."""
+    h = _hierarchy("cpu")
+    if h is not None:
+        source = "cgroup cpuacct" if h.version == 1 else "cgroup v2 cpu.stat"
+        return Check("cpu clock", True, f"{source} (exact, whole process tree; at basic and bwrap)")
+    return Check("cpu clock", True, "process CPU times (psutil; live process tree, approximate)")
+
+
+class Cgroups:
+    """One bot's cgroups: one folder per v1 hierarchy (or one v2 folder), made with limits."""
+
+    def __init__(self, name: str, limits: Optional[Limits]) -> None:
+        """Make the cgroups ``name`` with ``limits``; ``None``: take existing ones as they are."""
+        self.dirs: dict[str, Path] = {}
+        self.versions: dict[str, int] = {}
+        if limits is not None:
+            sweep_stale()
+        try:
+            for role in _ROLES:
+                h = _hierarchy(role)
+                if h is None:
+                    continue
+                path = h.parent / name
+                if limits is not None and path not in self.dirs.values():
+                    _make_child(h, path)
+                self.dirs[role] = path
+                self.versions[role] = h.version
+                if limits is not None:
+                    self._configure(role, h.version, path, limits)
+        except OSError as e:
+            self.remove()
+            raise SandboxError(f"cannot set up the cgroup {name}: {e}") from None
+
+    @staticmethod
+    def _configure(role: str, version: int, path: Path, limits: Limits) -> None:
+        memory = str(limits.memory_mb << 20)
+        if role == "memory" and version == 1:
+            write(path / "memory.limit_in_bytes", memory)
+            if (path / "memory.memsw.limit_in_bytes").exists():  # no swapping past the limit
+                write(path / "memory.memsw.limit_in_bytes", memory)
+        elif role == "memory":
+            write(path / "memory.max", memory)
+            if (path / "memory.swap.max").exists():
+                write(path / "memory.swap.max", "0")
+        elif role == "pids":
+            write(path / "pids.max", str(limits.pids))
+
+    @property
+    def procs_files(self) -> tuple[str, ...]:
+        """The ``cgroup.procs`` files a new process writes its pid into, one per folder."""
+        return tuple(sorted({str(p / "cgroup.procs") for p in self.dirs.values()}))
+
+    def pids(self) -> set[int]:
+        """Every process now in the bot's cgroups."""
+        found: set[int] = set()
+        for path in set(self.dirs.values()):
+            try:
+                found.update(int(x) for x in read(path / "cgroup.procs").split())
+            except OSError:
+                continue
+        return found
+
+    @functools.cached_property
+    def _cpu_file(self) -> Optional[tuple[str, int]]:
+        """The CPU accounting file and its cgroup version (found once: read on every move)."""
+        path = self.dirs.get("cpu")
+        if path is None:
+            return None
+        version = self.versions["cpu"]
+        return str(path / ("cpuacct.usage" if version == 1 else "cpu.stat")), version
+
+    def cpu_ns(self) -> Optional[int]:
+        """CPU nanoseconds used by every process that was ever in the cgroup, or None."""
+        found = self._cpu_file
+        try:
+            if found is not None and found[1] == 1:
+                return int(read(found[0]))
+            if found is not None:
+                for line in read(found[0]).splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "usage_usec":
+                        return int(value) * 1000
+        except (OSError, ValueError):
+            pass
+        return None
+
+    def _freeze(self, frozen: bool) -> bool:
+        """Freeze (or thaw) the bot: v1 freezer, else v2 ``cgroup.freeze``; False if neither."""
+        v1 = self.dirs.get("freezer")
+        v2 = next((p for r, p in self.dirs.items() if self.versions[r] == 2), None)
+        try:
+            if v1 is not None:
+                write(v1 / "freezer.state", "FROZEN" if frozen else "THAWED")
+                end = time.monotonic() + 0.5
+                while frozen and read(v1 / "freezer.state").strip() != "FROZEN":
+                    if time.monotonic() > end:
+                        break
+                    time.sleep(0.002)
+                return True
+            if v2 is not None:
+                write(v2 / "cgroup.freeze", "1" if frozen else "0")
+                return True
+        except OSError:
+            pass
+        return False
+
+    def kill(self) -> set[int]:
+        """Freeze, SIGKILL every member, thaw, until the cgroups are empty; the pids killed."""
+        killed: set[int] = set()
+        end = time.monotonic() + procs.KILL_WAIT_S
+        v2_kill = next((p / "cgroup.kill" for r, p in self.dirs.items()
+                        if self.versions[r] == 2 and (p / "cgroup.kill").exists()), None)
+        while self.pids() and time.monotonic() < end:
+            frozen = self._freeze(True)
+            members = self.pids()
+            if v2_kill is not None:
+                try:
+                    write(v2_kill, "1")
+                except OSError:
+                    pass
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)  # members cannot be reused pids: they are inside
+                    killed.add(pid)
+                except OSError:
+                    pass
+            if frozen:
+                self._freeze(False)
+            time.sleep(0.002)
+        return killed
+
+    def notes(self) -> list[str]:
+        """What the limits did: OOM kills, forks refused at the process limit."""
+        out = []
+        mem, pids = self.dirs.get("memory"), self.dirs.get("pids")
+        if mem is not None:
+            events = {**_events(mem / "memory.oom_control"), **_events(mem / "memory.events")}
+            if events.get("oom_kill", 0) > 0:
+                out.append(f"memory limit reached: {events['oom_kill']} process(es) killed")
+        if pids is not None and _events(pids / "pids.events").get("max", 0) > 0:
+            out.append("process limit reached: forks refused")
+        return out
+
+    def remove(self) -> None:
+        """Remove the folders (retrying while the last members exit) and empty parents."""
+        for path in sorted(set(self.dirs.values()), key=str):
+            end = time.monotonic() + 2.0
+            while path.exists() and not _rmdir_quietly(path) and time.monotonic() < end:
+                time.sleep(0.005)
+            if path.exists():
+                log.warning("cgroup %s could not be removed", path)
+            _rmdir_quietly(path.parent)  # only succeeds once no other bot uses it
+
+
+def _events(path: Path) -> dict[str, int]:
+    try:
+        text = read(path)
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip().isdigit():
+            out[key] = int(value)
+    return out
+
+
+def sweep_stale() -> None:
+    """Kill and remove the bots of referees that died without cleaning up.
+
+    A stale cgroup is named ``<pid>-...`` after a referee that no longer runs, and exists
+    under *every* parent this referee uses: so only sandboxes made from the same cgroup as
+    ours are touched (on a shared machine, another user's or session's are left alone).
+    Without this, a bwrap child killed in its first microseconds (its parent gone before
+    letting it run) would wait forever inside its cgroup.  (The dead referee's watchdog,
+    :func:`arena.sandbox.watchdog.watch_referee`, normally did this already.)
+    """
+    remove_cgroups(procs.is_stale)
+
+
+def remove_cgroups(wanted: Callable[[str], bool]) -> int:
+    """Kill what runs in, then remove, the sandbox cgroups whose name ``wanted`` accepts
+    and that exist under every parent this process uses; returns how many were found."""
+    parents = {h.parent for h in _cgroup_layout()[0] if h is not None}
+    names: Optional[set[str]] = None
+    for parent in parents:
+        try:
+            found = {c.name for c in parent.iterdir() if c.is_dir() and wanted(c.name)}
+        except OSError:
+            found = set()
+        names = found if names is None else names & found
+    for name in sorted(names or ()):
+        log.info("removing the sandbox %s of a referee that is gone", name)
+        left = Cgroups(name, None)
+        left.kill()
+        left.remove()
+    return len(names or ())

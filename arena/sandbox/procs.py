@@ -1,0 +1,168 @@
+"""Processes of this machine: who we are (root?), the C library, liveness, process trees and
+groups and their CPU time, unique uids, and the child subreaper.
+
+Every other module of the sandbox asks "are we root?" through :func:`is_root` here, looked up
+on this module at each call (``procs.is_root()``), so a test that patches it reaches every use.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import itertools
+import os
+import threading
+from typing import Any, Iterable
+
+from arena.sandbox.values import Check
+
+#: first uid of the range from which bots get a unique uid when the referee is root
+UID_BASE = 1_600_000_000
+PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+#: seconds a kill waits for the processes it killed to be gone
+KILL_WAIT_S = 3.0
+
+_counter = itertools.count(1)
+_subreaper_lock = threading.Lock()
+
+
+def serial() -> int:
+    """A number not given before in this process (names sandboxes, probes and uids)."""
+    return next(_counter)
+
+
+def is_root() -> bool:
+    """True when the referee runs as root (bots are then confined and given their own uid)."""
+    return os.geteuid() == 0
+
+
+@functools.lru_cache(maxsize=1)
+def libc() -> Any:
+    """The C library, for the system calls Python does not wrap."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, arg: int) -> int:
+    """``prctl(option, arg)``.
+
+    :raises OSError: the call failed.
+    """
+    result = libc().prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0),
+                          ctypes.c_ulong(0), ctypes.c_ulong(0))
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return int(result)
+
+
+def process_alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its parent counts as gone)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def is_stale(name: str) -> bool:
+    """True when ``name`` (a sandbox token or a name starting with one: ``<referee pid>-...``)
+    belongs to another referee process that no longer runs."""
+    head = name.split("-", 1)[0]
+    return head.isdigit() and int(head) != os.getpid() and not process_alive(int(head))
+
+
+def alive(proc: Any) -> bool:
+    """True while a ``psutil.Process`` runs (a zombie, or a reused pid, counts as gone)."""
+    import psutil
+
+    try:
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def tree(pid: int) -> list[Any]:
+    """``pid`` and its live descendants as psutil processes (empty if it is gone)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def group_exists(pgid: int) -> bool:
+    """True while the process group ``pgid`` has a member (a zombie counts), never for ours."""
+    if pgid == os.getpgrp():
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a member we may not signal
+        pass
+    return True
+
+
+def group_members(pgid: int) -> list[Any]:
+    """Live processes (zombies excluded) in the process group ``pgid``, never our own group.
+
+    Cheap when the group is empty (one ``killpg(pgid, 0)``); else the process table is read.
+    """
+    import psutil
+
+    if not group_exists(pgid):
+        return []
+    found = []
+    for pid in psutil.pids():
+        try:
+            if os.getpgid(pid) == pgid:
+                p = psutil.Process(pid)
+                if alive(p):
+                    found.append(p)
+        except (OSError, psutil.Error):
+            continue
+    return found
+
+
+def cpu_seconds(procs: Iterable[Any]) -> float:
+    """The CPU seconds of ``procs`` (psutil processes) and of the children they waited for."""
+    import psutil
+
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def unique_uid() -> int:
+    """A uid no other live sandbox uses: from this process's pid and a counter."""
+    return UID_BASE + (os.getpid() % (1 << 22)) * 64 + serial() % 64
+
+
+def ensure_subreaper() -> None:
+    """Make this process the child subreaper (once): orphans of bots become our children."""
+    with _subreaper_lock:
+        flag = ctypes.c_int(0)
+        prctl(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(flag))
+        if not flag.value:
+            prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+@functools.lru_cache(maxsize=1)
+def subreaper_status() -> Check:
+    """Whether this process can be the child subreaper (``basic`` needs it)."""
+    try:
+        flag = ctypes.c_int(0)  # kept alive while prctl writes into it
+        prctl(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(flag))
+    except (OSError, AttributeError) as e:
+        return Check("child subreaper", False, f"unavailable ({e})")
+    return Check("child subreaper", True, "available (prctl PR_SET_CHILD_SUBREAPER)")
