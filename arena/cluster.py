@@ -1,26 +1,28 @@
 """Playing a tournament on a Dask cluster: the ``dask`` executor (see ``docs/CLUSTER.md``).
 
-The runner (:mod:`arena.tournament`) is unchanged: it submits one job per game to a
-``concurrent.futures`` executor and writes each record as its future completes.
-:func:`cluster_executor` provides that executor over a Dask ``Client`` (Dask's own
-``client.get_executor()``), connected to a scheduler given by address or to a
-``LocalCluster`` started for the run (``workers`` processes of one thread each).  Only the
-client writes ``games.jsonl``.
+:class:`DaskExecutor` is a :class:`~arena.executors.GameExecutor` over a Dask ``Client``
+(Dask's own ``client.get_executor()``), connected to a scheduler given by address or to a
+``LocalCluster`` started for the run (``workers`` processes of one thread each);
+:func:`open_cluster` makes it (the registry in :mod:`arena.executors` calls it for
+``executor: dask``), :func:`cluster_executor` is the same as a context manager.  The runner
+submits one :class:`~arena.jobs.GameJob` per game and writes each record as its future
+completes: only the client writes ``games.jsonl``.
 
-On the workers, :func:`call_on_worker` wraps each call: it points the bots of a
-:class:`~arena.tournament.GameJob` at this worker's copy of their folders when they were
-shipped (:class:`ShippedBots`, uploaded with Dask's ``UploadFile`` worker plugin, which
-also reaches workers that join or restart later), replaces the client's interpreter by the
-worker's own in bot commands (``{python}``), and stamps the record with the worker's
-address (``GameRecord.worker``; the referee sets ``host``).
+On the workers, :func:`play_on_worker` plays each job: it points the job's bots at this
+worker's copy of their folders when they were shipped (:class:`ShippedBots`, uploaded with
+Dask's ``UploadFile`` worker plugin, which also reaches workers that join or restart later),
+replaces the client's interpreter by the worker's own in bot commands (``{python}``), and
+stamps the record with the worker's address (``GameRecord.worker``; the referee sets
+``host``).
 
 A worker that dies mid-game costs that game only: Dask gives its task to another worker
-(up to ``distributed.scheduler.allowed-failures`` times, then ``KilledWorker``, which the
-runner logs and leaves unplayed for the next run).
+(up to ``distributed.scheduler.allowed-failures`` times, then ``KilledWorker``, which
+:meth:`DaskExecutor.is_lost` reports as a lost game: the runner logs it and leaves it
+unplayed for the next run).
 
 This module imports ``distributed`` only inside functions, so it can always be imported;
 :func:`require_distributed` turns a missing package into a one-line error that names the
-``cluster`` extra.
+``cluster`` extra.  It imports :mod:`arena.jobs` (the unit of work), never the runner.
 """
 
 from __future__ import annotations
@@ -38,18 +40,20 @@ import tempfile
 import threading
 import time
 import uuid
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from arena.config import LOCAL_SCHEDULER
 from arena.errors import ArenaError
+from arena.jobs import GameJob, play_job
+from arena.records import GameRecord
 
 if TYPE_CHECKING:
-    from arena.bot import BotSpec
     from arena.config import TournamentConfig
+    from arena.manifest import BotSpec
 
 log = logging.getLogger("arena.cluster")
 
@@ -237,7 +241,7 @@ def relocate(spec: BotSpec, folder: Optional[str] = None, *, python: str = "") -
 
 @dataclass(frozen=True)
 class WorkerContext:
-    """What :func:`call_on_worker` needs besides the call: the shipped bots (None: the bot
+    """What :func:`play_on_worker` needs besides the job: the shipped bots (None: the bot
     folders are at the same path on every worker), the client's interpreter, and whether to
     keep the referee's log off the worker's stderr (a local cluster shares the console)."""
 
@@ -246,15 +250,11 @@ class WorkerContext:
     quiet: bool = False
 
 
-def call_on_worker(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any],
-                   context: WorkerContext) -> Any:
-    """Run ``fn(*args, **kwargs)`` on a Dask worker: game jobs among the arguments get this
-    worker's bot folders, and a game record returned gets the worker's address (the bot
-    paths in it stay those of the client)."""
+def play_on_worker(job: GameJob, context: WorkerContext) -> GameRecord:
+    """Play ``job`` on a Dask worker (:func:`arena.jobs.play_job`) with this worker's bot
+    folders, and stamp the record with the worker's address (the bot paths in it stay those
+    of the client)."""
     from distributed import get_worker
-
-    from arena.records import GameRecord
-    from arena.tournament import GameJob
 
     worker = get_worker()
     if context.quiet:
@@ -269,15 +269,10 @@ def call_on_worker(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[
         return relocate(spec, str(root / place) if root and place else None,
                         python=context.python)
 
-    jobs = [a for a in args if isinstance(a, GameJob)]
-    args = [dataclasses.replace(a, white=local(a.white), black=local(a.black))
-            if isinstance(a, GameJob) else a for a in args]
-    result = fn(*args, **kwargs)
-    if isinstance(result, GameRecord):
-        result.worker = worker.address
-        if jobs:  # the folders as the client knows them, as in a local run
-            result.white.path, result.black.path = jobs[0].white.path, jobs[0].black.path
-    return result
+    record = play_job(dataclasses.replace(job, white=local(job.white), black=local(job.black)))
+    record.worker = worker.address
+    record.white.path, record.black.path = job.white.path, job.black.path  # as in a local run
+    return record
 
 
 def _worker_facts() -> dict[str, str]:
@@ -299,12 +294,12 @@ def _arena_version() -> str:
 
 @functools.cache
 def code_digest() -> str:
-    """A digest of the arena package's source files (the same on every machine that runs
-    the same code, wherever it is installed)."""
+    """A digest of the arena package's source files, its subpackages' included (the same on
+    every machine that runs the same code, wherever it is installed)."""
     package = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for f in sorted(package.glob("*.py")):
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    for f in sorted(package.rglob("*.py")):
+        h.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 
 
@@ -313,25 +308,30 @@ def code_digest() -> str:
 # --------------------------------------------------------------------------------------
 
 
-class DaskExecutor(Executor):
-    """A ``concurrent.futures`` executor that runs each call on a Dask worker, through
-    :func:`call_on_worker` and Dask's ``client.get_executor()``.
+class DaskExecutor:
+    """The ``dask`` :class:`~arena.executors.GameExecutor`: each game is a call of
+    :func:`play_on_worker` on a Dask worker, through Dask's ``client.get_executor()``.
 
-    ``games_in_flight`` (read by the runner to decide how many games to keep submitted) is
-    the cluster's current thread count, looked up at most every :data:`SIZE_REFRESH_S`
-    seconds: workers that join during a run get games too, and no game waits in a worker's
-    queue, where a worker that dies would take it down as well (Dask counts a death against
-    every task a worker holds, run or not).
+    :meth:`capacity` is the cluster's current thread count, looked up at most every
+    :data:`SIZE_REFRESH_S` seconds: workers that join during a run get games too, and no game
+    waits in a worker's queue, where a worker that dies would take it down as well (Dask
+    counts a death against every task a worker holds, run or not).
+
+    The executor owns what :func:`open_cluster` set up for it (the client, a local cluster,
+    the bot upload plugin) and releases it on :meth:`close`.
     """
 
-    def __init__(self, client: Any, context: WorkerContext) -> None:
+    def __init__(self, client: Any, context: WorkerContext, *, cluster: Any = None,
+                 plugin: Optional[str] = None) -> None:
         self.client = client
         self.context = context
+        self.cluster = cluster
+        self.plugin = plugin
         self._inner = client.get_executor(pure=False)
         self._size = (0, -SIZE_REFRESH_S)
+        self._closed = False
 
-    @property
-    def games_in_flight(self) -> int:
+    def capacity(self) -> int:
         """The number of worker threads in the cluster now (at least 1)."""
         threads, seen = self._size
         if time.monotonic() - seen >= SIZE_REFRESH_S:
@@ -343,31 +343,56 @@ class DaskExecutor(Executor):
             self._size = (threads, time.monotonic())
         return max(1, threads)
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any,  # type: ignore[override]
-               **kwargs: Any) -> Future[Any]:
-        """Run ``fn(*args, **kwargs)`` on a worker; the future resolves on this side."""
-        from arena.tournament import GameJob
+    def submit(self, job: GameJob) -> Future[GameRecord]:
+        """Play ``job`` on a worker; the future resolves on this side.
 
+        :raises ClusterError: the client is closed (the scheduler went away).
+        """
         if self.client.status in ("closing", "closed"):
             raise ClusterError("the Dask client is closed: the scheduler went away; finished "
                                "games are saved, run again to resume")
-        job = next((a for a in args if isinstance(a, GameJob)), None)
-        key = f"game {job.slot.game_id} {uuid.uuid4().hex[:8]}" if job else None
-        extra = {"key": key} if key else {}
-        future: Future[Any] = self._inner.submit(call_on_worker, fn, args, kwargs,
-                                                 self.context, **extra)
+        key = f"game {job.slot.game_id} {uuid.uuid4().hex[:8]}"
+        future: Future[GameRecord] = self._inner.submit(play_on_worker, job, self.context,
+                                                        key=key)
         return future
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop submitting; with ``wait``, wait for the calls still running."""
-        self._inner.shutdown(wait=wait and not cancel_futures)
+    def is_lost(self, error: BaseException) -> bool:
+        """See :func:`is_lost_game`."""
+        return is_lost_game(error)
+
+    def broken(self, error: BaseException) -> Optional[str]:
+        """Never: a cluster that cannot go on fails :meth:`submit` instead."""
+        return None
+
+    def close(self, *, cancel: bool = True) -> None:
+        """Stop submitting and release the cluster: remove the bot upload plugin, close the
+        client and a local cluster (which ends the games still running there).  Games running
+        on an existing cluster run to their end there, whatever ``cancel``: Dask cannot stop
+        a running task.  Closing twice does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inner.shutdown(wait=False)
+        _release(self.client, self.cluster, self.plugin)
 
 
-@contextmanager
-def cluster_executor(config: TournamentConfig) -> Iterator[DaskExecutor]:
+def _release(client: Any, cluster: Any, plugin: Optional[str]) -> None:
+    """Remove the bot upload plugin (when there is one), close the client, then the local
+    cluster (when there is one)."""
+    if plugin is not None:
+        try:
+            client.unregister_worker_plugin(plugin)
+        except Exception as e:  # the cluster may be gone already
+            log.info("could not remove the bot upload plugin %s: %r", plugin, e)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def open_cluster(config: TournamentConfig) -> DaskExecutor:
     """A :class:`DaskExecutor` for ``config.executor``: connected to its scheduler, or to a
-    local cluster of ``config.workers`` single-threaded processes started here (closed on
-    exit, which also ends games still running there).  Shipped bots are uploaded first.
+    local cluster of ``config.workers`` single-threaded processes started here.  Shipped
+    bots are uploaded first.  Close it after the run (:meth:`DaskExecutor.close`).
 
     :raises ClusterUnavailable: distributed is not installed.
     :raises ClusterError: the scheduler cannot be reached, no worker joins it, or a worker
@@ -378,6 +403,7 @@ def cluster_executor(config: TournamentConfig) -> Iterator[DaskExecutor]:
 
     address = config.executor.scheduler
     cluster: Any = None
+    client: Any
     try:
         if address == LOCAL_SCHEDULER:
             cluster = start_local_cluster(config.workers)
@@ -391,7 +417,6 @@ def cluster_executor(config: TournamentConfig) -> Iterator[DaskExecutor]:
                  else f"reach the Dask scheduler at {address}")
         raise ClusterError(f"cannot {where}: {e}") from None
     plugin: Optional[str] = None
-    executor: Optional[DaskExecutor] = None
     try:
         try:
             facts = check_workers(client, address)
@@ -401,23 +426,33 @@ def cluster_executor(config: TournamentConfig) -> Iterator[DaskExecutor]:
         except OSError as e:  # the scheduler went away (TimeoutError is an OSError)
             raise ClusterError(f"lost the Dask scheduler at {address}: {e}") from None
         executor = DaskExecutor(client, WorkerContext(shipped, sys.executable,
-                                                      quiet=cluster is not None))
-        log.info("dask executor: scheduler %s, %d workers on %s; bots %s",
-                 client.scheduler.address, len(facts),
-                 ", ".join(sorted({f["host"] for f in facts.values()})),
-                 "shipped" if shipped else "at a shared path")
+                                                      quiet=cluster is not None),
+                                cluster=cluster, plugin=plugin)
+    except BaseException:
+        _release(client, cluster, plugin)
+        raise
+    log.info("dask executor: scheduler %s, %d workers on %s; bots %s",
+             client.scheduler.address, len(facts),
+             ", ".join(sorted({f["host"] for f in facts.values()})),
+             "shipped" if shipped else "at a shared path")
+    return executor
+
+
+@contextmanager
+def cluster_executor(config: TournamentConfig) -> Iterator[DaskExecutor]:
+    """:func:`open_cluster` as a context manager: the executor is closed on exit (to run
+    several tournaments on one cluster, or to reach the cluster during a run).
+
+    :raises ClusterUnavailable: distributed is not installed.
+    :raises ClusterError: as :func:`open_cluster`.
+    """
+    executor = open_cluster(config)
+    try:
         yield executor
     finally:
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        if plugin is not None:
-            try:
-                client.unregister_worker_plugin(plugin)
-            except Exception as e:  # the cluster may be gone already
-                log.info("could not remove the bot upload plugin %s: %r", plugin, e)
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        executor.close(cancel=True)
+
+
 
 
 def start_local_cluster(workers: int) -> Any:
@@ -491,5 +526,5 @@ def ship_bots(client: Any, folders: Sequence[str]) -> tuple[ShippedBots, str]:
 
 
 __all__ = ["ClusterError", "ClusterUnavailable", "DaskExecutor", "ShippedBots", "WorkerContext",
-           "call_on_worker", "cluster_executor", "is_lost_game", "pack_bots", "relocate",
-           "require_distributed", "start_local_cluster", "unpack_bots"]
+           "cluster_executor", "is_lost_game", "open_cluster", "pack_bots", "play_on_worker",
+           "relocate", "require_distributed", "start_local_cluster", "unpack_bots"]

@@ -636,7 +636,7 @@ def _strict_loader() -> type:
     class StrictLoader(yaml.SafeLoader):
         """A SafeLoader that refuses duplicate keys (the later one would silently win)."""
 
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set[Any] = set()
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)

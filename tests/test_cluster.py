@@ -142,6 +142,18 @@ def test_bad_scheduler_option_is_a_one_line_error(workdir: Path) -> None:
     assert result.output.startswith("Error: --scheduler: expected 'local' or a scheduler")
 
 
+def test_the_runner_imports_neither_the_cluster_nor_dask() -> None:
+    """The dask executor is found through the registry (arena.executors) and imported only
+    for a Dask run, so a local run never loads it, nor distributed."""
+    import subprocess
+
+    code = ("import sys, arena.tournament; "
+            "print(sorted(m for m in ('arena.cluster', 'distributed') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
 # -- shipping bots: packing and relocating ------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """The tournament runner end to end with real bot processes: a small tournament, the same
 games whatever the worker count, resume after an interrupted run, after Ctrl-C and after a
-SIGKILL of the runner, a changed configuration refused, another executor swapped in."""
+SIGKILL of the runner, a changed configuration refused, another executor swapped in (a
+``concurrent.futures`` one, or one written against :class:`arena.executors.GameExecutor`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pytest
 from click.testing import CliRunner
@@ -23,11 +24,12 @@ from click.testing import CliRunner
 from arena.bot import is_gone
 from arena.cli import cli
 from arena.config import TournamentConfig, load_config
+from arena.jobs import GameJob, play_job
 from arena.records import GameRecord, MoveInfo, PlayerInfo, read_records
 from arena.schedule import build_schedule
 from arena.standings import compute_standings, format_standings
-from arena.tournament import (Progress, ResultsMismatch,
-                              run_tournament)
+from arena.progress import Progress
+from arena.tournament import ResultsMismatch, WorkerFailure, run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = str(Path(sys.executable).with_name("arena"))
@@ -164,6 +166,80 @@ def test_another_executor_can_be_swapped_in(workdir: Path) -> None:
     with ThreadPoolExecutor(2) as pool:
         result = run_tournament(config, executor=pool, console=io.StringIO(), max_games=2)
     assert result.played == 2 and len(game_ids(result.folder)) == 2
+
+
+class ScriptedExecutor:
+    """A game executor written against the interface alone (no runner code): plays games on
+    a thread pool, except the games it is told to lose (cancelled: not played) or to fail
+    (a referee error), or to break on (the executor itself broken)."""
+
+    def __init__(self, lose: Iterable[str] = (), fail: Iterable[str] = (),
+                 break_on: Iterable[str] = ()) -> None:
+        self.pool = ThreadPoolExecutor(2)
+        self.lose, self.fail, self.break_on = set(lose), set(fail), set(break_on)
+        self.submitted: list[str] = []
+        self.closed: list[bool] = []
+
+    def submit(self, job: GameJob) -> Future[GameRecord]:
+        game_id = job.slot.game_id
+        self.submitted.append(game_id)
+        future: Future[GameRecord] = Future()
+        if game_id in self.lose:
+            future.cancel()
+            future.set_running_or_notify_cancel()
+        elif game_id in self.fail:
+            future.set_exception(RuntimeError("referee bug"))
+        elif game_id in self.break_on:
+            future.set_exception(OSError("the judge went away"))
+        else:
+            return self.pool.submit(play_job, job)
+        return future
+
+    def capacity(self) -> int:
+        return 1
+
+    def is_lost(self, error: BaseException) -> bool:
+        return isinstance(error, CancelledError)
+
+    def broken(self, error: BaseException) -> str | None:
+        return f"the judge broke ({error})" if isinstance(error, OSError) else None
+
+    def close(self, *, cancel: bool) -> None:
+        self.closed.append(cancel)
+        self.pool.shutdown(wait=True)
+
+
+def test_a_game_executor_written_against_the_interface(workdir: Path) -> None:
+    """Lost and failed games are counted, logged and left unplayed; a broken executor stops
+    the run with WorkerFailure; games are submitted in schedule order, and an executor the
+    runner was given is not closed."""
+    from arena.executors import GameExecutor
+
+    config = load_config(write_config(workdir))
+    ids = schedule_ids(config)
+    games: GameExecutor = ScriptedExecutor(lose={ids[1]}, fail={ids[2]})
+    result = run_tournament(config, executor=games, console=io.StringIO(), max_games=4)
+    assert (result.played, result.lost, result.failed) == (2, 1, 1)
+    assert sorted(game_ids(result.folder)) == sorted([ids[0], ids[3]])
+    assert isinstance(games, ScriptedExecutor) and games.submitted == ids[:4]
+    assert games.closed == []
+    log = (result.folder / "arena.log").read_text()
+    assert f"game {ids[1]} was lost" in log and f"game {ids[2]} failed in the referee" in log
+    games.close(cancel=False)
+    broken = ScriptedExecutor(break_on={ids[1]})
+    with pytest.raises(WorkerFailure, match=r"^the judge broke \(the judge went away\); "
+                                            r"finished games are saved in"):
+        run_tournament(config, executor=broken, console=io.StringIO())
+    broken.close(cancel=True)
+    final = run_tournament(config, console=io.StringIO())  # the missing games, once each
+    assert final.complete and sorted(game_ids(final.folder)) == sorted(ids)
+
+
+def test_every_executor_kind_of_the_configuration_is_registered() -> None:
+    from arena.config import EXECUTOR_KINDS
+    from arena.executors import EXECUTORS
+
+    assert set(EXECUTORS) == set(EXECUTOR_KINDS)
 
 
 # -- stopping: Ctrl-C and SIGKILL, in a subprocess ---------------------------------------

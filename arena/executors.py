@@ -1,0 +1,237 @@
+"""Executors of games: the interface the runner calls, the local process pool, and the
+registry of the executors a tournament file can name (``executor.type``).
+
+The runner (:mod:`arena.tournament`) knows executors only through :class:`GameExecutor`:
+it submits one :class:`~arena.jobs.GameJob` per game, keeps :meth:`~GameExecutor.capacity`
+games in flight, saves each record as its future completes, and asks the executor what a
+failed future means (a game it lost, a broken executor, or else a failure of the referee).
+It gets its executor from :func:`open_executor`, which looks up the configuration's
+``executor.kind`` in :data:`EXECUTORS`:
+
+* ``local``: :func:`process_pool`, forked worker processes on this machine
+  (:class:`FuturesExecutor` over a ``ProcessPoolExecutor``);
+* ``dask``: a Dask cluster (:mod:`arena.cluster`, imported only for a Dask run, so that the
+  ``distributed`` package stays optional).
+
+Adding an executor (the competition server's judge, say): implement :class:`GameExecutor`
+in a module of its own, which imports :mod:`arena.jobs`, never the runner nor this module
+(the registry below imports it: the interface is structural, nothing to inherit), add its
+kind to :data:`EXECUTORS` here and to ``EXECUTOR_KINDS`` in :mod:`arena.config` (with its
+settings, if any), and nothing in the runner changes.  See ``docs/CLUSTER.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import time
+from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Callable, Optional, Protocol
+
+from arena.config import TournamentConfig
+from arena.errors import ConfigError
+from arena.jobs import GameJob, init_worker, play_job
+from arena.records import GameRecord
+
+log = logging.getLogger("arena.executors")
+
+#: seconds a terminated worker gets to stop its game (and bots) before SIGKILL
+WORKER_STOP_GRACE_S = 5.0
+
+
+class GameExecutor(Protocol):
+    """What the runner needs of an executor of games (a structural type: implementations
+    need not inherit from it).
+
+    The runner calls :meth:`submit` from one thread, keeps at most :meth:`capacity` games
+    submitted, and calls :meth:`close` once, at the end of the run, on an executor it opened.
+    """
+
+    def submit(self, job: GameJob) -> Future[GameRecord]:
+        """Start playing ``job`` (with :func:`arena.jobs.play_job`, wherever the executor's
+        workers are); the future resolves, on the runner's side, to the game's record.
+
+        :raises ArenaError: the executor cannot take games any more (the run stops).
+        """
+        ...
+
+    def capacity(self) -> int:
+        """How many games to keep submitted now (at least 1); asked again as games finish,
+        so an executor that grows during the run gets more."""
+        ...
+
+    def is_lost(self, error: BaseException) -> bool:
+        """True when a game's future failed with ``error`` because the executor lost the
+        game (its worker died, it was cancelled): it was not played.  False for a failure
+        of the referee.  The runner leaves the game unplayed either way, and counts it as
+        lost or failed."""
+        ...
+
+    def broken(self, error: BaseException) -> Optional[str]:
+        """Why the executor itself is broken, when a game's future failed with ``error``
+        because of that (the run then stops: :class:`arena.tournament.WorkerFailure`); None
+        otherwise."""
+        ...
+
+    def close(self, *, cancel: bool) -> None:
+        """Release the executor.  ``cancel``: the run was stopped (or failed), abandon the
+        games in flight and stop their bots rather than wait for them."""
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# concurrent.futures executors: the local process pool, or one passed in
+# --------------------------------------------------------------------------------------
+
+
+class FuturesExecutor:
+    """A :class:`GameExecutor` over a ``concurrent.futures`` executor: each job is a call of
+    :func:`~arena.jobs.play_job` on it.  The local pool (:func:`process_pool`) is one; any
+    other (a ``ThreadPoolExecutor``) can be given to ``run_tournament``.
+
+    ``games`` is the number of games to keep submitted (two per worker: a worker never waits
+    for its next game).
+    """
+
+    def __init__(self, executor: Executor, *, games: int) -> None:
+        self.executor = executor
+        self.games = max(1, games)
+
+    def submit(self, job: GameJob) -> Future[GameRecord]:
+        """Call ``play_job(job)`` on the executor."""
+        return self.executor.submit(play_job, job)
+
+    def capacity(self) -> int:
+        """The fixed number of games to keep submitted."""
+        return self.games
+
+    def is_lost(self, error: BaseException) -> bool:
+        """Only a game whose future was cancelled was lost."""
+        return isinstance(error, CancelledError)
+
+    def broken(self, error: BaseException) -> Optional[str]:
+        """A process pool whose worker died (outside a game's control) is broken."""
+        if isinstance(error, BrokenProcessPool):
+            return f"a worker process died ({error})"
+        return None
+
+    def close(self, *, cancel: bool) -> None:
+        """Shut the executor down, waiting for its games; with ``cancel``, stop them first
+        (:func:`stop_pool`)."""
+        if cancel:
+            stop_pool(self.executor)
+        else:
+            self.executor.shutdown(wait=True)
+
+
+def wrap_executor(executor: Executor, workers: int) -> FuturesExecutor:
+    """A ``concurrent.futures`` executor as a :class:`GameExecutor`, kept two games per
+    worker busy (its ``_max_workers`` when it tells, else ``workers``)."""
+    return FuturesExecutor(executor, games=2 * max(1, getattr(executor, "_max_workers",
+                                                              workers)))
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """The local pool: ``workers`` forked processes set up by :func:`arena.jobs.init_worker`
+    (SIGINT ignored, SIGTERM a clean stop, dead with the runner)."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                               initializer=init_worker, initargs=(os.getpid(),))
+
+
+def stop_pool(executor: Executor) -> None:
+    """Abandon the games in flight: SIGTERM every worker process (their games unwind, their
+    bots are stopped), wait up to :data:`WORKER_STOP_GRACE_S`, SIGKILL stragglers, then shut
+    the executor down, cancelling the games not started."""
+    processes = list((getattr(executor, "_processes", None) or {}).values()) if isinstance(
+        executor, ProcessPoolExecutor) else []
+    for p in processes:
+        if p.is_alive() and p.pid is not None:
+            try:
+                os.kill(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + WORKER_STOP_GRACE_S
+    for p in processes:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive() and p.pid is not None:
+            log.warning("worker %s did not stop in %.0f s; killing it", p.pid,
+                        WORKER_STOP_GRACE_S)
+            p.kill()
+            p.join(1.0)
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
+# --------------------------------------------------------------------------------------
+# The registry
+# --------------------------------------------------------------------------------------
+
+
+def _usable(config: TournamentConfig) -> None:
+    """Nothing to check before the run."""
+
+
+@dataclass(frozen=True)
+class ExecutorKind:
+    """One ``executor.type`` of a tournament file.
+
+    ``open`` makes the executor for a configuration (the runner closes it);
+    ``describe`` says where the games run, for the log (``"2 workers"``); ``require`` is
+    called before anything is written and raises when the executor cannot be used at all
+    (a missing optional package)."""
+
+    open: Callable[[TournamentConfig], GameExecutor]
+    describe: Callable[[TournamentConfig], str]
+    require: Callable[[TournamentConfig], None] = _usable
+
+
+def _open_local(config: TournamentConfig) -> GameExecutor:
+    return FuturesExecutor(process_pool(config.workers), games=2 * max(1, config.workers))
+
+
+def _open_dask(config: TournamentConfig) -> GameExecutor:
+    from arena.cluster import open_cluster  # only for a Dask run
+
+    return open_cluster(config)
+
+
+def _require_dask(config: TournamentConfig) -> None:
+    from arena.cluster import require_distributed
+
+    require_distributed()
+
+
+#: ``executor.kind`` (``executor.type`` in a tournament file) -> how to make that executor
+EXECUTORS: dict[str, ExecutorKind] = {
+    "local": ExecutorKind(_open_local, lambda config: f"{config.workers} workers"),
+    "dask": ExecutorKind(_open_dask, lambda config: "a Dask cluster", require=_require_dask),
+}
+
+
+def executor_kind(config: TournamentConfig) -> ExecutorKind:
+    """The registry's entry for ``config.executor.kind``.
+
+    :raises ConfigError: no executor of that kind is registered.
+    """
+    kind = config.executor.kind
+    try:
+        return EXECUTORS[kind]
+    except KeyError:
+        raise ConfigError(f"expected one of {', '.join(EXECUTORS)}, got {kind!r}",
+                          "executor.type") from None
+
+
+def open_executor(config: TournamentConfig) -> GameExecutor:
+    """The executor ``config.executor`` names, ready for games; close it after the run.
+
+    :raises ArenaError: it cannot be used (``ClusterError`` for a Dask cluster).
+    """
+    return executor_kind(config).open(config)
+
+
+__all__ = ["EXECUTORS", "ExecutorKind", "FuturesExecutor", "GameExecutor", "WORKER_STOP_GRACE_S",
+           "executor_kind", "open_executor", "process_pool", "stop_pool", "wrap_executor"]

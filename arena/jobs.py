@@ -1,0 +1,155 @@
+"""The unit of work of a tournament: one scheduled game, and how a worker plays it.
+
+A :class:`GameJob` carries everything a worker needs to play one game of the schedule
+(picklable, so that it can travel to a forked process or a Dask worker); :func:`play_job`
+plays it and returns its :class:`~arena.records.GameRecord`.  Every executor
+(:mod:`arena.executors`) runs :func:`play_job` on its jobs, wherever its workers are.
+
+A worker process of the local pool is set up by :func:`init_worker`: it ignores SIGINT (the
+runner decides when to stop), turns SIGTERM into a clean stop of the game in progress (the
+referee's ``finally`` blocks stop the bots, then the worker exits), and asks the kernel
+(``PR_SET_PDEATHSIG``) for a SIGTERM when the runner dies, so that even a ``kill -9`` of the
+runner leaves no worker, and through the referees no bot, behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from arena.records import GameRecord
+from arena.schedule import Slot
+
+__all__ = ["BOT_STOP_GRACE_S", "GameJob", "init_worker", "play_job"]
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """Everything a worker needs to play one scheduled game (picklable)."""
+
+    slot: Slot
+    white: Any  # BotSpec
+    black: Any  # BotSpec
+    time_control: Any  # TimeControl
+    tournament: str
+    isolation: Any = None  # arena.sandbox.Isolation, or None for the best available
+
+
+#: in a worker: a game is being played (SIGTERM then unwinds it rather than exiting at once)
+_in_game = False
+#: in a worker: SIGTERM has come; the worker is on its way out
+_terminated = threading.Event()
+#: seconds a terminated worker's game gets to stop its bots before the watchdog takes over
+#: (less than :data:`arena.executors.WORKER_STOP_GRACE_S`, after which the runner kills the
+#: worker)
+BOT_STOP_GRACE_S = 3.0
+_TERM_STATUS = 128 + signal.SIGTERM
+
+
+def play_job(job: GameJob) -> GameRecord:
+    """Play one scheduled game (in a worker) and return its record, labelled with the
+    tournament, round and pair.
+
+    In a worker set up by :func:`init_worker`, a SIGTERM during the game unwinds it (the
+    referee stops the bots) and the worker exits with status 128 + SIGTERM.
+    """
+    global _in_game
+    from arena.referee import play_game
+
+    slot = job.slot
+    try:
+        _in_game = True
+        try:
+            record = play_game(job.white, job.black, slot.variant, job.time_control,
+                               opening=slot.opening, game_id=slot.game_id, seed=slot.seed,
+                               isolation=job.isolation)
+        finally:
+            _in_game = False
+    except SystemExit:
+        os._exit(_TERM_STATUS)  # terminated mid-game: the referee stopped the bots unwinding
+    if _terminated.is_set():  # the SystemExit went astray, the game ended anyway: nobody waits
+        os._exit(_TERM_STATUS)
+    record.tournament = job.tournament
+    record.round = slot.round
+    record.pair = slot.pair
+    return record
+
+
+# --------------------------------------------------------------------------------------
+# A worker process of the local pool
+# --------------------------------------------------------------------------------------
+
+
+def init_worker(parent_pid: int) -> None:
+    """Worker initializer: ignore SIGINT (the runner decides), turn SIGTERM into a clean stop,
+    and die with the runner (``parent_pid``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    threading.Thread(target=_watchdog, name="arena-worker-watchdog", daemon=True).start()
+    _set_parent_death_signal(signal.SIGTERM)
+    if os.getppid() != parent_pid:  # the runner died before the request took effect
+        os._exit(1)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """In a worker: unwind the game (the referee's ``finally`` blocks stop its bots), or exit
+    at once when idle.
+
+    Only the first SIGTERM raises: a later one (the pool sends its own when it sees another
+    worker exit) must not cut the bots' shutdown short.
+    """
+    if _terminated.is_set():
+        return
+    _terminated.set()
+    if _in_game:
+        raise SystemExit(_TERM_STATUS)
+    os._exit(_TERM_STATUS)
+
+
+def _watchdog() -> None:
+    """In a worker, on a thread: once SIGTERM has come, wait (a little) for the game to stop,
+    kill whatever child process is left, and exit.
+
+    The main thread normally exits first (see :func:`play_job`); this covers a ``SystemExit``
+    that never reached it (raised inside a ``__del__``, where Python ignores exceptions, or
+    outside the game), which would otherwise leave the worker waiting for work forever.
+    """
+    _terminated.wait()
+    deadline = time.monotonic() + BOT_STOP_GRACE_S
+    while _in_game and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _kill_children()
+    os._exit(_TERM_STATUS)
+
+
+def _kill_children() -> None:
+    """SIGKILL every descendant of this process (bots a referee could not stop)."""
+    import psutil
+
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+
+
+def _set_parent_death_signal(sig: int) -> None:
+    """Ask Linux to send ``sig`` to this process when its parent dies (``PR_SET_PDEATHSIG``)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(sig), 0, 0, 0)  # 1 == PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass

@@ -1,0 +1,153 @@
+"""What a run shows and logs: the live progress line, the console's log handler that steps
+around it, and the run's logging set-up (the results folder's ``arena.log`` and the console,
+with the workers' lines sent through the runner).
+
+On a terminal :class:`Progress` redraws one line in place (games done/total, rate, ETA, the
+leader); otherwise it prints a plain line per game.  :class:`RunLogging` installs the
+handlers on the ``arena`` logger for one run and restores it afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Iterable, TextIO
+
+from arena.records import GameRecord
+from arena.standings import Tallies
+
+__all__ = ["ConsoleHandler", "Progress", "RunLogging"]
+
+
+class Progress:
+    """Games done/total, rate, ETA and the current leader.
+
+    On a terminal one line is redrawn in place (``shown`` while it is on screen); otherwise a
+    plain line is printed per game.
+    """
+
+    def __init__(self, total: int, done: int, stream: TextIO, *, live: bool,
+                 records: Iterable[GameRecord] = ()) -> None:
+        self.total = total
+        self.done = done
+        self.started_with = done
+        self.stream = stream
+        self.live = live
+        self.tallies = Tallies()  # pooled over the variants: the leader so far
+        for record in records:
+            self.tallies.add(record)
+        self.t0 = time.monotonic()
+        self.lock = threading.RLock()
+        self.shown = False
+
+    def add(self, record: GameRecord) -> None:
+        """Count a finished game (already saved) and show it."""
+        with self.lock:
+            self.done += 1
+            self.tallies.add(record)
+            if self.live:
+                self.redraw()
+            else:
+                self.stream.write(f"{self.status()}  {record.game_id} {record.white.name} - "
+                                  f"{record.black.name} {record.result} ({record.termination})\n")
+                self.stream.flush()
+
+    def status(self) -> str:
+        """``[done/total] rate ETA leader``."""
+        elapsed = time.monotonic() - self.t0
+        played = self.done - self.started_with
+        rate = played / elapsed if elapsed > 0 and played else 0.0
+        left = self.total - self.done
+        eta = _duration(left / rate) if rate > 0 else "?"
+        width = len(str(self.total))
+        text = f"[{self.done:>{width}}/{self.total}] {rate * 60:.1f} games/min, ETA {eta}"
+        leader = self.tallies.leader()
+        if leader is not None:
+            text += f", leader {leader.name} ({leader.points:g} pts)"
+        return text
+
+    def redraw(self) -> None:
+        """Draw the live line again."""
+        with self.lock:
+            if self.live:
+                self.stream.write("\r\x1b[K" + self.status())
+                self.stream.flush()
+                self.shown = True
+
+    def clear(self) -> None:
+        """Remove the live line (before other output)."""
+        self._leave_line("\r\x1b[K")
+
+    def close(self) -> None:
+        """End the live line with a newline."""
+        self._leave_line("\n")
+
+    def _leave_line(self, text: str) -> None:
+        with self.lock:
+            if self.live and self.shown:
+                self.stream.write(text)
+                self.stream.flush()
+                self.shown = False
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class ConsoleHandler(logging.StreamHandler[TextIO]):
+    """Log lines on the console that step around the live progress line."""
+
+    def __init__(self, stream: TextIO, progress: Progress) -> None:
+        super().__init__(stream)
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self.progress.lock:
+            shown = self.progress.shown
+            self.progress.clear()
+            super().emit(record)
+            if shown:
+                self.progress.redraw()
+
+
+class RunLogging:
+    """The ``arena`` logger's handlers for one run: the results folder's log file and the
+    console, wrapped by multiprocessing-logging so that forked workers log through the runner."""
+
+    def __init__(self, log_path: Path, console: logging.Handler, level: int) -> None:
+        self.logger = logging.getLogger("arena")
+        self.saved = (self.logger.level, self.logger.propagate)
+        fmt = logging.Formatter("%(asctime)s %(processName)s %(name)s %(levelname)s %(message)s")
+        file_handler = logging.FileHandler(log_path, encoding="utf-8")
+        file_handler.setLevel(min(level, logging.INFO))
+        file_handler.setFormatter(fmt)
+        console.setLevel(level)
+        console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        self.handlers: list[logging.Handler] = [file_handler, console]
+        self.logger.setLevel(min(level, logging.INFO))
+        self.logger.propagate = False
+        for h in self.handlers:
+            self.logger.addHandler(h)
+        self.wrapped = False
+        try:
+            import multiprocessing_logging
+
+            multiprocessing_logging.install_mp_handler(self.logger)
+            self.wrapped = True
+        except (ImportError, AssertionError):  # not the fork start method: workers log directly
+            pass
+
+    def close(self) -> None:
+        """Flush, stop the receiver threads and restore the logger."""
+        for h in list(self.logger.handlers):
+            sub = getattr(h, "sub_handler", None)
+            if h in self.handlers or sub in self.handlers:
+                h.close()
+                self.logger.removeHandler(h)
+        for h in self.handlers:
+            h.close()
+        self.logger.setLevel(self.saved[0])
+        self.logger.propagate = self.saved[1]
