@@ -274,8 +274,16 @@ executor: dask
 
 def _kill_a_worker_mid_game(pool: Any, games_file: Path, after: int) -> dict[str, Any]:
     """Once ``after`` games are saved, SIGKILL a worker process (started by the cluster)
-    that has bots running, i.e. one in the middle of a game.  Returns what was killed."""
+    that has bots running, i.e. one in the middle of a game.  Returns what was killed: the
+    worker and its descendants (the bots, and the sandbox's watchdog, which a worker keeps
+    between games too, so it does not count as a game in progress)."""
     import psutil
+
+    def command(p: psutil.Process) -> str:
+        try:
+            return " ".join(p.cmdline())
+        except psutil.Error:
+            return ""
 
     pids: dict[str, int] = pool.client.run(os.getpid)
     deadline = time.monotonic() + 40
@@ -283,12 +291,13 @@ def _kill_a_worker_mid_game(pool: Any, games_file: Path, after: int) -> dict[str
         if games_file.exists() and games_file.read_bytes().count(b"\n") >= after:
             for address, pid in pids.items():
                 try:
-                    bots = [p.pid for p in psutil.Process(pid).children(recursive=True)]
+                    descendants = psutil.Process(pid).children(recursive=True)
                 except psutil.Error:
                     continue
-                if bots:
+                if any("arena.sandbox --watch" not in command(p) for p in descendants):
                     os.kill(pid, signal.SIGKILL)
-                    return {"address": address, "pid": pid, "bots": bots}
+                    return {"address": address, "pid": pid,
+                            "bots": [p.pid for p in descendants]}
         time.sleep(0.005)
     return {}
 
@@ -302,6 +311,7 @@ def test_a_worker_killed_mid_game_costs_only_that_game(workdir: Path,
     leaves unplayed while the other games go on, and the next run plays it.  Either way
     games.jsonl ends with every game exactly once, and the dead worker leaves no bot."""
     import dask
+    import distributed  # noqa: F401  (its defaults enter dask's config before it is set)
 
     from arena.cluster import cluster_executor
 
