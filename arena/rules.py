@@ -102,9 +102,10 @@ class Move:
         m = _MOVE_RE.match(text.strip().lower())
         if not m:
             raise InvalidMoveError(f"not a move: {text!r} (expected e.g. d6, a1-a4, d6xg7)")
-        src, dst, caps = m.group(1), m.group(2), m.group(3)
-        if dst is None:
-            src, dst = None, src
+        first: str = m.group(1)
+        second: Optional[str] = m.group(2)
+        caps: str = m.group(3)
+        src, dst = (None, first) if second is None else (first, second)
         captures = tuple(sorted(caps[i:i + 2] for i in range(1, len(caps), 3)))
         if len(set(captures)) != len(captures):
             raise InvalidMoveError(f"not a move: {text!r} (a point is captured twice)")
