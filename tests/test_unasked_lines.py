@@ -53,9 +53,11 @@ OPPONENTS = ("random", "alphabeta")
 #: (mode, its colour against each opponent).  The ``early`` modes send their line a few
 #: microseconds after their answer, then read: should the bot be held up in between for
 #: longer than the referee takes to write the next request, the line comes after the bot
-#: read it (the race docs/PROTOCOL.md describes).  So ``early-hello`` plays black (it has
-#: the time white's start takes), and ``early-reply`` is left to the tests below.
-CASES = [("early-hello", "black", "black"), ("late-hello", "white", "black"),
+#: read it (the race docs/PROTOCOL.md describes).  On a loaded machine that happens (seen
+#: for ``early-hello`` under bwrap about once in three runs with two busy loops), so the
+#: ``early`` modes are left to the tests below, which hold the bot until the line is there;
+#: the ``late`` and ``flood`` modes cannot race (the bot does not read before it writes).
+CASES = [("late-hello", "white", "black"),
          ("early-ready", "white", "black"), ("late-ready", "black", "white"),
          ("flood-ready", "white", "black"), ("late-reply", "white", "black"),
          ("flood-reply", "black", "white")]
