@@ -1,4 +1,5 @@
-# Morris Arena: `make demo` runs the demo tournament, `make test` runs the test suite.
+# Morris Arena: `make demo` runs the demo tournament, `make test` type-checks the package
+# (mypy, configured in pyproject.toml) and runs the test suite (which checks the import layers).
 # Both create .venv on first use and install the package into it.
 PYTHON ?= python3
 VENV   := .venv
@@ -18,6 +19,7 @@ demo: $(STAMP)
 	$(BIN)/arena run tournaments/demo.yaml
 
 test: $(STAMP)
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
