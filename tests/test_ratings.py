@@ -428,3 +428,92 @@ def test_few_pairs_all_split_still_give_a_real_interval() -> None:
     st = R.rate(recs)
     assert st.row("A").elo == pytest.approx(0.0, abs=1e-6)
     assert st.row("A").elo95 > 100  # four games cannot pin a rating down to a few Elo
+
+
+# ---------------------------------------------------------------------------------------
+# Statistics at the edges (issue 12): never a zero-width or infinite interval, never a
+# certainty the data cannot give
+# ---------------------------------------------------------------------------------------
+
+
+def _pairs(a: str, b: str, pairs: int, first: float, second: float) -> list:
+    """``pairs`` colour-swapped pairs: a (White) scores ``first``, then b (White) ``second``."""
+    out = []
+    for p in range(pairs):
+        out.append(make_record(a, b, first, round=0, pair=p))
+        out.append(make_record(b, a, second, round=0, pair=p))
+    return out
+
+
+@pytest.mark.parametrize("pairs", [1, 2, 10, 29, 30, 31, 100])
+@pytest.mark.parametrize("first,second", [(0.5, 0.5), (1.0, 1.0)])
+@pytest.mark.parametrize("method", ["sandwich", "bootstrap"])
+def test_all_drawn_or_all_split_pairs_get_a_real_interval(pairs: int, first: float,
+                                                          second: float, method: str) -> None:
+    recs = _pairs("A", "B", pairs, first, second)
+    st = R.rate(recs, method=method, bootstrap_samples=50)  # type: ignore[arg-type]
+    half = st.row("A").elo95
+    assert half is not None and math.isfinite(half)
+    # the model-based (coin-toss) interval: 2 * pairs games at an even score, per bot
+    model = Z95 * math.sqrt(1 / (2 * pairs * 0.25)) / 2 * R.ELO_PER_NAT
+    assert half == pytest.approx(model, rel=1e-6)
+    m = R.match_stats(recs, "A", "B")
+    assert m.estimate is not None and 0 < m.estimate.elo95 < math.inf
+    assert m.estimate.los == 0.5 and m.estimate.elo == 0.0
+
+
+def test_the_sandwich_floor_leaves_regular_data_alone() -> None:
+    rng = np.random.default_rng(3)
+    g = _simulate(rng, np.array([-100.0, 0.0, 100.0]), pairs=40, draw=0.9, colour=0.0)
+    n_mat, s_mat = R.pair_matrices(3, g.white, g.black, g.score)
+    theta, hess, _ = R.fit_theta(n_mat, s_mat)
+    from arena.ratings.intervals import _sandwich_meat, model_covariance
+
+    meat, clusters = _sandwich_meat(theta, g.white, g.black, g.score, g.cluster)
+    h_inv = np.linalg.inv(hess[1:, 1:])
+    raw = clusters / (clusters - 1) * (h_inv @ meat[1:, 1:] @ h_inv)
+    cov = R.sandwich_covariance(theta, hess, g.white, g.black, g.score, g.cluster)
+    assert np.array_equal(cov[1:, 1:], raw)  # 90 % draws: narrower than the model, kept
+    assert np.all(np.diag(raw) < np.diag(model_covariance(hess))[1:])
+
+
+def test_a_single_win_is_not_a_certainty() -> None:
+    e = R.trinomial_estimate(1, 0, 0)
+    assert e.los == pytest.approx(0.8413, abs=1e-4)  # cutechess: 1/2 + 1/2 erf(1/sqrt 2)
+    assert e.prior and math.isfinite(e.elo) and 0 < e.elo95 < math.inf
+    assert R.cutechess_los(1, 0) == pytest.approx(0.841344746)
+    assert R.cutechess_los(0, 0) == 0.5
+    p = R.pentanomial_estimate([0, 0, 0, 0, 1])
+    assert p.prior and p.los < 0.99 and math.isfinite(p.elo95)
+
+
+def test_a_single_draw_is_zero_not_minus_zero() -> None:
+    e = R.trinomial_estimate(0, 1, 0)
+    assert math.copysign(1.0, e.elo) == 1.0 and f"{e.elo:+.1f}" == "+0.0"
+    assert 0 < e.elo95 < math.inf and e.los == 0.5 and not e.prior
+    assert f"{R.elo_from_score(0.5):.1f}" == "0.0"
+
+
+@pytest.mark.parametrize("counts", [[0, 0, 0, 1, 1], [0, 0, 0, 0, 2], [1, 0, 0, 0, 1],
+                                    [0, 0, 1, 0, 1], [2, 0, 0, 0, 0], [0, 0, 0, 2, 0]])
+def test_few_pairs_never_give_an_infinite_interval_or_a_certainty(counts: list[int]) -> None:
+    e = R.pentanomial_estimate(counts)
+    assert math.isfinite(e.elo) and 0 < e.elo95 < math.inf
+    assert 0.01 < e.los < 0.99  # two pairs cannot make anyone 99 % sure
+    lo, hi = e.elo_interval
+    assert lo < e.elo < hi
+
+
+def test_regular_two_bot_data_are_unchanged_by_the_edge_rules() -> None:
+    # the published vectors again, now with every field that the edge rules could touch
+    e = R.pentanomial_estimate([34, 54, 31 + 32, 64, 75])
+    assert not e.prior and e.los == pytest.approx(stats.norm.cdf((e.score - 0.5) / e.score_sd))
+    t = R.trinomial_estimate(60, 20, 20)
+    assert not t.prior and t.elo == pytest.approx(147.19, abs=0.005)
+    assert t.elo95 == pytest.approx(66.01, abs=0.005)
+
+
+def test_prior_draws_constant_agrees_with_the_report() -> None:
+    from arena.report import tables
+
+    assert tables.PRIOR_DRAWS == R.PRIOR_DRAWS

@@ -32,9 +32,10 @@ the ones above it in this list:
 
 from __future__ import annotations
 
-from arena.ratings.elo import (ELO_PER_NAT, NELO_PER_T, PENTANOMIAL_VALUES, TRINOMIAL_VALUES, Z95,
-                               ScoreEstimate, elo_from_score, pentanomial_estimate,
-                               pentanomial_index, score_from_elo, trinomial_estimate)
+from arena.ratings.elo import (ELO_PER_NAT, NELO_PER_T, PENTANOMIAL_VALUES, PRIOR_DRAWS,
+                               TRINOMIAL_VALUES, Z95, ScoreEstimate, cutechess_los,
+                               elo_from_score, pentanomial_estimate, pentanomial_index,
+                               score_from_elo, trinomial_estimate, wilson_interval)
 from arena.ratings.fit import Fit, Rateable, find_rateable, fit_bradley_terry
 from arena.ratings.intervals import (MIN_SANDWICH_CLUSTERS, IntervalMethod, bootstrap_covariance,
                                      sandwich_covariance)
@@ -47,9 +48,9 @@ from arena.ratings.tables import (COLUMNS, BotStanding, Match, Standings, all_ma
 
 __all__ = [
     # elo
-    "ELO_PER_NAT", "NELO_PER_T", "PENTANOMIAL_VALUES", "TRINOMIAL_VALUES", "Z95", "ScoreEstimate",
-    "elo_from_score", "pentanomial_estimate", "pentanomial_index", "score_from_elo",
-    "trinomial_estimate",
+    "ELO_PER_NAT", "NELO_PER_T", "PENTANOMIAL_VALUES", "PRIOR_DRAWS", "TRINOMIAL_VALUES", "Z95",
+    "ScoreEstimate", "cutechess_los", "elo_from_score", "pentanomial_estimate",
+    "pentanomial_index", "score_from_elo", "trinomial_estimate", "wilson_interval",
     # sprt
     "SprtTest", "SprtVerdict", "mle_with_mean", "pentanomial_llr", "sprt_bounds", "sprt_decision",
     # mle

@@ -28,6 +28,10 @@ NELO_PER_T: float = 800.0 / math.log(10.0)
 PENTANOMIAL_VALUES: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: a game's score for the trinomial classes L, D, W
 TRINOMIAL_VALUES: tuple[float, ...] = (0.0, 0.5, 1.0)
+#: the prior where the data alone give no finite Elo: this many virtual draws (BayesElo's
+#: default), against the opponent for two bots, against a virtual opponent at the centre of
+#: the scale in the joint fit (docs/RATINGS.md, *The prior*)
+PRIOR_DRAWS: float = 2.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -44,7 +48,7 @@ def elo_from_score(score: float) -> float:
         return math.inf
     if score <= 0.0:
         return -math.inf
-    return -400.0 * math.log10(1.0 / score - 1.0)
+    return -400.0 * math.log10(1.0 / score - 1.0) + 0.0  # + 0.0: an even score is 0, not -0
 
 
 def score_from_elo(elo: float) -> float:
@@ -64,7 +68,9 @@ class ScoreEstimate:
     ``n`` is the number of observations (games for trinomial, pairs for pentanomial);
     ``games`` the number of games.  ``elo95`` is half the width of the 95 % interval obtained
     by mapping the score's normal interval to Elo; ``nelo`` is Fishtest's normalised Elo,
-    ``(score - 0.5) / sigma_per_game * 800 / ln 10``.
+    ``(score - 0.5) / sigma_per_game * 800 / ln 10``.  ``prior`` is True when the score
+    was a perfect 100 % or 0 % and :data:`PRIOR_DRAWS` virtual draws made the Elo finite
+    (``score`` and ``elo`` then include them).
     """
 
     n: int
@@ -76,17 +82,53 @@ class ScoreEstimate:
     los: float
     nelo: float
     nelo95: float
+    prior: bool = False
 
     @property
     def elo_interval(self) -> tuple[float, float]:
-        """The 95 % Elo interval (its ends are asymmetric around ``elo``)."""
-        lo = self.score - Z95 * self.score_sd
-        hi = self.score + Z95 * self.score_sd
-        return elo_from_score(lo), elo_from_score(hi)
+        """The 95 % Elo interval ``elo ± elo95``."""
+        return self.elo - self.elo95, self.elo + self.elo95
+
+
+def wilson_interval(score: float, games: float) -> tuple[float, float]:
+    """The Wilson score interval (95 %) of a score per game over ``games`` games.
+
+    It treats each game as a coin toss with the score as its chance (the largest spread a
+    score in [0, 1] can have at that mean), so it is never narrower than the data allow; it
+    stays inside [0, 1] and touches 1 (or 0) only for a perfect score.
+    """
+    z2 = Z95 * Z95
+    centre = (score + z2 / (2 * games)) / (1 + z2 / games)
+    half = Z95 / (1 + z2 / games) * math.sqrt(score * (1 - score) / games
+                                             + z2 / (4 * games * games))
+    return max(centre - half, 0.0), min(centre + half, 1.0)
+
+
+def cutechess_los(wins: float, losses: float) -> float:
+    """cutechess-cli's LOS from decisive games alone: ``1/2 + 1/2 erf((W - L) / sqrt(2 (W + L)))``.
+
+    0.5 without a decisive game; 0.841 after a single win.
+    """
+    if wins + losses <= 0:
+        return 0.5
+    return 0.5 + 0.5 * math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses)))
+
+
+#: decisive games in an observation of each class (trinomial L, D, W; pentanomial LL .. WW;
+#: the middle pentanomial class, WL or DD, is counted as WL: more decisive games, a LOS
+#: nearer to 50 %, the cautious side)
+_DECISIVE = {1: (1.0, 0.0, 1.0), 2: (2.0, 1.0, 2.0, 1.0, 2.0)}
 
 
 def _estimate(counts: Sequence[float], values: Sequence[float], per_obs_games: int) -> ScoreEstimate:
-    """Mean score, its standard error and the Elo transforms, for counts over ``values``."""
+    """Mean score, its standard error and the Elo transforms, for counts over ``values``.
+
+    Regular data (some spread, a score strictly between 0 and 1, a normal interval inside
+    (0, 1)) get the textbook formulas.  At the edges (docs/RATINGS.md, *Two bots at the
+    edges*): a perfect score takes :data:`PRIOR_DRAWS` virtual draws (``prior``); the
+    interval is the Wilson score interval over the games when the observations show no
+    spread or the normal interval leaves (0, 1); LOS is cutechess's when there is no spread.
+    """
     c = np.asarray(counts, dtype=float)
     if c.shape != (len(values),) or np.any(c < 0) or not np.all(np.isfinite(c)):
         raise ArenaError(f"expected {len(values)} non-negative counts, got {list(counts)}")
@@ -94,24 +136,32 @@ def _estimate(counts: Sequence[float], values: Sequence[float], per_obs_games: i
     if n <= 0:
         raise ArenaError("no games to estimate from")
     v = np.asarray(values, dtype=float)
+    games = int(round(n)) * per_obs_games
     mu = float(c @ v / n)
     var = float(c @ (v - mu) ** 2 / n)
     sd = math.sqrt(var / n)
+    prior = mu <= 0.0 or mu >= 1.0
+    if prior:  # no finite Elo from the data: add the virtual draws
+        mu = (mu * games + 0.5 * PRIOR_DRAWS) / (games + PRIOR_DRAWS)
     elo = elo_from_score(mu)
-    if sd > 0:
-        lo, hi = mu - Z95 * sd, mu + Z95 * sd
-        elo95 = (elo_from_score(hi) - elo_from_score(lo)) / 2.0
+    lo, hi = mu - Z95 * sd, mu + Z95 * sd
+    edge = sd <= 0 or lo <= 0.0 or hi >= 1.0
+    if edge:  # no spread seen, or too few games for the normal approximation
+        lo, hi = wilson_interval(mu, games + (PRIOR_DRAWS if prior else 0.0))
+        decisive = float(c @ np.asarray(_DECISIVE[len(values) // 2]))
+        margin = float(c @ v) * per_obs_games * 2 - games   # W - L over the games
+        los = cutechess_los((decisive + margin) / 2, (decisive - margin) / 2)
+    else:
         los = float(stats.norm.cdf((mu - 0.5) / sd))
+    elo95 = (elo_from_score(hi) - elo_from_score(lo)) / 2.0
+    if sd > 0:
         sigma_pg = math.sqrt(per_obs_games * var)
         nelo = (mu - 0.5) / sigma_pg * NELO_PER_T
     else:  # every observation identical: no spread to measure
-        elo95 = math.nan
-        los = 0.5 if mu == 0.5 else float(mu > 0.5)
         nelo = 0.0 if mu == 0.5 else math.copysign(math.inf, mu - 0.5)
-    games = int(round(n)) * per_obs_games
     nelo95 = Z95 * NELO_PER_T / math.sqrt(games)
     return ScoreEstimate(n=int(round(n)), games=games, score=mu, score_sd=sd, elo=elo,
-                         elo95=elo95, los=los, nelo=nelo, nelo95=nelo95)
+                         elo95=elo95, los=los, nelo=nelo, nelo95=nelo95, prior=prior)
 
 
 def trinomial_estimate(wins: float, draws: float, losses: float) -> ScoreEstimate:

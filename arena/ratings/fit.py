@@ -20,7 +20,8 @@ from scipy.sparse import csgraph
 
 from arena.errors import ArenaError
 from arena.ratings.elo import ELO_PER_NAT, Z95
-from arena.ratings.intervals import IntervalMethod, bootstrap_covariance, sandwich_covariance
+from arena.ratings.intervals import (IntervalMethod, bootstrap_covariance, floor_covariance,
+                                     model_covariance, sandwich_covariance)
 from arena.ratings.mle import (FitError, GameArrays, dense_ids, fit_theta, is_strongly_connected,
                                log_likelihood, pair_matrices)
 
@@ -90,6 +91,7 @@ def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor
     elif method == "bootstrap":
         cov, _ = bootstrap_covariance(n, games.white, games.black, games.score, games.cluster,
                                       theta, samples=bootstrap_samples, seed=seed)
+        cov = floor_covariance(cov, model_covariance(hess), clusters)
     else:
         raise ArenaError(f"unknown interval method {method!r} (sandwich, bootstrap)")
     # re-centre: elo' = T elo and cov' = T cov T^T, written out in O(n^2)

@@ -21,6 +21,36 @@ IntervalMethod = Literal["sandwich", "bootstrap"]
 #: below this many clusters (game pairs) the sandwich may not be smaller than the model-based
 #: covariance: a handful of pairs cannot show that colour-swapping makes results surer
 MIN_SANDWICH_CLUSTERS = 30
+#: from that many clusters on, the sandwich may be smaller than the model-based covariance,
+#: but not below this many over G of it (``3 / G``: the rule of three, docs/RATINGS.md)
+SPREAD_RULE_OF_THREE = 3.0
+
+
+def model_covariance(hessian: np.ndarray) -> np.ndarray:
+    """The model-based (information-matrix) covariance, first player fixed at 0: every game
+    an independent coin toss with the fitted chances."""
+    n = hessian.shape[0]
+    cov = np.zeros((n, n))
+    if n >= 2:
+        cov[1:, 1:] = np.linalg.inv(hessian[1:, 1:])
+    return cov
+
+
+def floor_covariance(cov: np.ndarray, model: np.ndarray, clusters: int) -> np.ndarray:
+    """``cov`` (sandwich or bootstrap), or ``model`` where ``cov`` is too small to trust.
+
+    Below :data:`MIN_SANDWICH_CLUSTERS` clusters ``cov`` may not be narrower than the
+    model-based covariance for any bot.  From then on it may, but not below
+    ``3 / clusters`` of it: a smaller spread says that in effect fewer than three pairs
+    varied at all (every pair drawn, or split 1-1), which measures nothing (the rule of
+    three).  A covariance that could not be estimated (NaN) is replaced too.
+    """
+    d, m = np.diag(cov), np.diag(model)
+    if not np.all(np.isfinite(cov)):
+        return model
+    if clusters < MIN_SANDWICH_CLUSTERS:
+        return model if np.any(d < m) else cov
+    return model if np.any(d < m * (SPREAD_RULE_OF_THREE / clusters)) else cov
 
 
 def _sandwich_meat(theta: np.ndarray, white: np.ndarray, black: np.ndarray, score: np.ndarray,
@@ -69,13 +99,10 @@ def sandwich_covariance(theta: np.ndarray, hessian: np.ndarray, white: np.ndarra
     meat, g = _sandwich_meat(theta, white, black, score, cluster)
     h_inv = np.linalg.inv(hessian[1:, 1:])
     factor = g / (g - 1) if g > 1 else 1.0
-    robust = factor * (h_inv @ meat[1:, 1:] @ h_inv)
+    cov[1:, 1:] = factor * (h_inv @ meat[1:, 1:] @ h_inv)
     # With few clusters the sandwich is unreliable and can even be zero (every pair split
-    # 1-1): then fall back to the model-based covariance, the conservative choice.
-    if g < MIN_SANDWICH_CLUSTERS and np.any(np.diag(robust) < np.diag(h_inv)):
-        robust = h_inv
-    cov[1:, 1:] = robust
-    return cov
+    # 1-1, every game drawn): then the model-based covariance, the conservative choice.
+    return floor_covariance(cov, model_covariance(hessian), g)
 
 
 def bootstrap_covariance(n: int, white: np.ndarray, black: np.ndarray, score: np.ndarray,

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 from arena.records import GameRecord
 from arena.report.text import clean_text, format_number
 
+#: the prior's virtual draws (arena.ratings.PRIOR_DRAWS; numpy-free here, checked by a test)
+PRIOR_DRAWS = 2.0
+
 if TYPE_CHECKING:
     from arena.ratings import Match, ScoreEstimate, Standings
 
@@ -34,11 +37,13 @@ def format_match(m: Match) -> str:
 def format_estimate(e: ScoreEstimate, *, nelo: bool = True, los: bool = True) -> str:
     """``Elo +55.6 ± 27.7; nElo +57.9 ± 28.3; LOS 100.0%`` for a ``ScoreEstimate``.
 
-    An infinite Elo (every game won or lost) is shown without an interval.
+    A perfect score (every game won or lost) gets its Elo from the prior's virtual draws,
+    and says so.
     """
-    if not math.isfinite(e.elo):
-        return f"Elo {'+' if e.elo > 0 else '-'}inf (no {'loss' if e.elo > 0 else 'win'} yet)"
     out = f"Elo {e.elo:+.1f} ± {format_number(e.elo95, '.1f')}"
+    if e.prior:
+        out += (f" (with {PRIOR_DRAWS:g} virtual draws: no "
+                f"{'loss' if e.elo > 0 else 'win'} yet)")
     if nelo and math.isfinite(e.nelo):
         out += f"; nElo {e.nelo:+.1f} ± {e.nelo95:.1f}"
     return out + (f"; LOS {100 * e.los:.1f}%" if los else "")
