@@ -3,7 +3,9 @@ around it, and the run's logging set-up (the results folder's ``arena.log`` and 
 with the workers' lines sent through the runner).
 
 On a terminal :class:`Progress` redraws one line in place (games done/total, rate, ETA, the
-leader); otherwise it prints a plain line per game.  :class:`RunLogging` installs the
+leader); otherwise it prints a plain line per game.  The console shows a bot's repeated
+identical forfeit once and counts the repeats (:class:`ConsoleHandler`); the log file keeps
+every line.  :class:`RunLogging` installs the
 handlers on the ``arena`` logger for one run and restores it afterwards.
 """
 
@@ -13,12 +15,12 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import Any, Iterable, TextIO
 
 from arena.records import GameRecord
 from arena.standings import Tallies
 
-__all__ = ["ConsoleHandler", "Progress", "RunLogging"]
+__all__ = ["FORFEIT_KEY", "ConsoleHandler", "Progress", "RunLogging"]
 
 
 class Progress:
@@ -97,20 +99,50 @@ def _duration(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
+#: the ``extra`` attribute of a forfeit's log line: ``(bot, termination, reason)``, the same
+#: for every repeat of one failure (:func:`arena.report.forfeits.forfeit_reason`)
+FORFEIT_KEY = "forfeit_key"
+
+
 class ConsoleHandler(logging.StreamHandler[TextIO]):
-    """Log lines on the console that step around the live progress line."""
+    """Log lines on the console that step around the live progress line.
+
+    A forfeit's line (one carrying :data:`FORFEIT_KEY`) is shown the first time its bot fails
+    that way; repeats are only counted, and :meth:`repeat_summary` says how many at the end
+    (the log file, another handler, keeps every line).
+    """
 
     def __init__(self, stream: TextIO, progress: Progress) -> None:
         super().__init__(stream)
         self.progress = progress
+        #: (bot, termination, reason) -> [count, the first line's message]
+        self.forfeits: dict[tuple[str, str, str], list[Any]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
+        key = getattr(record, FORFEIT_KEY, None)
+        if key is not None and record.levelno >= self.level:
+            key = tuple(key)
+            with self.progress.lock:
+                seen = self.forfeits.get(key)
+                if seen is not None:
+                    seen[0] += 1
+                    return
+                self.forfeits[key] = [1, record.getMessage()]
         with self.progress.lock:
             shown = self.progress.shown
             self.progress.clear()
             super().emit(record)
             if shown:
                 self.progress.redraw()
+
+
+    def repeat_summary(self) -> list[str]:
+        """One line per forfeit the console showed once but that happened again:
+        ``bot: termination xN (first: ...)``, most frequent first."""
+        with self.progress.lock:
+            repeated = [(key, n, first) for key, (n, first) in self.forfeits.items() if n > 1]
+        repeated.sort(key=lambda item: (-item[1], item[0]))
+        return [f"{bot}: {term} x{n} (first: {first})" for (bot, term, _), n, first in repeated]
 
 
 class RunLogging:

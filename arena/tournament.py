@@ -50,9 +50,10 @@ from arena.errors import ArenaError, ConfigError
 from arena.executors import ExecutorKind, GameExecutor, executor_kind, wrap_executor
 from arena.jobs import GameJob
 from arena.lock import LOCK_FILE, FolderLock
-from arena.progress import ConsoleHandler, Progress, RunLogging
+from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            records_table, set_aside_unreadable)
+from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.schedule import Slot, build_schedule
 from arena.standings import (Standing, compute_standings, format_standings,
                              write_standings_csv)
@@ -314,7 +315,8 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
 
     live = console.isatty() if live is None else live
     progress = Progress(len(slots), len(done), console, live=live, records=done.values())
-    logs = RunLogging(folder / LOG_FILE, ConsoleHandler(console, progress), log_level)
+    console_log = ConsoleHandler(console, progress)
+    logs = RunLogging(folder / LOG_FILE, console_log, log_level)
     result = TournamentResult(total=len(slots), finished=len(done), played=0,
                               interrupted=False, folder=folder)
     try:
@@ -356,6 +358,10 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                               exc_info=True)
     finally:
         progress.close()
+        repeats = console_log.repeat_summary()
+        if repeats:
+            log.warning("repeated forfeits (each shown once above; every game is in %s):\n  %s",
+                        folder / LOG_FILE, "\n  ".join(repeats))
         logs.close()
     return result
 
@@ -412,10 +418,14 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
             append_record(games_path, record)
             result.played += 1
             result.finished += 1
+            bot = forfeit_bot(record)
+            # the console shows one bot's identical forfeits once, then counts them
+            extra = None if bot is None else {
+                FORFEIT_KEY: (bot, record.termination, forfeit_reason(record))}
             log.log(logging.WARNING if record.forfeit else logging.INFO,
                     "game %s: %s - %s %s (%s)%s", record.game_id, record.white.name,
                     record.black.name, record.result, record.termination,
-                    f": {record.detail}" if record.forfeit else "")
+                    f": {record.detail}" if record.forfeit else "", extra=extra)
             progress.add(record)
 
 

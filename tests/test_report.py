@@ -71,7 +71,7 @@ def test_report_files_and_contents(built: tuple[Path, list]) -> None:
     html = html_path.read_text(encoding="utf-8")
     pngs = sorted(p.name for p in tmp_path.glob("*.png"))
     assert pngs == sorted(["elo-nine-mens-morris.png", "elo-six-mens-morris.png", "elo-all.png",
-                           "elo-by-variant.png", "head-to-head.png", "elo-vs-games.png",
+                           "elo-by-variant.png", "head-to-head.png", "score-over-rounds.png",
                            "game-lengths.png"])
     for p in tmp_path.glob("*.png"):
         assert p.read_bytes().startswith(PNG)
@@ -179,11 +179,11 @@ def test_atomic_write_cleans_up_on_failure(tmp_path: Path, monkeypatch: pytest.M
 def test_charts_survive_awkward_names_and_flagged_bots() -> None:
     recs = [make_record("$x^2$", "\\bad", 1.0, pair=None), make_record("\\bad", "$x^2$", 0.0, pair=None)]
     tables = rate_all(recs)
-    assert tables[0].fit is None  # one-sided: nobody rated, the charts say so
-    for png in (RP.chart_elo(tables[0]), RP.chart_variant_comparison(tables),
-                RP.chart_head_to_head(recs), RP.chart_elo_vs_games(tables[0]),
+    assert tables[0].fit is None  # one-sided: nobody rated, no Elo chart (the page says why)
+    assert RP.chart_elo(tables[0]) is None and RP.chart_variant_comparison(tables) is None
+    for png in (RP.chart_head_to_head(recs), RP.chart_score_over_rounds(recs),
                 RP.chart_game_lengths(recs)):
-        assert png.startswith(PNG) and len(png) > 1000
+        assert png is not None and png.startswith(PNG) and len(png) > 1000
 
 
 def test_load_games_errors(tmp_path: Path) -> None:
@@ -324,7 +324,10 @@ def test_end_to_end_real_games_rated_and_reported(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["report", str(tmp_path / "games.jsonl")])
     assert res.exit_code == 0, res.output
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert html.count('src="data:image/png;base64,') == len(list(tmp_path.glob("*.png"))) == 5
+    pngs = len(list(tmp_path.glob("*.png")))
+    # Elo (one line instead when greedy won every game), score, head to head, lengths
+    assert html.count('src="data:image/png;base64,') == pngs
+    assert pngs + html.count('<p class="nochart">') == 4 and pngs >= 3
     for r in recs:
         assert f'id="game-{r.game_id}"' in html and r.moves[-1].move in html
     res = CliRunner().invoke(cli, ["rate", str(tmp_path), "--format", "json"])
@@ -378,5 +381,7 @@ def test_long_results_list_the_first_games_and_say_so(tmp_path: Path, no_charts:
     assert html.count('<tr id="game-') == 7
     assert f"{len(recs) - 7} more are in" in html
     assert f"({RP.MAX_FORFEITS_LISTED + 5} forfeits: timeout {RP.MAX_FORFEITS_LISTED + 5})" in html
+    # one group (identical forfeits): its first games named, the others counted
     assert html.count("late-") == RP.MAX_FORFEITS_LISTED  # listed, not linked (not shown)
+    assert " and 5 more" in html
     assert 'href="#game-late-' not in html

@@ -59,8 +59,8 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
 def report(results: str, anchor: str | None, title: str | None, max_games: int) -> None:
     """Write charts and a self-contained report.html into the results folder RESULTS.
 
-    Standings, charts (Elo per variant, Elo by variant, head-to-head, Elo against games,
-    game lengths and endings), crosstable, forfeit reasons and every game's moves.
+    Standings, charts (Elo per variant, Elo by variant, score over rounds,
+    head-to-head, game lengths and endings), crosstable, forfeit reasons and every game's moves.
     """
     from arena.ratings import parse_anchor
     from arena.report import build_report, games_path, load_games

@@ -15,14 +15,15 @@ public face; one module per concern sits behind it, each importing only the ones
 * :mod:`~arena.report.text`: untrusted names made safe to show, numbers formatted;
 * :mod:`~arena.report.results`: reading a results folder's ``games.jsonl``, picking a variant;
 * :mod:`~arena.report.tables`: the standings as text, CSV and JSON (``arena rate``);
-* :mod:`~arena.report.charts`: the charts, PNG bytes each;
+* :mod:`~arena.report.forfeits`: forfeits grouped by bot and reason (the page, the console);
+* :mod:`~arena.report.charts`: the charts, PNG bytes each (None when there is nothing to draw);
 * :mod:`~arena.report.html`: the page and its template;
 * :mod:`~arena.report.folder`: :func:`build_report`, every file of the report in the folder.
 """
 
 from __future__ import annotations
 
-from arena.report.charts import (Chart, build_charts, chart_elo, chart_elo_vs_games,
+from arena.report.charts import (Chart, build_charts, chart_elo, chart_score_over_rounds,
                                  chart_game_lengths, chart_head_to_head, chart_variant_comparison)
 from arena.report.folder import RATINGS_FILE, REPORT_FILE, build_report, write_report
 from arena.report.html import MAX_FORFEITS_LISTED, MAX_GAMES_LISTED, render_html, shown
@@ -32,7 +33,7 @@ from arena.report.tables import (csv_safe, format_estimate, format_match, format
 from arena.report.text import clean_text, short, slug
 
 __all__ = [
-    "Chart", "build_charts", "chart_elo", "chart_elo_vs_games", "chart_game_lengths",
+    "Chart", "build_charts", "chart_elo", "chart_score_over_rounds", "chart_game_lengths",
     "chart_head_to_head", "chart_variant_comparison",
     "RATINGS_FILE", "REPORT_FILE", "build_report", "write_report",
     "MAX_FORFEITS_LISTED", "MAX_GAMES_LISTED", "render_html", "shown",

@@ -11,7 +11,7 @@ import base64
 import io
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.records import GameRecord
 from arena.report.text import short, slug
@@ -50,23 +50,21 @@ def _rated(st: Standings) -> list[tuple[BotStanding, float, float]]:
     return [(r, r.elo, r.elo95) for r in st.rows if r.elo is not None and r.elo95 is not None]
 
 
-def chart_elo(st: Standings) -> bytes:
-    """Elo with 95 % error bars for one standings table, best at the top."""
+def chart_elo(st: Standings) -> Optional[bytes]:
+    """Elo with 95 % error bars for one standings table, best at the top (None when no bot
+    could be rated: nothing to draw)."""
     rated = _rated(st)
+    if not rated:
+        return None
     with _rc():
         fig = _figure(7.5, 0.32 * max(len(rated), 1) + 1.4)
         ax = fig.add_subplot()
-        if rated:
-            ys = list(range(len(rated)))[::-1]
-            ax.errorbar([elo for _, elo, _ in rated], ys, xerr=[half for _, _, half in rated],
-                        fmt="o", color="#1f5fa8", ecolor="#7aa6d6", capsize=3)
-            ax.set_yticks(ys, [short(r.bot) for r, _, _ in rated])
-            if st.anchor is None:
-                ax.axvline(0, color="#999", lw=0.8, ls=":")
-        else:
-            ax.text(0.5, 0.5, "no bot could be rated", ha="center", va="center",
-                    transform=ax.transAxes)
-            ax.set_yticks([])
+        ys = list(range(len(rated)))[::-1]
+        ax.errorbar([elo for _, elo, _ in rated], ys, xerr=[half for _, _, half in rated],
+                    fmt="o", color="#1f5fa8", ecolor="#7aa6d6", capsize=3)
+        ax.set_yticks(ys, [short(r.bot) for r, _, _ in rated])
+        if st.anchor is None:
+            ax.axvline(0, color="#999", lw=0.8, ls=":")
         flagged = len(st.rows) - len(rated)
         ax.set_xlabel("Elo (95% interval)" + (f"; {flagged} bot(s) flagged, not shown"
                                              if flagged else ""))
@@ -75,10 +73,13 @@ def chart_elo(st: Standings) -> bytes:
         return _png(fig)
 
 
-def chart_variant_comparison(tables: Sequence[Standings]) -> bytes:
-    """Each bot's Elo (± 95 %) in every variant side by side (one colour per variant)."""
-    per_variant = [t for t in tables if t.variant is not None] or list(tables)
+def chart_variant_comparison(tables: Sequence[Standings]) -> Optional[bytes]:
+    """Each bot's Elo (± 95 %) in every variant side by side (one colour per variant); None
+    with fewer than two variants or no rated bot (nothing to compare)."""
+    per_variant = [t for t in tables if t.variant is not None]
     bots = sorted({r.bot for t in per_variant for r in t.rows if r.elo is not None})
+    if len(per_variant) < 2 or not bots:
+        return None
     pooled = next((t for t in tables if t.variant is None), per_variant[0])
     order = {r.bot: k for k, r in enumerate(pooled.rows)}
     bots.sort(key=lambda b: (order.get(b, len(order)), b))
@@ -135,13 +136,17 @@ def _termination_colors(terms: Sequence[str]) -> list[Any]:
     return [shade[t] for t in terms]
 
 
-def chart_head_to_head(records: Sequence[GameRecord], order: Sequence[str] = ()) -> bytes:
-    """Heat map of each row bot's score % against each column bot (all variants pooled)."""
+def chart_head_to_head(records: Sequence[GameRecord],
+                       order: Sequence[str] = ()) -> Optional[bytes]:
+    """Heat map of each row bot's score % against each column bot (all variants pooled);
+    None without a game between two bots."""
     import numpy as np
 
     from arena.ratings import head_to_head
 
     bots, points, games = head_to_head(records)
+    if len(bots) < 2 or not games.any():
+        return None
     idx = sorted(range(len(bots)), key=lambda i: (list(order).index(bots[i])
                                                   if bots[i] in order else len(order), bots[i]))
     points, games = points[np.ix_(idx, idx)], games[np.ix_(idx, idx)]
@@ -170,32 +175,69 @@ def chart_head_to_head(records: Sequence[GameRecord], order: Sequence[str] = ())
         return _png(fig)
 
 
-def chart_elo_vs_games(st: Standings) -> bytes:
-    """Elo (± 95 %) against games played: how the uncertainty shrinks with games."""
-    rated = _rated(st)
+def score_over_rounds(records: Sequence[GameRecord]) -> tuple[str, list[int],
+                                                            dict[str, list[float]]]:
+    """Each bot's cumulative points (all variants pooled, counted by :mod:`arena.standings`)
+    after each round, or after each game when the records hold fewer than two rounds:
+    ``(unit, xs, {bot: points at each x})`` with ``unit`` ``"round"`` or ``"game"`` and
+    ``xs`` starting at 0 (before any game)."""
+    from arena.standings import Tallies
+
+    rounds = sorted({r.round for r in records if r.round is not None})
+    by_round = len(rounds) >= 2 and all(r.round is not None for r in records)
+    steps: list[list[GameRecord]]
+    if by_round:
+        steps = [[r for r in records if r.round == k] for k in rounds]
+    else:
+        steps = [[r] for r in records]
+    # every bot from the start, at 0 points
+    tallies = Tallies(list(dict.fromkeys(n for r in records for n in (r.white.name,
+                                                                       r.black.name))))
+    series: dict[str, list[float]] = {b: [0.0] for b in tallies.rows}
+    for step in steps:
+        for r in step:
+            tallies.add(r)
+        for b, row in tallies.rows.items():
+            series[b].append(row.points)
+    xs = list(rounds if by_round else range(1, len(steps) + 1))
+    xs.insert(0, xs[0] - 1 if by_round and xs else 0)
+    return ("round" if by_round else "game"), xs, series
+
+
+def chart_score_over_rounds(records: Sequence[GameRecord]) -> Optional[bytes]:
+    """Each bot's cumulative points by round (by game when there is one round), all variants
+    pooled: who led when, and who fell behind; None without games."""
+    if not records:
+        return None
+    unit, xs, series = score_over_rounds(records)
+    order = sorted(series, key=lambda b: (-series[b][-1], b))
+    colors = _colors(len(order))
     with _rc():
-        fig = _figure(7.5, 4.8)
+        fig = _figure(8.5, 4.8 + 0.12 * max(len(order) - 8, 0))
         ax = fig.add_subplot()
-        if rated:
-            ax.errorbar([r.games for r, _, _ in rated], [elo for _, elo, _ in rated],
-                        yerr=[half for _, _, half in rated], fmt="o", color="#1f5fa8",
-                        ecolor="#7aa6d6", capsize=3)
-            if len(rated) <= 30:
-                for r, elo, _ in rated:
-                    ax.annotate(short(r.bot, 18), (r.games, elo), textcoords="offset points",
-                                xytext=(5, 3), fontsize=8)
+        for bot, color in zip(order, colors):
+            ys = series[bot]
+            ax.step(xs, ys, where="post", color=color, lw=1.8,
+                    label=f"{short(bot, 24)} ({ys[-1]:g})")
+            if len(order) <= 16:
+                ax.annotate(short(bot, 16), (xs[-1], ys[-1]), textcoords="offset points",
+                            xytext=(4, 0), va="center", fontsize=8, color=color)
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("games played")
-        ax.set_ylabel("Elo (95% interval)")
-        ax.set_title(f"Elo against games played: {st.label}")
+        ax.set_xlabel("after round" if unit == "round" else "after game (in the order played)")
+        ax.set_ylabel("points (win 1, draw ½)")
+        ax.set_title("Score over rounds" if unit == "round" else "Score over the games")
         ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", loc="upper left", ncol=2 if len(order) > 8 else 1)
         return _png(fig)
 
 
-def chart_game_lengths(records: Sequence[GameRecord]) -> bytes:
-    """Game length (turns) per variant, and how games ended (terminations) per variant."""
+def chart_game_lengths(records: Sequence[GameRecord]) -> Optional[bytes]:
+    """Game length (turns) per variant, and how games ended (terminations) per variant; None
+    without games."""
+    if not records:
+        return None
     variants = list(dict.fromkeys(r.variant for r in records))
     terms = sorted({r.termination for r in records})
     colors = _colors(len(variants))
@@ -240,32 +282,49 @@ def chart_game_lengths(records: Sequence[GameRecord]) -> bytes:
 
 @dataclass(frozen=True)
 class Chart:
-    """One chart: its file name, caption and PNG bytes."""
+    """One chart: its file name, caption and PNG bytes, or no PNG and the one line the page
+    shows instead (``reason``: why there is nothing to draw)."""
 
     file: str
     caption: str
-    png: bytes
+    png: Optional[bytes]
+    reason: str = ""
 
     @property
     def data_uri(self) -> str:
-        """The PNG as a ``data:`` URI, for embedding."""
+        """The PNG as a ``data:`` URI, for embedding (empty without a PNG)."""
+        if self.png is None:
+            return ""
         return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
 
 
+def _chart(file: str, caption: str, png: Optional[bytes], reason: str) -> Chart:
+    return Chart(file, caption, png, "" if png is not None else reason)
+
+
 def build_charts(records: Sequence[GameRecord], tables: Sequence[Standings]) -> list[Chart]:
-    """Every chart of the report, in the order shown."""
+    """Every chart of the report, in the order shown; a chart with nothing to draw has no PNG
+    and says why in one line."""
     charts: list[Chart] = []
     for st in tables:
         name = "all" if st.variant is None else slug(st.variant)
-        charts.append(Chart(f"elo-{name}.png", f"Elo with 95% intervals: {st.label}",
-                            chart_elo(st)))
-    charts.append(Chart("elo-by-variant.png", "Elo of each bot in each variant",
-                        chart_variant_comparison(tables)))
-    main = tables[-1]
-    charts.append(Chart("head-to-head.png", "Head-to-head score (all variants)",
-                        chart_head_to_head(records, [r.bot for r in main.rows])))
-    charts.append(Chart("elo-vs-games.png", f"Elo against games played ({main.label})",
-                        chart_elo_vs_games(main)))
-    charts.append(Chart("game-lengths.png", "Game length and terminations per variant",
-                        chart_game_lengths(records)))
+        charts.append(_chart(f"elo-{name}.png", f"Elo with 95% intervals: {st.label}",
+                             chart_elo(st),
+                             f"No bot could be rated yet in {st.label}: every bot has "
+                             "won all, lost all or drawn all its rated games, or they are not "
+                             "linked by games."))
+    if sum(t.variant is not None for t in tables) > 1:
+        charts.append(_chart("elo-by-variant.png", "Elo of each bot in each variant",
+                             chart_variant_comparison(tables),
+                             "No bot could be rated yet in any variant, so there is nothing "
+                             "to compare."))
+    main = tables[-1] if tables else None
+    charts.append(_chart("score-over-rounds.png", "Points of each bot over the tournament "
+                         "(all variants)", chart_score_over_rounds(records),
+                         "No game has been played yet."))
+    charts.append(_chart("head-to-head.png", "Head-to-head score (all variants)",
+                         chart_head_to_head(records, [r.bot for r in main.rows] if main else []),
+                         "No two bots have played each other yet."))
+    charts.append(_chart("game-lengths.png", "Game length and terminations per variant",
+                         chart_game_lengths(records), "No game has been played yet."))
     return charts

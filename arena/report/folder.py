@@ -46,7 +46,10 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     tables = rate_all(records, anchor=anchor)
     charts = build_charts(records, tables)
     for chart in charts:
-        atomic_write(out / chart.file, chart.png)
+        if chart.png is not None:
+            atomic_write(out / chart.file, chart.png)
+        else:  # nothing to draw: no image (and none left from an earlier report)
+            (out / chart.file).unlink(missing_ok=True)
     atomic_write(out / RATINGS_FILE, standings_csv(tables).encode("utf-8"))
     context = page_context(records, tables, charts, title or out.resolve().name,
                            "pair-clustered sandwich", max_games)

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 #: games whose moves are listed in report.html by default (a bigger page is hard to open)
 MAX_GAMES_LISTED = 10_000
-#: forfeits listed one by one per bot (the others are counted)
-MAX_FORFEITS_LISTED = 100
+#: games named per group of identical forfeits (the others are counted)
+MAX_FORFEITS_LISTED = 20
 
 
 def _move_text(r: GameRecord) -> list[tuple[int, str, str]]:
@@ -75,6 +75,33 @@ def _matches(records: Sequence[GameRecord], variant: Optional[str],
     return out
 
 
+def _forfeits(records: Sequence[GameRecord], listed: set[str]) -> list[dict[str, Any]]:
+    """Each forfeiting bot with its forfeits grouped by reason (:mod:`arena.report.forfeits`):
+    one row per group with its count, its first games (linked when the page lists them) and
+    the first game's detail, offending line and stderr as the example."""
+    from arena.report.forfeits import group_forfeits
+
+    variant_of = {r.game_id: r.variant for r in records}
+    out = []
+    for bot, groups in group_forfeits(records).items():
+        kinds = Counter[str]()
+        for g in groups:
+            kinds[g.termination] += g.count
+        out.append({
+            "bot": bot, "total": sum(kinds.values()),
+            "kinds": ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())),
+            "groups": [{
+                "kind": g.termination, "count": g.count,
+                "games": [(gid, gid in listed) for gid in g.games[:MAX_FORFEITS_LISTED]],
+                "more": max(g.count - MAX_FORFEITS_LISTED, 0),
+                "variants": ", ".join(sorted({variant_of[gid] for gid in g.games})),
+                "detail": g.first.detail, "line": g.first.offending_line,
+                "stderr": g.stderr, "first": g.first.game_id,
+            } for g in groups],
+        })
+    return out
+
+
 def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                  charts: Sequence[Chart], title: str, method: str,
                  max_games: Optional[int]) -> dict[str, Any]:
@@ -101,25 +128,8 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
             "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
             "matches": _matches(records, st.variant, order),
         })
-    forfeits: dict[str, dict[str, Any]] = {}
     listed_games = records if max_games is None else records[:max_games]
-    listed = {id(r) for r in listed_games}
-    for r in records:
-        if r.forfeit not in ("white", "black"):
-            continue
-        color = r.forfeit
-        bot = r.white.name if color == "white" else r.black.name
-        entry = forfeits.setdefault(bot, {"items": [], "total": 0, "kinds": Counter()})
-        entry["total"] += 1
-        entry["kinds"][r.termination] += 1
-        if len(entry["items"]) < MAX_FORFEITS_LISTED:
-            entry["items"].append({
-                "game": r.game_id, "variant": r.variant, "kind": r.termination,
-                "detail": r.detail, "line": r.offending_line,
-                "stderr": (r.stderr or {}).get(color, ""), "linked": id(r) in listed,
-            })
-    for entry in forfeits.values():
-        entry["kinds"] = ", ".join(f"{k} {v}" for k, v in sorted(entry["kinds"].items()))
+    forfeits = _forfeits(records, {r.game_id for r in listed_games})
     games = [{
         "id": r.game_id, "variant": r.variant, "white": r.white.name, "black": r.black.name,
         "result": r.result, "termination": r.termination, "plies": r.plies,
@@ -131,7 +141,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "n_games": len(records), "n_bots": len({r.white.name for r in records}
                                                | {r.black.name for r in records}),
         "variants": list(dict.fromkeys(r.variant for r in records)),
-        "standings": standings, "charts": charts, "forfeits": sorted(forfeits.items()),
+        "standings": standings, "charts": charts, "forfeits": forfeits,
         "games": games, "method": method, "games_omitted": len(records) - len(listed_games),
     }
 
@@ -181,6 +191,8 @@ details { margin: 0.15em 0; } summary { cursor: pointer; }
          font-size: 0.85em; margin: 0.3em 0 0.8em 1em; }
 .opening { color: #888; }
 .note { color: #8a5a00; }
+.forfeits td.example { max-width: 40em; } .forfeits td.ids { max-width: 28em; font-size: 0.85em; }
+.nochart { color: #666; font-style: italic; }
 </style>
 </head>
 <body>
@@ -213,8 +225,12 @@ others) are listed without one.</p>
 
 <h2 id="charts">Charts</h2>
 {% for c in charts %}
+{% if c.png is none %}
+<p class="nochart">{{ c.caption }}: {{ c.reason }}</p>
+{% else %}
 <figure><img src="{{ c.data_uri }}" alt="{{ c.caption }}"><figcaption>{{ c.caption }}
 ({{ c.file }})</figcaption></figure>
+{% endif %}
 {% endfor %}
 
 <h2 id="crosstable">Crosstable</h2>
@@ -249,17 +265,21 @@ nElo is the normalised Elo of chess engine testing.</p>
 
 <h2 id="forfeits">Forfeits</h2>
 {% if not forfeits %}<p>No game was lost by forfeit.</p>{% endif %}
-{% for bot, entry in forfeits %}
-<h3>{{ bot }} <small class="meta">({{ entry.total }} forfeit{% if entry.total != 1 %}s{% endif %}: {{ entry.kinds }})</small></h3>
-{% if entry.total > entry["items"] | length %}<p class="meta">The first {{ entry["items"] | length }} are listed.</p>{% endif %}
-<table>
-<tr><th class="name">game</th><th class="name">variant</th><th class="name">reason</th><th class="name">detail</th></tr>
-{% for f in entry["items"] %}
-<tr><td class="name">{% if f.linked %}<a href="#game-{{ f.game }}">{{ f.game }}</a>{% else %}{{ f.game }}{% endif %}</td><td class="name">{{ f.variant }}</td>
-<td class="name">{{ f.kind }}</td><td class="name">{{ f.detail }}
+{% if forfeits %}<p>Identical forfeits are grouped: one row per bot and reason (the same
+ending and detail up to numbers such as move numbers and times), with the games it happened in
+and the first game's detail and stderr as the example.</p>{% endif %}
+{% for entry in forfeits %}
+<h3>{{ entry.bot }} <small class="meta">({{ entry.total }} forfeit{% if entry.total != 1 %}s{% endif %}: {{ entry.kinds }})</small></h3>
+<table class="forfeits">
+<tr><th class="name">reason</th><th>games</th><th class="name">example (the first of these games)</th><th class="name">in games</th></tr>
+{% for f in entry.groups %}
+<tr><td class="name">{{ f.kind }}</td><td>{{ f.count }}</td>
+<td class="name example">{{ f.detail }}
 {% if f.line is not none %}<br>sent: <code>{{ f.line }}</code>{% endif %}
-{% if f.stderr %}<details><summary>stderr</summary><pre>{{ f.stderr }}</pre></details>{% endif %}
-</td></tr>
+{% if f.stderr %}<details><summary>stderr of game {{ f.first }}</summary><pre>{{ f.stderr }}</pre></details>{% endif %}
+</td>
+<td class="name ids">{% for gid, linked in f.games %}{% if linked %}<a href="#game-{{ gid }}">{{ gid }}</a>{% else %}{{ gid }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}{% if f.more %} and {{ f.more }} more{% endif %}
+<br><span class="meta">{{ f.variants }}</span></td></tr>
 {% endfor %}
 </table>
 {% endfor %}

@@ -1,0 +1,81 @@
+"""Forfeits grouped by bot and reason, for the report's table and the runner's console.
+
+A bot that fails the same way in every game (a syntax error, a crash on move 5) gives twenty
+forfeits that differ only in their game: :func:`forfeit_reason` is the forfeit with its
+game-specific parts (colour, numbers such as move numbers, times and exit codes) normalised,
+so that equal reasons group together, and :func:`group_forfeits` makes one group per
+(bot, reason) with its count, its games and the first game's detail and stderr as the example.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from arena.records import GameRecord
+
+__all__ = ["ForfeitGroup", "forfeit_bot", "forfeit_reason", "group_forfeits"]
+
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_COLOR = re.compile(r"^(white|black) \(")
+
+
+def forfeit_bot(record: GameRecord) -> Optional[str]:
+    """The name of the bot that forfeited ``record``, or None if nobody did."""
+    if record.forfeit == "white":
+        return record.white.name
+    if record.forfeit == "black":
+        return record.black.name
+    return None
+
+
+def forfeit_reason(record: GameRecord) -> str:
+    """``termination: detail`` with the game-specific parts normalised (the colour becomes
+    ``<colour>``, every number ``N``), so that one failure repeated in many games is one
+    reason."""
+    detail = _COLOR.sub("<colour> (", record.detail, count=1)
+    detail = _NUMBER.sub("N", _HEX.sub("0xN", detail))
+    return f"{record.termination}: {detail}" if detail else record.termination
+
+
+@dataclass
+class ForfeitGroup:
+    """The forfeits of one bot for one reason: how many, in which games, and the first one
+    as the example (its detail, offending line and stderr)."""
+
+    bot: str
+    termination: str
+    reason: str
+    first: GameRecord
+    games: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        """How many games the bot forfeited this way."""
+        return len(self.games)
+
+    @property
+    def stderr(self) -> str:
+        """The bot's stderr in the first game (empty if it wrote none)."""
+        return (self.first.stderr or {}).get(self.first.forfeit or "", "")
+
+
+def group_forfeits(records: Sequence[GameRecord]) -> dict[str, list[ForfeitGroup]]:
+    """Each forfeiting bot's groups, most frequent reason first (bots in name order)."""
+    groups: dict[tuple[str, str], ForfeitGroup] = {}
+    for r in records:
+        bot = forfeit_bot(r)
+        if bot is None:
+            continue
+        reason = forfeit_reason(r)
+        group = groups.get((bot, reason))
+        if group is None:
+            group = groups[bot, reason] = ForfeitGroup(bot, r.termination, reason, r)
+        group.games.append(r.game_id)
+    out: dict[str, list[ForfeitGroup]] = {}
+    for (bot, _), group in groups.items():
+        out.setdefault(bot, []).append(group)
+    return {bot: sorted(out[bot], key=lambda g: (-g.count, g.reason)) for bot in sorted(out)}
