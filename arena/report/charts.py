@@ -217,15 +217,15 @@ def chart_score_over_rounds(records: Sequence[GameRecord]) -> Optional[bytes]:
         ax = fig.add_subplot()
         for bot, color in zip(order, colors):
             ys = series[bot]
+            # the legend names each line and its final points (labels at the lines' ends
+            # overlap when bots tie)
             ax.step(xs, ys, where="post", color=color, lw=1.8,
                     label=f"{short(bot, 24)} ({ys[-1]:g})")
-            if len(order) <= 16:
-                ax.annotate(short(bot, 16), (xs[-1], ys[-1]), textcoords="offset points",
-                            xytext=(4, 0), va="center", fontsize=8, color=color)
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("after round" if unit == "round" else "after game (in the order played)")
+        ax.set_xlabel("after round" if unit == "round"
+                      else "after game (in the order of the games list below)")
         ax.set_ylabel("points (win 1, draw ½)")
         ax.set_title("Score over rounds" if unit == "round" else "Score over the games")
         ax.grid(alpha=0.3)

@@ -191,7 +191,8 @@ details { margin: 0.15em 0; } summary { cursor: pointer; }
          font-size: 0.85em; margin: 0.3em 0 0.8em 1em; }
 .opening { color: #888; }
 .note { color: #8a5a00; }
-.forfeits td.example { max-width: 40em; } .forfeits td.ids { max-width: 28em; font-size: 0.85em; }
+table.forfeits { width: 100%; } .forfeits td.example { width: 50%; }
+.forfeits td.ids { width: 32%; font-size: 0.85em; } .gid { white-space: nowrap; }
 .nochart { color: #666; font-style: italic; }
 </style>
 </head>
@@ -278,8 +279,8 @@ and the first game's detail and stderr as the example.</p>{% endif %}
 {% if f.line is not none %}<br>sent: <code>{{ f.line }}</code>{% endif %}
 {% if f.stderr %}<details><summary>stderr of game {{ f.first }}</summary><pre>{{ f.stderr }}</pre></details>{% endif %}
 </td>
-<td class="name ids">{% for gid, linked in f.games %}{% if linked %}<a href="#game-{{ gid }}">{{ gid }}</a>{% else %}{{ gid }}{% endif %}{% if not loop.last %}, {% endif %}{% endfor %}{% if f.more %} and {{ f.more }} more{% endif %}
-<br><span class="meta">{{ f.variants }}</span></td></tr>
+<td class="name ids">{% for gid, linked in f.games %}<span class="gid">{% if linked %}<a href="#game-{{ gid }}">{{ gid }}</a>{% else %}{{ gid }}{% endif %}{% if not loop.last %},{% endif %}</span> {% endfor %}{% if f.more %}and {{ f.more }} more{% endif %}
+{% if variants | length > 1 %}<br><span class="meta">{{ f.variants }}</span>{% endif %}</td></tr>
 {% endfor %}
 </table>
 {% endfor %}
