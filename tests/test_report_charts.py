@@ -8,16 +8,20 @@ from __future__ import annotations
 import io
 import logging
 import re
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from arena import report as RP
 from arena.config import load_config
-from arena.ratings import rate_all
+from arena.ratings import Standings, rate_all
 from arena.records import read_records
+from arena.report import charts
 from arena.report.charts import score_over_rounds
 from arena.report.forfeits import forfeit_reason, group_forfeits
 from arena.tournament import run_tournament
-from tests.synth_records import make_record
+from tests.synth_records import make_record, round_robin
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "bots"
@@ -50,7 +54,7 @@ def test_forfeits_group_by_reason_with_game_specific_parts_normalised() -> None:
 
 def test_the_page_shows_one_row_per_group_with_its_count_and_one_stderr(tmp_path: Path) -> None:
     recs = [_crash(f"g{k}", "alice", "bob", 5 + k) for k in range(20)]
-    recs += [make_record("bob", "alice", 1.0, pair=None, game_id=f"w{k}") for k in range(3)]
+    recs += round_robin({"alice": 0.0, "bob": 0.0}, 3, seed=2)  # not one-sided
     html = RP.build_report(tmp_path, recs).read_text(encoding="utf-8")
     forfeits = html[html.index('<h2 id="forfeits">'):html.index('<h2 id="games">')]
     assert "(20 forfeits: crash 20)" in forfeits
@@ -59,21 +63,31 @@ def test_the_page_shows_one_row_per_group_with_its_count_and_one_stderr(tmp_path
     assert all(f'href="#game-g{k}"' in forfeits for k in range(RP.MAX_FORFEITS_LISTED))
 
 
-def test_nothing_rateable_says_why_in_one_line_and_draws_no_empty_chart(tmp_path: Path) -> None:
-    # one-sided: bob won every game, so nobody has a finite Elo
-    recs = [make_record("bob", "alice", 1.0, pair=None, game_id=f"g{k}") for k in range(3)]
-    tables = rate_all(recs)
+def _unrated(st: Standings) -> Standings:
+    """``st`` with no bot rated (as when every bot won, lost or drew all its games)."""
+    return replace(st, rows=tuple(replace(r, elo=None, elo95=None) for r in st.rows))
+
+
+def test_nothing_rateable_says_why_in_one_line_and_draws_no_empty_chart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    recs = round_robin({"alice": 0.0, "bob": 0.0}, 2, seed=3)
+    tables = [_unrated(st) for st in rate_all(recs)]
     assert RP.chart_elo(tables[0]) is None
+    assert RP.chart_variant_comparison(tables) is None  # one variant: nothing to compare
     assert RP.chart_score_over_rounds([]) is None and RP.chart_game_lengths([]) is None
     assert RP.chart_head_to_head([]) is None
+    # the page: whatever the ratings make of these games, a chart with nothing to draw is
+    # one line saying why, and no image
+    monkeypatch.setattr(charts, "chart_elo", lambda st: None)
+    (tmp_path / "elo-nine-mens-morris.png").write_bytes(b"an older report's chart")
     html = RP.build_report(tmp_path, recs).read_text(encoding="utf-8")
-    charts = html[html.index('<h2 id="charts">'):html.index('<h2 id="crosstable">')]
-    assert "No bot could be rated yet in" in charts
-    assert charts.count('<p class="nochart">') == 1
+    section = html[html.index('<h2 id="charts">'):html.index('<h2 id="crosstable">')]
+    assert "No Elo chart for nine-mens-morris: no bot could be rated yet" in section
+    assert section.count('<p class="nochart">') == 1
     assert not (tmp_path / "elo-nine-mens-morris.png").exists()
     pngs = sorted(p.name for p in tmp_path.glob("*.png"))
     assert pngs == ["game-lengths.png", "head-to-head.png", "score-over-rounds.png"]
-    assert charts.count('src="data:image/png;base64,') == 3 and 'src=""' not in charts
+    assert section.count('src="data:image/png;base64,') == 3 and 'src=""' not in section
 
 
 def test_score_over_rounds_by_round_or_by_game() -> None:

@@ -219,11 +219,12 @@ def chart_score_over_rounds(records: Sequence[GameRecord]) -> Optional[bytes]:
             ys = series[bot]
             # the legend names each line and its final points (labels at the lines' ends
             # overlap when bots tie)
-            ax.step(xs, ys, where="post", color=color, lw=1.8,
-                    label=f"{short(bot, 24)} ({ys[-1]:g})")
+            ax.plot(xs, ys, color=color, lw=1.8, marker="o" if len(xs) <= 40 else None,
+                    ms=3, label=f"{short(bot, 24)} ({ys[-1]:g})")
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("after round" if unit == "round"
                       else "after game (in the order of the games list below)")
         ax.set_ylabel("points (win 1, draw ½)")
@@ -310,21 +311,22 @@ def build_charts(records: Sequence[GameRecord], tables: Sequence[Standings]) -> 
         name = "all" if st.variant is None else slug(st.variant)
         charts.append(_chart(f"elo-{name}.png", f"Elo with 95% intervals: {st.label}",
                              chart_elo(st),
-                             f"No bot could be rated yet in {st.label}: every bot has "
-                             "won all, lost all or drawn all its rated games, or they are not "
-                             "linked by games."))
+                             f"No Elo chart for {st.label}: no bot could be rated yet (a bot "
+                             "that won, lost or drew every game, or has played none of the "
+                             "others, has no finite Elo; see the notes in the table)."))
     if sum(t.variant is not None for t in tables) > 1:
         charts.append(_chart("elo-by-variant.png", "Elo of each bot in each variant",
                              chart_variant_comparison(tables),
-                             "No bot could be rated yet in any variant, so there is nothing "
-                             "to compare."))
+                             "No Elo-by-variant chart: no bot could be rated yet in any "
+                             "variant."))
     main = tables[-1] if tables else None
     charts.append(_chart("score-over-rounds.png", "Points of each bot over the tournament "
                          "(all variants)", chart_score_over_rounds(records),
-                         "No game has been played yet."))
+                         "No score chart: no game has been played yet."))
     charts.append(_chart("head-to-head.png", "Head-to-head score (all variants)",
                          chart_head_to_head(records, [r.bot for r in main.rows] if main else []),
-                         "No two bots have played each other yet."))
+                         "No head-to-head chart: no two bots have played each other yet."))
     charts.append(_chart("game-lengths.png", "Game length and terminations per variant",
-                         chart_game_lengths(records), "No game has been played yet."))
+                         chart_game_lengths(records),
+                         "No game-length chart: no game has been played yet."))
     return charts

@@ -227,7 +227,7 @@ others) are listed without one.</p>
 <h2 id="charts">Charts</h2>
 {% for c in charts %}
 {% if c.png is none %}
-<p class="nochart">{{ c.caption }}: {{ c.reason }}</p>
+<p class="nochart">{{ c.reason }}</p>
 {% else %}
 <figure><img src="{{ c.data_uri }}" alt="{{ c.caption }}"><figcaption>{{ c.caption }}
 ({{ c.file }})</figcaption></figure>
