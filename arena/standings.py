@@ -11,12 +11,12 @@ import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from arena.records import GameRecord, atomic_write
 
 __all__ = ["Tally", "Tallies", "tally", "compute_standings", "format_standings",
-           "write_standings_csv", "Standing"]
+           "write_standings_csv", "Standing", "rank_bots", "TIE_BREAKS"]
 
 
 @dataclass
@@ -151,3 +151,42 @@ def write_standings_csv(path: Path, tables: dict[str, list[Tally]]) -> None:
             writer.writerow([variant, rank, r.name, f"{r.points:g}", r.games, r.wins,
                              r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
     atomic_write(path, f.getvalue().encode("utf-8"))
+
+
+#: the order of a ranking, in words (docs/RATINGS.md, *Rank*)
+TIE_BREAKS = ("points", "head-to-head points among the tied bots", "Sonneborn-Berger", "Elo",
+              "name")
+
+
+def rank_bots(records: Iterable[GameRecord], *, variant: Optional[str] = None,
+              elo: Optional[Mapping[str, float]] = None) -> list[str]:
+    """Every bot of ``records`` (of ``variant``, all when None), best first; rank = place + 1.
+
+    Points first (a win 1, a draw 1/2).  Bots level on points are ordered by the points they
+    scored in the games among themselves (head to head), then by Sonneborn-Berger (the
+    points scored against each opponent times that opponent's total points, summed), then by
+    ``elo`` (when given), then by name, so every bot has a rank of its own.
+    """
+    chosen = [r for r in records if variant is None or r.variant == variant]
+    rows = tally(chosen)
+    points = {name: t.points for name, t in rows.items()}
+    against: dict[tuple[str, str], float] = {}
+    for r in chosen:
+        w, b = r.white.name, r.black.name
+        if w == b:
+            continue
+        against[w, b] = against.get((w, b), 0.0) + r.score("white")
+        against[b, w] = against.get((b, w), 0.0) + r.score("black")
+    sonneborn = {name: 0.0 for name in rows}
+    for (a, b), p in against.items():
+        sonneborn[a] += p * points[b]
+    level: dict[float, list[str]] = {}
+    for name in rows:
+        level.setdefault(points[name], []).append(name)
+    head: dict[str, float] = {}
+    for group in level.values():
+        for a in group:
+            head[a] = sum(against.get((a, b), 0.0) for b in group if b != a)
+    strength = elo or {}
+    return sorted(rows, key=lambda n: (-points[n], -head[n], -sonneborn[n],
+                                       -strength.get(n, 0.0), n))

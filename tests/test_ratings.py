@@ -280,40 +280,57 @@ def test_los_from_joint_covariance() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def test_perfect_scores_and_disconnected_groups_are_flagged() -> None:
+def test_perfect_scores_and_disconnected_groups_rest_on_the_prior() -> None:
     recs = round_robin({"a": 100.0, "b": 0.0, "c": -100.0}, 10, seed=2)
     recs += _games([("ace", "a", 1.0, 2), ("b", "ace", 0.0, 2)])       # 100 %
     recs += _games([("dud", "c", 0.0, 1), ("a", "dud", 1.0, 1)])       # 0 %
     recs += _games([("x", "y", 1.0, 3), ("y", "x", 1.0, 2)])           # separate group
     st = R.rate(recs)
     by = {r.bot: r for r in st.rows}
-    assert by["ace"].elo is None and "100%" in by["ace"].flag and by["ace"].rank is None
-    assert by["dud"].elo is None and "0%" in by["dud"].flag
+    assert by["ace"].prior and "100%" in by["ace"].flag
+    assert by["dud"].prior and "0%" in by["dud"].flag
     for name in ("x", "y"):
-        assert by[name].elo is None and "not connected" in by[name].flag
-    assert all(by[n].elo is not None and not by[n].flag for n in ("a", "b", "c"))
-    assert [r.bot for r in st.rows][:1] == ["ace"]  # unbeaten bots are listed on top
-    assert {r.rank for r in st.rows if r.rank} == {1, 2, 3}
+        assert by[name].prior and "not connected" in by[name].flag
+    assert all(not by[n].prior and not by[n].flag for n in ("a", "b", "c"))
+    # every bot has a rank (by points) and a finite Elo with a finite, non-zero interval
+    assert [r.rank for r in st.rows] == list(range(1, len(st.rows) + 1))
+    for r in st.rows:
+        assert r.rating is not None and math.isfinite(r.rating)
+        assert r.rating95 is not None and 0 < r.rating95 < math.inf
+        assert (r.elo is None) == r.prior  # the maximum-likelihood Elo only where it exists
+    assert by["ace"].rating > max(by[n].rating for n in "abc")   # unbeaten: above the rest
+    assert by["dud"].rating < min(by[n].rating for n in "abc")
     assert by["ace"].games == 4 and by["ace"].wins == 4
+    # the maximum-likelihood bots keep exactly the numbers of their fit alone
+    alone = R.rate(round_robin({"a": 100.0, "b": 0.0, "c": -100.0}, 10, seed=2))
+    for n in "abc":
+        assert by[n].elo == alone.row(n).elo and by[n].elo95 == alone.row(n).elo95
 
 
-def test_group_without_upsets_is_flagged_not_rated() -> None:
+def test_group_without_upsets_rests_on_the_prior() -> None:
     # {A, B} draw each other and always beat {C, D}, who draw each other: no finite gap
     recs = _games([("A", "B", 0.5, 4), ("C", "D", 0.5, 4), ("A", "C", 1.0, 2), ("B", "D", 1.0, 2),
                    ("C", "B", 0.0, 2)])
     st = R.rate(recs)
-    rated = [r.bot for r in st.rows if r.elo is not None]
-    flagged = [r for r in st.rows if r.flag]
-    assert len(rated) == 2 and len(flagged) == 2
-    assert all("no finite Elo" in r.flag for r in flagged)
+    ml = [r.bot for r in st.rows if not r.prior]
+    prior = [r for r in st.rows if r.prior]
+    assert len(ml) == 2 and len(prior) == 2
+    assert all("no finite maximum-likelihood Elo" in r.flag for r in prior)
+    assert [r.bot for r in st.rows][:2] in (["A", "B"], ["B", "A"])
+    assert (min(st.row("A").rating, st.row("B").rating)
+            > max(st.row("C").rating, st.row("D").rating))
     with pytest.raises(R.FitError):
         R.fit_bradley_terry(R.game_arrays(recs))
 
 
-def test_two_bots_one_sided_gives_no_ratings() -> None:
+def test_two_bots_one_sided_rest_on_the_prior() -> None:
     st = R.rate(_games([("A", "B", 1.0, 3), ("B", "A", 0.0, 3)]))
-    assert st.fit is None
+    assert st.fit is not None and set(st.fit.prior) == {"A", "B"}
     assert {r.bot: r.flag.split(" ")[0] for r in st.rows} == {"A": "won", "B": "lost"}
+    assert [r.bot for r in st.rows] == ["A", "B"] and [r.rank for r in st.rows] == [1, 2]
+    a, b = st.row("A"), st.row("B")
+    assert a.rating is not None and b.rating is not None and a.rating == pytest.approx(-b.rating)
+    assert a.rating > 0 and a.los_next is not None and 0.5 < a.los_next < 0.999
 
 
 def test_anchor_missing_from_a_table_keeps_it_centred() -> None:
@@ -517,3 +534,81 @@ def test_prior_draws_constant_agrees_with_the_report() -> None:
     from arena.report import tables
 
     assert tables.PRIOR_DRAWS == R.PRIOR_DRAWS
+
+
+# ---------------------------------------------------------------------------------------
+# Every bot rated: the prior where the maximum-likelihood Elo does not exist
+# ---------------------------------------------------------------------------------------
+
+
+def _coverage(elos: list[float], pairs: int, draw: float, sims: int, seed: int
+              ) -> tuple[float, float, int]:
+    """(coverage of all bots, of the bots on the prior, perfect-order tournaments seen)."""
+    from arena.ratings.fit import fit_every_bot
+
+    rng = np.random.default_rng(seed)
+    truth_all = np.asarray(elos)
+    covered = total = on_prior = prior_covered = perfect = 0
+    for _ in range(sims):
+        fit, _ = fit_every_bot(_simulate(rng, truth_all, pairs=pairs, draw=draw, colour=0.0))
+        assert fit is not None
+        truth = truth_all[[int(p[1:]) for p in fit.players]]
+        ml = [k for k, p in enumerate(fit.players) if p not in fit.prior]
+        truth = truth - (truth[ml].mean() if ml else truth.mean())  # the fit's centring
+        ok = np.abs(fit.elo - truth) <= fit.elo95()
+        assert np.all(np.isfinite(fit.elo)) and np.all(fit.elo95() > 0)
+        covered += int(ok.sum())
+        total += ok.size
+        prior = [k for k, p in enumerate(fit.players) if p in fit.prior]
+        on_prior += len(prior)
+        prior_covered += int(ok[prior].sum())
+        perfect += len(prior) == len(elos)
+    return covered / total, prior_covered / max(on_prior, 1), perfect
+
+
+def test_perfect_order_tournaments_get_honest_intervals() -> None:
+    """4 bots 400 Elo apart, one colour-swapped pair per match (12 games): more than half of
+    these tournaments order the bots without an upset, so every Elo rests on the prior."""
+    everyone, on_prior, perfect = _coverage([-600.0, -200.0, 200.0, 600.0], 1, 0.0, 60, 11)
+    assert perfect >= 25
+    assert everyone >= 0.90 and on_prior >= 0.90
+
+
+def test_prior_intervals_with_draws_and_closer_bots() -> None:
+    everyone, on_prior, _ = _coverage([-300.0, -100.0, 100.0, 300.0], 1, 0.3, 60, 12)
+    assert everyone >= 0.90 and on_prior >= 0.90
+
+
+def test_the_prior_is_one_virtual_draw_against_the_centre() -> None:
+    # two bots, one game: each bot's only evidence besides its virtual draw against the
+    # centre is the one game, so by symmetry the fit solves E(d) + 1/2 E(-d/2)... exactly:
+    recs = _games([("A", "B", 1.0, 1)])
+    fit = R.rate(recs).fit
+    assert fit is not None and set(fit.prior) == {"A", "B"}
+    a = fit.elo[fit.index("A")] / R.ELO_PER_NAT
+    # stationarity for A at +a, B at -a, the virtual opponent at 0:
+    # (1 - E(2a)) + 1 * (1/2 - E(a)) = 0
+    expit = lambda x: 1 / (1 + math.exp(-x))  # noqa: E731
+    assert (1 - expit(2 * a)) + (0.5 - expit(a)) == pytest.approx(0.0, abs=1e-7)
+    assert R.PRIOR_DRAWS == 1.0
+
+
+def test_rank_is_by_points_with_head_to_head_then_sonneborn_berger() -> None:
+    from arena.standings import rank_bots
+
+    # A and B both 2 points; B beat A head to head, so B ranks above A
+    recs = _games([("B", "A", 1.0, 1), ("A", "C", 1.0, 2), ("B", "C", 1.0, 1)])
+    assert rank_bots(recs) == ["B", "A", "C"]
+    st = R.rate(recs)
+    assert [r.bot for r in st.rows] == ["B", "A", "C"] and [r.rank for r in st.rows] == [1, 2, 3]
+    # level on points and head to head (a draw): Sonneborn-Berger decides
+    recs = _games([("A", "B", 0.5, 1), ("A", "C", 1.0, 1), ("D", "B", 1.0, 1),
+                   ("C", "D", 0.5, 1), ("C", "B", 1.0, 1)])
+    # points A 1.5, B 0.5, C 1.5, D 1.5; among A, C, D: A 1, C 0.5, D 0.5 -> A first;
+    # C and D: SB C = 1*0.5 (B) + 0.5*1.5 (D) = 1.25, D = 1*0.5 (B) + 0.5*1.5 (C) = 1.25 -> Elo
+    order = rank_bots(recs)
+    assert order[0] == "A" and order[-1] == "B"
+    st = R.rate(recs)
+    c, d = st.row("C").rating, st.row("D").rating
+    assert c is not None and d is not None
+    assert [r.bot for r in st.rows][1:3] == (["C", "D"] if c >= d else ["D", "C"])

@@ -36,7 +36,8 @@ from arena.ratings.elo import (ELO_PER_NAT, NELO_PER_T, PENTANOMIAL_VALUES, PRIO
                                TRINOMIAL_VALUES, Z95, ScoreEstimate, cutechess_los,
                                elo_from_score, pentanomial_estimate, pentanomial_index,
                                score_from_elo, trinomial_estimate, wilson_interval)
-from arena.ratings.fit import Fit, Rateable, find_rateable, fit_bradley_terry
+from arena.ratings.fit import (Fit, Rateable, find_rateable, fit_bradley_terry, fit_every_bot,
+                              fit_with_prior)
 from arena.ratings.intervals import (MIN_SANDWICH_CLUSTERS, IntervalMethod, bootstrap_covariance,
                                      sandwich_covariance)
 from arena.ratings.mle import FitError, GameArrays, fit_theta, game_arrays, pair_matrices
@@ -58,7 +59,7 @@ __all__ = [
     # intervals
     "MIN_SANDWICH_CLUSTERS", "IntervalMethod", "bootstrap_covariance", "sandwich_covariance",
     # fit
-    "Fit", "Rateable", "find_rateable", "fit_bradley_terry",
+    "Fit", "Rateable", "find_rateable", "fit_bradley_terry", "fit_every_bot", "fit_with_prior",
     # tables
     "COLUMNS", "BotStanding", "Match", "Standings", "all_matches", "head_to_head", "match_stats",
     "parse_anchor", "rate", "rate_all", "ratings_table", "standings_rows",

@@ -28,10 +28,10 @@ NELO_PER_T: float = 800.0 / math.log(10.0)
 PENTANOMIAL_VALUES: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: a game's score for the trinomial classes L, D, W
 TRINOMIAL_VALUES: tuple[float, ...] = (0.0, 0.5, 1.0)
-#: the prior where the data alone give no finite Elo: this many virtual draws (BayesElo's
-#: default), against the opponent for two bots, against a virtual opponent at the centre of
-#: the scale in the joint fit (docs/RATINGS.md, *The prior*)
-PRIOR_DRAWS: float = 2.0
+#: the prior where the data alone give no finite Elo: this many virtual draws, against the
+#: opponent for two bots, against a virtual opponent at the centre of the scale in the joint
+#: fit (BayesElo uses 2; 1 keeps the intervals honest, docs/RATINGS.md, *The prior*)
+PRIOR_DRAWS: float = 1.0
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,11 +19,11 @@ from scipy import sparse, stats
 from scipy.sparse import csgraph
 
 from arena.errors import ArenaError
-from arena.ratings.elo import ELO_PER_NAT, Z95
+from arena.ratings.elo import ELO_PER_NAT, PRIOR_DRAWS, Z95
 from arena.ratings.intervals import (IntervalMethod, bootstrap_covariance, floor_covariance,
                                      model_covariance, sandwich_covariance)
-from arena.ratings.mle import (FitError, GameArrays, dense_ids, fit_theta, is_strongly_connected,
-                               log_likelihood, pair_matrices)
+from arena.ratings.mle import (FitError, GameArrays, dense_ids, fit_theta, fit_theta_free,
+                               is_strongly_connected, log_likelihood, pair_matrices)
 
 
 # ---------------------------------------------------------------------------------------
@@ -33,7 +33,11 @@ from arena.ratings.mle import (FitError, GameArrays, dense_ids, fit_theta, is_st
 
 @dataclass(frozen=True)
 class Fit:
-    """A Bradley-Terry fit: Elo per player (centred or anchored) and its covariance (Elo²)."""
+    """A Bradley-Terry fit: Elo per player (centred or anchored) and its covariance (Elo²).
+
+    ``prior`` names the players whose Elo rests on the prior (:func:`fit_with_prior`); the
+    others have their maximum-likelihood Elo.
+    """
 
     players: tuple[str, ...]
     elo: np.ndarray
@@ -42,6 +46,7 @@ class Fit:
     log_likelihood: float
     method: str
     clusters: int
+    prior: tuple[str, ...] = ()
 
     def index(self, player: str) -> int:
         """Position of ``player`` in ``players``; raises ``KeyError``."""
@@ -111,6 +116,140 @@ def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor
                method=method, clusters=clusters)
 
 
+def fit_with_prior(games: GameArrays, core: tuple[int, ...], core_fit: Optional[Fit], *,
+                   anchor: Optional[str] = None, anchor_elo: float = 0.0,
+                   prior_draws: float = PRIOR_DRAWS) -> Fit:
+    """Elo for every player: the core's maximum-likelihood fit kept, the others on the prior.
+
+    ``core`` (indices into ``games.players``) are the players with finite maximum-likelihood
+    ratings and ``core_fit`` their centred :func:`fit_bradley_terry` (None when there is no
+    core).  Every other player gets ``prior_draws`` virtual draws against a virtual opponent
+    at the centre of the scale (the core's mean, or 0 with no core), and their ratings
+    maximise the likelihood of all games plus the virtual draws with the core held fixed
+    (BayesElo's prior, applied only where the data alone have no finite maximum).
+
+    The covariance of the prior-based players is the inverse of their information (the
+    virtual draws included) plus the core's uncertainty carried through (they move with
+    the core); centred on the core's mean (all players' without a core), or anchored.
+    """
+    n = len(games.players)
+    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    core_idx = np.asarray(core, dtype=np.int64)
+    free = np.setdiff1d(np.arange(n), core_idx)
+    v = n  # the virtual opponent
+    big_n = np.zeros((n + 1, n + 1))
+    big_s = np.zeros((n + 1, n + 1))
+    big_n[:n, :n], big_s[:n, :n] = n_mat, s_mat
+    big_n[free, v] = big_n[v, free] = prior_draws
+    big_s[free, v] = big_s[v, free] = prior_draws / 2
+    theta = np.zeros(n + 1)
+    if core_fit is not None:
+        theta[core_idx] = core_fit.elo / ELO_PER_NAT
+    theta, hess, iters = fit_theta_free(big_n, big_s, theta, free)
+    h_ff_inv = np.linalg.inv(hess[np.ix_(free, free)])
+    # The information matrix alone understates how far out a bot without upsets may be (the
+    # likelihood is flat on its far side): widen each prior-based bot's variance to its
+    # profile-likelihood interval, the longer side taken (a congruence: stays a covariance).
+    halves = np.array([_profile_half(big_n, big_s, theta, free, k) for k in range(free.size)])
+    scale = np.maximum(halves / Z95 / np.sqrt(np.diag(h_ff_inv)), 1.0)
+    h_ff_inv = h_ff_inv * scale[:, None] * scale[None, :]
+    cov = np.zeros((n, n))
+    if core_fit is not None and core_idx.size:
+        cov_c = core_fit.cov / ELO_PER_NAT ** 2
+        h_fc = hess[np.ix_(free, core_idx)] + hess[free, v][:, None] / core_idx.size
+        jac = -h_ff_inv @ h_fc                   # how the prior-based players follow the core
+        cross = jac @ cov_c
+        cov[np.ix_(core_idx, core_idx)] = cov_c
+        cov[np.ix_(free, core_idx)] = cross
+        cov[np.ix_(core_idx, free)] = cross.T
+        cov[np.ix_(free, free)] = h_ff_inv + cross @ jac.T
+        elo = theta[:n] * ELO_PER_NAT             # the core is centred already
+        method, clusters = core_fit.method, core_fit.clusters
+    else:
+        cov[np.ix_(free, free)] = h_ff_inv
+        elo = (theta[:n] - theta[:n].mean()) * ELO_PER_NAT
+        rows = cov.mean(axis=1)
+        cov = cov - rows[:, None] - rows[None, :] + rows.mean()
+        method, clusters = "prior", int(dense_ids(games.cluster)[1])
+    if anchor is not None:
+        try:
+            a = games.players.index(anchor)
+        except ValueError:
+            raise ArenaError(f"anchor bot {anchor!r} is not among the rated bots") from None
+        elo = elo - elo[a] + anchor_elo
+        cov = cov - cov[:, a][:, None] - cov[a, :][None, :] + cov[a, a]
+    return Fit(players=games.players, elo=elo, cov=cov * ELO_PER_NAT ** 2, iterations=iters,
+               log_likelihood=log_likelihood(theta[:n], n_mat, s_mat), method=method,
+               clusters=clusters, prior=tuple(games.players[i] for i in free))
+
+
+def fit_every_bot(games: GameArrays, *, anchor: Optional[str] = None, anchor_elo: float = 0.0,
+                  method: IntervalMethod = "sandwich", bootstrap_samples: int = 200,
+                  seed: int = 0) -> tuple[Optional[Fit], Rateable]:
+    """A finite Elo for every player of ``games``, and which rest on the prior (the flagged).
+
+    When the games have finite maximum-likelihood ratings this is exactly
+    :func:`fit_bradley_terry`; otherwise its fit of the rated core is kept and
+    :func:`fit_with_prior` rates the rest.  None with fewer than two players.
+    """
+    n = len(games.players)
+    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    part = find_rateable(n_mat, s_mat)
+    if n < 2:
+        return None, part
+    if not part.flags:
+        return fit_bradley_terry(games, anchor=anchor, anchor_elo=anchor_elo, method=method,
+                                 bootstrap_samples=bootstrap_samples, seed=seed), part
+    core_fit: Optional[Fit] = None
+    if len(part.core) >= 2:
+        core = np.asarray(part.core)
+        remap = np.full(n, -1)
+        remap[core] = np.arange(core.size)
+        keep = (remap[games.white] >= 0) & (remap[games.black] >= 0)
+        sub = GameArrays(tuple(games.players[i] for i in core), remap[games.white[keep]],
+                         remap[games.black[keep]], games.score[keep], games.cluster[keep])
+        core_fit = fit_bradley_terry(sub, method=method, bootstrap_samples=bootstrap_samples,
+                                     seed=seed)
+    core_ids = part.core if core_fit is not None else ()
+    return fit_with_prior(games, core_ids, core_fit, anchor=anchor, anchor_elo=anchor_elo), part
+
+
+#: the drop of the log-likelihood that bounds a 95 % likelihood interval (chi-squared(1)/2)
+_LR95 = Z95 * Z95 / 2
+
+
+def _profile_half(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free: np.ndarray,
+                  k: int) -> float:
+    """The longer side (natural units) of the 95 % profile-likelihood interval of player
+    ``free[k]``, the other free players refitted at every point, the rest held fixed."""
+    i = int(free[k])
+    others = np.delete(free, k)
+    top = log_likelihood(theta, n_mat, s_mat)
+
+    def drop(x: float) -> float:
+        t = theta.copy()
+        t[i] = x
+        if others.size:
+            try:
+                t, _, _ = fit_theta_free(n_mat, s_mat, t, others)
+            except (FitError, np.linalg.LinAlgError):
+                return 1.0  # so far out that the others cannot follow: outside the interval
+        return top - log_likelihood(t, n_mat, s_mat) - _LR95
+
+    longest = 0.0
+    for side in (1.0, -1.0):
+        near, far = 0.0, 0.5
+        while drop(theta[i] + side * far) < 0 and far < 16.0:  # 16 nats: 2779 Elo
+            near, far = far, 2 * far
+        for _ in range(40):                       # bisection to 1e-4 nats at most
+            if far - near < 1e-4:
+                break
+            mid = (near + far) / 2
+            near, far = (mid, far) if drop(theta[i] + side * mid) < 0 else (near, mid)
+        longest = max(longest, far)
+    return longest
+
+
 # ---------------------------------------------------------------------------------------
 # Which bots can be rated: connectivity and perfect scores
 # ---------------------------------------------------------------------------------------
@@ -164,21 +303,25 @@ def find_rateable(n_mat: np.ndarray, s_mat: np.ndarray) -> Rateable:
         if weak[i] != main:
             flags[i] = (f"not connected by games to the main group (a separate group of "
                         f"{weak_sizes[weak[i]]} bot{'s' if weak_sizes[weak[i]] != 1 else ''}); "
-                        "Elo not comparable")
+                        "Elo only through the prior")
         elif played[i] > 0 and scored[i] >= played[i]:
-            flags[i] = "won every game (100%): no finite Elo"
+            flags[i] = "won every game (100%): no finite maximum-likelihood Elo"
             above.add(i)
         elif played[i] > 0 and scored[i] <= 0:
-            flags[i] = "lost every game (0%): no finite Elo"
+            flags[i] = "lost every game (0%): no finite maximum-likelihood Elo"
         elif not core.size:
-            flags[i] = "no finite Elo: the results order the bots without any upset"
+            flags[i] = ("no finite maximum-likelihood Elo: the results order the bots without "
+                        "any upset")
         elif reach_to_core[i] and not reach_from_core[i]:
-            flags[i] = "never lost a point to the rated bots' group: no finite Elo"
+            flags[i] = ("never lost a point to the other bots' group: no finite "
+                        "maximum-likelihood Elo")
             above.add(i)
         elif reach_from_core[i] and not reach_to_core[i]:
-            flags[i] = "never took a point from the rated bots' group: no finite Elo"
+            flags[i] = ("never took a point from the other bots' group: no finite "
+                        "maximum-likelihood Elo")
         else:
-            flags[i] = "no chain of results places it against the rated bots: no finite Elo"
+            flags[i] = ("no chain of results places it against the other bots: no finite "
+                        "maximum-likelihood Elo")
     return Rateable(tuple(int(i) for i in core), flags, frozenset(above))
 
 

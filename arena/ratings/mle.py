@@ -185,3 +185,35 @@ def fit_theta(n_mat: np.ndarray, s_mat: np.ndarray, *, start: Optional[np.ndarra
         if np.max(np.abs(t * step)) < tol:
             return theta, _grad_hess(theta, *pairs)[1], it
     raise FitError(f"the rating fit did not converge in {max_iter} iterations")
+
+
+def fit_theta_free(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free: np.ndarray, *,
+                   tol: float = 1e-7, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray, int]:
+    """Maximise the log-likelihood over the strengths ``theta[free]``, the others held fixed.
+
+    For the prior's fit (:func:`arena.ratings.fit.fit_with_prior`): the matrices include
+    virtual draws of every free player against a fixed player, so the maximum is finite and
+    unique.  Returns ``(theta, hessian, iterations)``, the hessian (of minus the
+    log-likelihood, all players) at the maximum.
+
+    :raises FitError: no convergence within ``max_iter`` iterations.
+    """
+    theta = np.array(theta, dtype=float)
+    pairs = _pair_list(n_mat, s_mat)
+    ll = _loglik(theta, *pairs)
+    sub = np.ix_(free, free)
+    for it in range(1, max_iter + 1):
+        grad, hess = _grad_hess(theta, *pairs)
+        step = np.zeros_like(theta)
+        step[free] = np.linalg.solve(hess[sub], grad[free])
+        t = 1.0
+        while True:
+            cand = theta + t * step
+            cand_ll = _loglik(cand, *pairs)
+            if cand_ll >= ll - 1e-12 * abs(ll) or t < 1e-6:
+                break
+            t /= 2
+        theta, ll = cand, cand_ll
+        if np.max(np.abs(t * step)) < tol:
+            return theta, _grad_hess(theta, *pairs)[1], it
+    raise FitError(f"the rating fit with the prior did not converge in {max_iter} iterations")

@@ -18,10 +18,10 @@ import numpy as np
 from arena.errors import ArenaError
 from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_index,
                                trinomial_estimate)
-from arena.ratings.fit import Fit, fit_bradley_terry, find_rateable
+from arena.ratings.fit import Fit, fit_every_bot
 from arena.ratings.intervals import IntervalMethod
-from arena.ratings.mle import GameArrays, game_arrays, pair_matrices
-from arena.standings import tally
+from arena.ratings.mle import game_arrays, pair_matrices
+from arena.standings import rank_bots, tally
 
 if TYPE_CHECKING:
     from arena.records import GameRecord
@@ -34,7 +34,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BotStanding:
-    """One row of a standings table.  ``elo`` / ``elo95`` / ``rank`` are None when flagged."""
+    """One row of a standings table, ``rank`` by points (:func:`arena.standings.rank_bots`).
+
+    ``elo`` / ``elo95`` are the maximum-likelihood Elo and interval, None when the bot has
+    none (``flag`` says why); such a bot's Elo rests on the prior (``prior`` True) and is in
+    ``prior_elo`` / ``prior_elo95``.  :attr:`rating` / :attr:`rating95` give whichever the
+    bot has (None only in a table of a single bot).
+    """
 
     bot: str
     rank: Optional[int]
@@ -47,6 +53,24 @@ class BotStanding:
     los_next: Optional[float]
     forfeits: dict[str, int] = field(default_factory=dict)
     flag: str = ""
+    prior: bool = False
+    prior_elo: Optional[float] = None
+    prior_elo95: Optional[float] = None
+
+    @property
+    def rating(self) -> Optional[float]:
+        """The Elo shown in the tables: ``elo``, or ``prior_elo`` for a bot on the prior."""
+        return self.prior_elo if self.prior else self.elo
+
+    @property
+    def rating95(self) -> Optional[float]:
+        """The half-width shown with :attr:`rating`."""
+        return self.prior_elo95 if self.prior else self.elo95
+
+    @property
+    def points(self) -> float:
+        """A win 1, a draw 1/2."""
+        return self.wins + 0.5 * self.draws
 
     @property
     def score(self) -> float:
@@ -103,55 +127,43 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
          bootstrap_samples: int = 200, seed: int = 0) -> Standings:
     """Standings for the games of ``variant`` (all games pooled when None).
 
-    Rated bots come first by Elo (each with the LOS over the next one), then the flagged
-    bots.  With ``anchor=(bot, elo)`` the anchor bot gets that Elo exactly (and ± 0); if it is
-    not rated in this table the table stays centred on 0 and ``note`` says so.
+    Every bot is ranked (:func:`arena.standings.rank_bots`: points, head to head,
+    Sonneborn-Berger, Elo) and has a finite Elo (:func:`arena.ratings.fit.fit_every_bot`):
+    the maximum-likelihood fit where it exists, the prior for the others (``prior`` and
+    ``flag`` say which and why).  Each row has the LOS over the next row.  With
+    ``anchor=(bot, elo)`` the anchor bot gets that Elo exactly (and ± 0); if it is not in
+    this table the table stays centred and ``note`` says so.
     """
     chosen = [r for r in records if variant is None or r.variant == variant]
     games = game_arrays(chosen)
-    n = len(games.players)
-    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
-    part = find_rateable(n_mat, s_mat)
     counts = tally(chosen)
-    fit: Optional[Fit] = None
     note = ""
     anchor_name = None
-    if len(part.core) >= 2:
-        core = np.asarray(part.core)
-        remap = np.full(n, -1)
-        remap[core] = np.arange(core.size)
-        keep = (remap[games.white] >= 0) & (remap[games.black] >= 0)
-        sub = GameArrays(tuple(games.players[i] for i in core), remap[games.white[keep]],
-                         remap[games.black[keep]], games.score[keep], games.cluster[keep])
-        if anchor is not None and anchor[0] in sub.players:
-            anchor_name = anchor[0]
-        elif anchor is not None:
-            note = f"anchor {anchor[0]!r} is not rated here; Elo is centred on the mean"
-        fit = fit_bradley_terry(sub, anchor=anchor_name,
-                                anchor_elo=anchor[1] if anchor_name and anchor else 0.0,
-                                method=method, bootstrap_samples=bootstrap_samples, seed=seed)
+    if anchor is not None and anchor[0] in games.players and len(games.players) >= 2:
+        anchor_name = anchor[0]
     elif anchor is not None:
-        note = f"anchor {anchor[0]!r} is not rated here"
+        note = f"anchor {anchor[0]!r} is not rated here; Elo is centred on the mean"
+    fit, part = fit_every_bot(games, anchor=anchor_name,
+                              anchor_elo=anchor[1] if anchor_name and anchor else 0.0,
+                              method=method, bootstrap_samples=bootstrap_samples, seed=seed)
+    elo = ({name: float(fit.elo[k]) for k, name in enumerate(fit.players)}
+           if fit is not None else {})
+    order = rank_bots(chosen, elo=elo)
+    half = fit.elo95() if fit is not None else np.zeros(0)
     rows: list[BotStanding] = []
-    if fit is not None:
-        order = sorted(range(len(fit.players)), key=lambda i: (-fit.elo[i], fit.players[i]))
-        half = fit.elo95()
-        for rank, i in enumerate(order, start=1):
-            name = fit.players[i]
-            c = counts[name]
-            nxt = fit.los(i, order[rank]) if rank < len(order) else None
-            rows.append(BotStanding(name, rank, float(fit.elo[i]), float(half[i]), c.games,
-                                    c.wins, c.draws, c.losses, nxt, dict(c.forfeit_kinds)))
-    flagged: list[BotStanding] = []
-    for i, reason in part.flags.items():
-        name = games.players[i]
+    for place, name in enumerate(order):
         c = counts[name]
-        flagged.append(BotStanding(name, None, None, None, c.games, c.wins, c.draws, c.losses,
-                                   None, dict(c.forfeit_kinds), reason))
-    flagged.sort(key=lambda r: (-r.score, r.bot))
-    top = [r for r in flagged if games.players.index(r.bot) in part.above]
-    rest = [r for r in flagged if games.players.index(r.bot) not in part.above]
-    return Standings(variant, tuple(top + rows + rest), fit, games.n_games, anchor_name, note)
+        k = fit.index(name) if fit is not None else -1
+        nxt = (fit.los(k, fit.index(order[place + 1]))
+               if fit is not None and place + 1 < len(order) else None)
+        reason = part.flags.get(games.players.index(name), "") if name in games.players else ""
+        value, width = elo.get(name), float(half[k]) if k >= 0 else None
+        ml = (value, width) if not reason else (None, None)
+        rows.append(BotStanding(name, place + 1, ml[0], ml[1], c.games, c.wins, c.draws,
+                                c.losses, nxt, dict(c.forfeit_kinds), reason, prior=bool(reason),
+                                prior_elo=value if reason else None,
+                                prior_elo95=width if reason else None))
+    return Standings(variant, tuple(rows), fit, games.n_games, anchor_name, note)
 
 
 def rate_all(records: Sequence[GameRecord], **kwargs: Any) -> list[Standings]:
@@ -276,8 +288,8 @@ def head_to_head(records: Sequence[GameRecord], variant: Optional[str] = None
 # ---------------------------------------------------------------------------------------
 
 
-COLUMNS = ("variant", "rank", "bot", "elo", "elo95", "games", "score_pct", "wins", "draws",
-           "losses", "draw_pct", "los_next_pct", "forfeits", "flag")
+COLUMNS = ("variant", "rank", "bot", "points", "elo", "elo95", "prior", "games", "score_pct",
+           "wins", "draws", "losses", "draw_pct", "los_next_pct", "forfeits", "flag")
 
 
 def standings_rows(standings: Sequence[Standings]) -> list[dict[str, Any]]:
@@ -287,9 +299,10 @@ def standings_rows(standings: Sequence[Standings]) -> list[dict[str, Any]]:
         for r in st.rows:
             out.append({
                 "variant": st.label, "rank": r.rank,
-                "bot": r.bot,
-                "elo": None if r.elo is None else round(r.elo, 1),
-                "elo95": None if r.elo95 is None else round(r.elo95, 1),
+                "bot": r.bot, "points": r.points,
+                "elo": None if r.rating is None else round(r.rating, 1) + 0.0,
+                "elo95": None if r.rating95 is None else round(r.rating95, 1),
+                "prior": r.prior,
                 "games": r.games, "score_pct": round(100 * r.score, 1),
                 "wins": r.wins, "draws": r.draws, "losses": r.losses,
                 "draw_pct": round(100 * r.draw_ratio, 1),

@@ -115,8 +115,9 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         rows = []
         for row in st.rows:
             rows.append({
-                "rank": row.rank or "–", "bot": row.bot, "elo": format_number(row.elo, "+.1f"),
-                "elo95": format_number(row.elo95, ".1f"), "games": row.games,
+                "rank": row.rank or "–", "bot": row.bot, "points": f"{row.points:g}",
+                "elo": format_number(row.rating, "+.1f"), "prior": row.prior,
+                "elo95": format_number(row.rating95, ".1f"), "games": row.games,
                 "score": f"{100 * row.score:.1f}",
                 "wdl": row.wdl, "draw": f"{100 * row.draw_ratio:.1f}",
                 "los": format_number(None if row.los_next is None else 100 * row.los_next, ".1f"),
@@ -125,6 +126,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         order = [r.bot for r in st.rows]
         standings.append({
             "label": st.label, "games": st.games, "rows": rows, "note": st.note,
+            "prior": any(row.prior for row in st.rows),
             "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
             "matches": _matches(records, st.variant, order),
         })
@@ -202,26 +204,34 @@ table.forfeits { width: 100%; } .forfeits td.example { width: 50%; }
 Generated {{ generated }} by Morris Arena.</p>
 
 <h2 id="standings">Standings</h2>
-<p>Elo is fitted to all games at once (Bradley–Terry maximum likelihood, a draw is half a
-point; 400 Elo points = 10:1 expected score){% if standings[0].anchor %}{% else %}, centred
-so the rated bots average 0{% endif %}. <b>±95%</b> is the half-width of the 95% interval
-({{ method }} estimate: the two colour-swapped games of a pair count as one unit).
+<p>Bots are ranked by <b>points</b> (a win 1, a draw ½); bots level on points by the points
+they scored against each other, then by Sonneborn–Berger, then by Elo. Elo is fitted to all
+games at once (Bradley–Terry maximum likelihood, a draw is half a point; 400 Elo points =
+10:1 expected score){% if standings[0].anchor %}{% else %}, centred so the
+maximum-likelihood bots average 0{% endif %}. <b>±95%</b> is the half-width of the 95%
+interval ({{ method }} estimate: the two colour-swapped games of a pair count as one unit).
 <b>LOS</b> is the probability that the bot is stronger than the one ranked below it.
-Bots whose results give no finite Elo (all won, all lost, or never linked by games to the
-others) are listed without one.</p>
+A bot marked <b>*</b> has no finite maximum-likelihood Elo (all won, all lost, no upset
+against the others, or never linked by games to them): its Elo rests on the prior, one
+virtual draw against the centre of the scale, and its interval is the wider side of its
+likelihood interval (see docs/RATINGS.md).</p>
 {% for st in standings %}
 <h3>{{ st.label }} <small class="meta">({{ st.games }} games{% if st.anchor %}, {{ st.anchor }} anchored{% endif %})</small></h3>
 {% if st.note %}<p class="note">{{ st.note }}</p>{% endif %}
 <table>
-<tr><th>#</th><th class="name">bot</th><th>Elo</th><th>±95%</th><th>games</th><th>score %</th>
+<tr><th>#</th><th class="name">bot</th><th>points</th><th>Elo</th><th>±95%</th><th></th>
+<th>games</th><th>score %</th>
 <th>W-D-L</th><th>draw %</th><th>LOS next %</th><th class="name">forfeits</th><th class="name">note</th></tr>
 {% for r in st.rows %}
 <tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{{ r.bot }}</td>
-<td>{{ r.elo }}</td><td>{{ r.elo95 }}</td><td>{{ r.games }}</td><td>{{ r.score }}</td>
+<td>{{ r.points }}</td><td>{{ r.elo }}</td><td>{{ r.elo95 }}</td>
+<td class="prior">{% if r.prior %}*{% endif %}</td><td>{{ r.games }}</td><td>{{ r.score }}</td>
 <td>{{ r.wdl }}</td><td>{{ r.draw }}</td><td>{{ r.los }}</td><td class="name">{{ r.forfeits }}</td>
 <td class="flag">{{ r.flag }}</td></tr>
 {% endfor %}
 </table>
+{% if st.prior %}<p class="note">* Elo from the prior: no finite maximum-likelihood Elo from
+these results (the note says why).</p>{% endif %}
 {% endfor %}
 
 <h2 id="charts">Charts</h2>

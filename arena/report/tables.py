@@ -15,7 +15,7 @@ from arena.records import GameRecord
 from arena.report.text import clean_text, format_number
 
 #: the prior's virtual draws (arena.ratings.PRIOR_DRAWS; numpy-free here, checked by a test)
-PRIOR_DRAWS = 2.0
+PRIOR_DRAWS = 1.0
 
 if TYPE_CHECKING:
     from arena.ratings import Match, ScoreEstimate, Standings
@@ -42,7 +42,7 @@ def format_estimate(e: ScoreEstimate, *, nelo: bool = True, los: bool = True) ->
     """
     out = f"Elo {e.elo:+.1f} ± {format_number(e.elo95, '.1f')}"
     if e.prior:
-        out += (f" (with {PRIOR_DRAWS:g} virtual draws: no "
+        out += (f" (with {PRIOR_DRAWS:g} virtual draw{'' if PRIOR_DRAWS == 1 else 's'}: no "
                 f"{'loss' if e.elo > 0 else 'win'} yet)")
     if nelo and math.isfinite(e.nelo):
         out += f"; nElo {e.nelo:+.1f} ± {e.nelo95:.1f}"
@@ -57,19 +57,20 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
     from arena.ratings import match_stats
 
     out = io.StringIO()
-    head = ("rank", "bot", "Elo", "±95%", "games", "score", "W-D-L", "draw", "LOS>next",
-            "forfeits")
+    head = ("rank", "bot", "points", "Elo", "±95%", "games", "score", "W-D-L", "draw",
+            "LOS>next", "forfeits")
     for st in tables:
         where = (f"anchored on {clean_text(st.anchor)}" if st.anchor else "centred on the mean")
-        out.write(f"{st.label}: {st.games} games, Elo {where}\n")
-        rows = [(str(r.rank or "-"), clean_text(r.bot), format_number(r.elo, "+.1f", "-"),
-                 format_number(r.elo95, ".1f", "-"), str(r.games), f"{100 * r.score:.1f}%", r.wdl,
+        out.write(f"{st.label}: {st.games} games, ranked by points, Elo {where}\n")
+        rows = [(str(r.rank or "-"), clean_text(r.bot), f"{r.points:g}",
+                 format_number(r.rating, "+.1f", "-") + ("*" if r.prior else ""),
+                 format_number(r.rating95, ".1f", "-"), str(r.games), f"{100 * r.score:.1f}%", r.wdl,
                  f"{100 * r.draw_ratio:.1f}%",
                  format_number(None if r.los_next is None else 100 * r.los_next, ".1f", "-")
                  + ("%" if r.los_next is not None else ""),
                  r.forfeits_text() or "-") for r in st.rows]
         widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
-        left = {1, 6, 9}
+        left = {1, 7, 10}
 
         def line(cells: Sequence[str]) -> str:
             return "  ".join(c.ljust(w) if k in left else c.rjust(w)
@@ -81,6 +82,10 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
         for r in st.rows:
             if r.flag:
                 out.write(f"  note: {clean_text(r.bot)}: {r.flag}\n")
+        if any(r.prior for r in st.rows):
+            out.write(f"  * Elo from the prior ({PRIOR_DRAWS:g} virtual draw against the centre "
+                      "of the scale; ±95% the wider side of its likelihood interval): see "
+                      "docs/RATINGS.md\n")
         if st.note:
             out.write(f"  note: {st.note}\n")
         if len(st.rows) == 2 and records:
