@@ -26,9 +26,11 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
          interval: Literal["sandwich", "bootstrap"], seed: int) -> None:
     """Elo ratings from RESULTS (a results folder or its games.jsonl).
 
-    One table per variant and, with several variants, one pooled over all of them: rank,
-    Elo, its 95% interval, games, score, W-D-L, draws, likelihood of superiority over the
-    next bot, forfeits.  Bots with no finite Elo are listed with a note.  See docs/RATINGS.md.
+    One table per variant and, with several variants, one pooled over all of them: rank
+    (by points, then head to head, Sonneborn-Berger, Elo), points, Elo, its 95% interval,
+    games, score, W-D-L, draws, likelihood of superiority over the next bot, forfeits.  A
+    bot with no maximum-likelihood Elo (all won, all lost, no upset) gets one from a prior
+    of one virtual draw, marked * with a note.  See docs/RATINGS.md.
     """
     from arena.ratings import parse_anchor, rate as rate_games, rate_all
     from arena.report import (format_standings, load_games, select_variant, standings_csv,
