@@ -75,9 +75,10 @@ def test_report_files_and_contents(built: tuple[Path, list]) -> None:
                            "game-lengths.png"])
     for p in tmp_path.glob("*.png"):
         assert p.read_bytes().startswith(PNG)
-    # self-contained: every chart embedded, nothing loaded from elsewhere
+    # self-contained: every chart embedded, nothing loaded from elsewhere; links only to the
+    # game viewer's pages next to it (tests/test_viewer.py)
     assert html.count('src="data:image/png;base64,') == len(pngs)
-    assert not re.search(r'(src|href)="(?!data:|#)', html)
+    assert not re.search(r'(src|href)="(?!data:|#|games/[\w.-]+\.html")', html)
     # untrusted text is escaped everywhere
     assert "<script>" not in html and "<img src=x" not in html and "<b>boom" not in html
     assert "&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html

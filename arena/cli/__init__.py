@@ -1,7 +1,8 @@
 """The ``arena`` command line: a thin click layer over the library.
 
 :data:`cli` is the click group and :func:`main` the console script.  The commands live in one
-module per concern (:mod:`.rules`, :mod:`.play`, :mod:`.run`, :mod:`.analysis`, :mod:`.sprt`)
+module per concern (:mod:`.rules`, :mod:`.play`, :mod:`.run`, :mod:`.analysis`, :mod:`.show`,
+:mod:`.sprt`)
 and are added to the group here; what they share is in :mod:`.common`.  Importing this package
 stays cheap (``arena --help`` must start fast): each command imports the library it needs when
 it runs.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli import analysis, play, rules, run, sprt
+from arena.cli import analysis, play, rules, run, show, sprt
 from arena.cli.common import ArenaGroup, Failure
 
 
@@ -22,7 +23,7 @@ def cli() -> None:
 
 
 for _command in (rules.variants, rules.perft, play.play, play.check, play.doctor, run.run,
-                 analysis.rate, analysis.report, sprt.sprt):
+                 analysis.rate, analysis.report, show.show, sprt.sprt):
     cli.add_command(_command)
 del _command
 

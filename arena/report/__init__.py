@@ -17,6 +17,8 @@ public face; one module per concern sits behind it, each importing only the ones
 * :mod:`~arena.report.tables`: the standings as text, CSV and JSON (``arena rate``);
 * :mod:`~arena.report.forfeits`: forfeits grouped by bot and reason (the page, the console);
 * :mod:`~arena.report.charts`: the charts, PNG bytes each (None when there is nothing to draw);
+* :mod:`~arena.report.viewer`: the game viewer, a self-contained page per game
+  (``games/*.html``) from the rules engine's positions, and a game replayed for ``arena show``;
 * :mod:`~arena.report.html`: the page and its template;
 * :mod:`~arena.report.folder`: :func:`build_report`, every file of the report in the folder.
 """

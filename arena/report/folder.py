@@ -18,6 +18,7 @@ from arena.report.charts import build_charts
 from arena.report.html import MAX_GAMES_LISTED, page_context, render_html
 from arena.report.results import load_games
 from arena.report.tables import standings_csv
+from arena.report.viewer import game_titles, page_names, write_game_pages
 
 REPORT_FILE = "report.html"
 RATINGS_FILE = "ratings.csv"
@@ -26,7 +27,8 @@ RATINGS_FILE = "ratings.csv"
 def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[GameRecord]] = None,
                  *, title: Optional[str] = None, anchor: Optional[tuple[str, float]] = None,
                  max_games: Optional[int] = MAX_GAMES_LISTED) -> Path:
-    """Write the charts, ``ratings.csv`` and ``report.html`` into ``folder``; returns the HTML path.
+    """Write the charts, ``ratings.csv``, ``report.html`` and a viewer page per listed game
+    (``games/*.html``, :mod:`arena.report.viewer`) into ``folder``; returns the HTML path.
 
     ``records`` default to the folder's ``games.jsonl``.  ``anchor=(bot, elo)`` pins one bot's
     Elo (the tables stay centred on 0 where it is not rated).  The moves of the first
@@ -51,8 +53,11 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
         else:  # nothing to draw: no image (and none left from an earlier report)
             (out / chart.file).unlink(missing_ok=True)
     atomic_write(out / RATINGS_FILE, standings_csv(tables).encode("utf-8"))
+    listed = records if max_games is None else records[:max_games]
+    pages = page_names(listed)
+    write_game_pages(out, listed, pages, game_titles(listed))
     context = page_context(records, tables, charts, title or out.resolve().name,
-                           "pair-clustered sandwich", max_games)
+                           "pair-clustered sandwich", max_games, pages)
     html_path = out / REPORT_FILE
     atomic_write(html_path, render_html(context).encode("utf-8"))
     return html_path

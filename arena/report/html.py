@@ -104,12 +104,16 @@ def _forfeits(records: Sequence[GameRecord], listed: set[str]) -> list[dict[str,
 
 def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                  charts: Sequence[Chart], title: str, method: str,
-                 max_games: Optional[int]) -> dict[str, Any]:
+                 max_games: Optional[int],
+                 pages: Optional[dict[str, str]] = None) -> dict[str, Any]:
     """Everything the page shows, as plain values for the template.
 
     ``method`` names the interval estimate in the page's text; the moves of the first
-    ``max_games`` records are listed (None: all).
+    ``max_games`` records are listed (None: all), each linked to its viewer page in
+    ``pages`` (game id to a path relative to the report, :mod:`arena.report.viewer`).
     """
+    from arena.report.viewer import game_titles
+
     standings = []
     for st in tables:
         rows = []
@@ -131,12 +135,14 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
             "matches": _matches(records, st.variant, order),
         })
     listed_games = records if max_games is None else records[:max_games]
+    titles = game_titles(records)
     forfeits = _forfeits(records, {r.game_id for r in listed_games})
     games = [{
         "id": r.game_id, "variant": r.variant, "white": r.white.name, "black": r.black.name,
         "result": r.result, "termination": r.termination, "plies": r.plies,
         "forfeit": r.forfeit, "detail": r.detail, "moves": _move_text(r),
-        "opening": len(r.opening),
+        "opening": len(r.opening), "page": (pages or {}).get(r.game_id),
+        "title": titles[r.game_id],
     } for r in listed_games]
     return {
         "title": title, "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
@@ -196,6 +202,7 @@ details { margin: 0.15em 0; } summary { cursor: pointer; }
 table.forfeits { width: 100%; } .forfeits td.example { width: 50%; }
 .forfeits td.ids { width: 32%; font-size: 0.85em; } .gid { white-space: nowrap; }
 .nochart { color: #666; font-style: italic; }
+a.view { float: right; margin-left: 0.6em; }
 </style>
 </head>
 <body>
@@ -296,7 +303,9 @@ and the first game's detail and stderr as the example.</p>{% endif %}
 {% endfor %}
 
 <h2 id="games">Games</h2>
-<p>Each game's moves; grey moves are the opening set by the referee.{% if games_omitted %}
+<p>Each game's moves; grey moves are the opening set by the referee.{% if games and games[0].page %}
+<b>view</b> opens the game in a viewer (board, step through the moves, each move's time,
+how it ended).{% endif %}{% if games_omitted %}
 <b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in
 games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 <table>
@@ -304,7 +313,8 @@ games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 <th>result</th><th class="name">ending</th><th>turns</th></tr>
 {% for g in games %}
 <tr id="game-{{ g.id }}"><td class="name">
-<details><summary>{{ g.id }}</summary>
+{% if g.page %}<a class="view" href="{{ g.page }}" title="{{ g.title }}">view</a>{% endif %}
+<details><summary title="{{ g.title }}">{{ g.id }}</summary>
 <div class="moves">{% for n, w, b in g.moves %}{{ n }}.&nbsp;<span{% if loop.index0 * 2 < g.opening %} class="opening"{% endif %}>{{ w }}</span>{% if b %}&nbsp;<span{% if loop.index0 * 2 + 1 < g.opening %} class="opening"{% endif %}>{{ b }}</span>{% endif %} {% endfor %}</div>
 {% if g.detail %}<div class="meta">{{ g.detail }}</div>{% endif %}
 </details></td>

@@ -1,0 +1,235 @@
+/* Morris Arena game viewer: vanilla JavaScript, no library, no network.
+ * The page embeds the game as JSON (#game-data): the board's points and lines, and for every
+ * ply the board (one character per point: W, B or .), the men in hand, the move and its time,
+ * all computed by the rules engine, so this script knows no rules.  Text from bots is only
+ * ever set with textContent. */
+(function () {
+  "use strict";
+  var G = JSON.parse(document.getElementById("game-data").textContent);
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var FILES = "abcdefg", STEP = 60, PAD = 40, R = 17;
+  var NAMES = ["white", "black"], MARK = ["W", "B"];
+  var last = G.plies.length - 1, cur = last, timer = null;
+  var root = document.getElementById("viewer");
+
+  function el(tag, attrs, text, parent) {
+    var e = document.createElement(tag);
+    for (var k in attrs) { e.setAttribute(k, attrs[k]); }
+    if (text !== undefined && text !== null) { e.textContent = text; }
+    if (parent) { parent.appendChild(e); }
+    return e;
+  }
+  function svg(tag, attrs, parent) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs) { e.setAttribute(k, attrs[k]); }
+    if (parent) { parent.appendChild(e); }
+    return e;
+  }
+  function xy(i) {
+    var p = G.points[i];
+    return [PAD + STEP * FILES.indexOf(p[0]), PAD + STEP * (7 - Number(p[1]))];
+  }
+  function ms(v) {
+    if (v === null || v === undefined) { return ""; }
+    return v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms";
+  }
+
+  /* -- the page ------------------------------------------------------------------------- */
+  document.title = G.title;
+  var head = el("div", {}, null, root);
+  if (G.back) { el("a", {href: G.back, class: "meta"}, "\u2190 report", head); }
+  el("h1", {}, G.title, head);
+  el("div", {class: "meta"}, "game " + G.id + " \u00b7 " + G.variant + " (" + G.board +
+     " board, " + G.men + " men each) \u00b7 white: " + G.white + " \u00b7 black: " + G.black,
+     head);
+  el("div", {class: "ending", id: "ending"}, G.ending, head);
+  if (G.error) { el("div", {class: "warn"}, "Replay stopped early: " + G.error, head); }
+
+  var main = el("div", {class: "main"}, null, root);
+  var col = el("div", {class: "boardcol"}, null, main);
+  var hands = [el("div", {class: "hands"}, null, col)];
+  var handEl = [1, 0].map(function (c) {
+    var h = el("div", {class: "hand", id: "hand-" + NAMES[c]}, null, hands[0]);
+    var label = el("span", {}, null, h);
+    var dots = el("span", {class: "dots"}, null, h);
+    return {label: label, dots: dots};
+  }).reverse();
+
+  var size = 2 * PAD + 6 * STEP;
+  var board = svg("svg", {class: "board", viewBox: "0 0 " + size + " " + size,
+                          role: "img", "aria-label": "board"}, col);
+  G.edges.forEach(function (e) {
+    var a = xy(e[0]), b = xy(e[1]);
+    svg("line", {class: "edge", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, board);
+  });
+  var files = {}, ranks = {};
+  G.points.forEach(function (p, i) {
+    var c = xy(i);
+    svg("circle", {class: "spot", cx: c[0], cy: c[1], r: 5}, board);
+    files[p[0]] = c[0]; ranks[p[1]] = c[1];
+  });
+  Object.keys(files).forEach(function (f) {
+    var t = svg("text", {class: "label", x: files[f] - 4, y: size - 8}, board);
+    t.textContent = f;
+  });
+  Object.keys(ranks).forEach(function (r) {
+    var t = svg("text", {class: "label", x: 8, y: ranks[r] + 5}, board);
+    t.textContent = r;
+  });
+  var layer = svg("g", {id: "men"}, board);
+
+  var controls = el("div", {class: "controls"}, null, col);
+  function button(id, text, title, fn) {
+    var b = el("button", {id: id, title: title, type: "button"}, text, controls);
+    b.addEventListener("click", fn);
+    return b;
+  }
+  button("first", "|\u25c0", "start (Home)", function () { stop(); go(0); });
+  button("back", "\u25c0", "back one move (\u2190)", function () { stop(); go(cur - 1); });
+  var playBtn = button("play", "\u25b6\u2009\u2016", "play / pause (space)", toggle);
+  button("forward", "\u25b6", "forward one move (\u2192)", function () { stop(); go(cur + 1); });
+  button("end", "\u25b6|", "final position (End)", function () { stop(); go(last); });
+  var slider = el("input", {id: "slider", type: "range", min: 0, max: last, value: cur,
+                            "aria-label": "ply"}, null, controls);
+  slider.addEventListener("input", function () { stop(); go(Number(slider.value)); });
+  var plyBox = el("input", {id: "ply", type: "number", min: 0, max: last, value: cur,
+                            style: "width: 4.5em", "aria-label": "jump to ply"}, null, controls);
+  plyBox.addEventListener("change", function () { stop(); go(Number(plyBox.value)); });
+  el("span", {class: "meta"}, "/ " + last, controls);
+  var status = el("div", {class: "status", id: "status"}, null, col);
+  el("div", {class: "help"}, "Keys: \u2190 \u2192 step, Home / End, space plays or pauses; " +
+     "click a move to jump to it.", col);
+
+  var side = el("div", {class: "side"}, null, main);
+  var list = el("div", {class: "movelist"}, null, side);
+  var table = el("table", {}, null, list);
+  var hr = el("tr", {}, null, el("thead", {}, null, table));
+  ["ply", "side", "move", "time", "cpu"].forEach(function (h) {
+    el("th", h === "move" ? {class: "mv"} : {}, h, hr);
+  });
+  var tbody = el("tbody", {}, null, table);
+  var rows = [];
+  G.plies.forEach(function (p, n) {
+    var tr = el("tr", {"data-ply": n, class: p.o ? "opening" : ""}, null, tbody);
+    el("td", {}, n, tr);
+    if (n === 0) {
+      el("td", {}, "", tr); el("td", {class: "mv"}, "start", tr);
+      el("td", {}, "", tr); el("td", {}, "", tr);
+    } else {
+      el("td", {}, NAMES[p.by], tr);
+      el("td", {class: "mv" + (p.c.length ? " capt" : "")}, p.m, tr);
+      el("td", {}, p.o ? "opening" : ms(p.ms), tr);
+      el("td", {}, ms(p.cpu), tr);
+    }
+    tr.addEventListener("click", function () { stop(); go(n); });
+    rows.push(tr);
+  });
+
+  var fin = el("div", {class: G.forfeit ? "forfeit" : "final", id: "final"}, null, side);
+  el("h2", {}, "How it ended", fin);
+  var said = G.ending.toLowerCase();
+  el("div", {}, G.ending + " (after " + G.played + " moves)." +
+     (G.detail && !G.forfeit && said.indexOf(G.detail.toLowerCase()) < 0 ? " " + G.detail : ""),
+     fin);
+  if (G.forfeit) {
+    var f = G.forfeit;
+    el("div", {}, "Forfeit by " + f.who + ": " + f.why + (f.detail ? " \u2014 " + f.detail : ""),
+       fin);
+    if (f.line !== null) {
+      var d = el("div", {}, "It sent: ", fin);
+      el("code", {id: "offending"}, f.line, d);
+    }
+    if (f.stderr) {
+      el("div", {}, "The end of its stderr:", fin);
+      el("pre", {id: "stderr"}, f.stderr, fin);
+    }
+  }
+
+  /* -- drawing one ply ------------------------------------------------------------------ */
+  function go(n) {
+    n = Math.max(0, Math.min(last, isNaN(n) ? 0 : n));
+    cur = n;
+    var p = G.plies[n];
+    while (layer.firstChild) { layer.removeChild(layer.firstChild); }
+    for (var i = 0; i < p.b.length; i++) {
+      var ch = p.b.charAt(i);
+      if (ch === ".") { continue; }
+      var c = xy(i);
+      svg("circle", {class: "man " + ch, cx: c[0], cy: c[1], r: R, "data-point": G.points[i],
+                     "data-color": ch}, layer);
+    }
+    var caps = [];
+    if (n > 0) {
+      if (p.s !== undefined) {
+        var s = xy(p.s);
+        svg("circle", {class: "from", cx: s[0], cy: s[1], r: R + 3}, layer);
+      }
+      var d = xy(p.d);
+      svg("circle", {class: "last", cx: d[0], cy: d[1], r: R + 4}, layer);
+      p.c.forEach(function (i) {
+        var c = xy(i);
+        caps.push(G.points[i]);
+        svg("circle", {class: "captured " + MARK[1 - p.by], cx: c[0], cy: c[1], r: R,
+                       "data-captured": G.points[i]}, layer);
+        svg("path", {class: "cross", d: "M" + (c[0] - 9) + " " + (c[1] - 9) + "l18 18m0 -18l-18 18"},
+            layer);
+      });
+    }
+    [0, 1].forEach(function (color) {
+      var onBoard = p.b.split(MARK[color]).length - 1;
+      var who = color === 0 ? G.white : G.black;
+      handEl[color].label.textContent = NAMES[color] + " (" + who + "): " + p.h[color] +
+        " in hand, " + onBoard + " on board ";
+      handEl[color].label.className = "";
+      handEl[color].dots.textContent = "";
+      for (var k = 0; k < p.h[color]; k++) {
+        el("span", {class: "dot " + MARK[color]}, null, handEl[color].dots);
+      }
+    });
+    status.textContent = "";
+    if (n === 0) {
+      el("span", {}, "Ply 0: the start. White to move.", status);
+    } else {
+      el("span", {}, "Ply " + n + ": " + NAMES[p.by] + " played " + p.m +
+         (p.o ? " (opening, set by the referee)" : " in " + ms(p.ms) +
+          (p.cpu !== null && p.cpu !== undefined ? " (cpu " + ms(p.cpu) + ")" : "")) + ". ",
+         status);
+      if (caps.length) { el("span", {class: "cap"}, "Captured " + caps.join(", ") + ". ", status); }
+      el("span", {}, n === last ? "Final position." : (p.by ? "White" : "Black") + " to move.", status);
+    }
+    slider.value = n; plyBox.value = n;
+    rows.forEach(function (r, k) { r.className = (G.plies[k].o ? "opening" : "") + (k === n ? " cur" : ""); });
+    var rb = rows[n].getBoundingClientRect(), bb = list.getBoundingClientRect();
+    if (rb.top < bb.top + 28 || rb.bottom > bb.bottom) {  /* keep it in view, off the header */
+      list.scrollTop += rb.top - bb.top - list.clientHeight / 2;
+    }
+    root.setAttribute("data-ply", n);
+    try { history.replaceState(null, "", "#ply=" + n); } catch (e) { /* file:// may refuse */ }
+  }
+
+  function stop() {
+    if (timer !== null) { clearInterval(timer); timer = null; }
+    playBtn.classList.remove("on");
+  }
+  function toggle() {
+    if (timer !== null) { stop(); return; }
+    if (cur >= last) { go(0); }
+    playBtn.classList.add("on");
+    timer = setInterval(function () { if (cur >= last) { stop(); } else { go(cur + 1); } }, 700);
+  }
+
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA")) { return; }
+    if (e.key === "ArrowRight") { stop(); go(cur + 1); }
+    else if (e.key === "ArrowLeft") { stop(); go(cur - 1); }
+    else if (e.key === "Home") { stop(); go(0); }
+    else if (e.key === "End") { stop(); go(last); }
+    else if (e.key === " ") { toggle(); }
+    else { return; }
+    e.preventDefault();
+  });
+
+  var m = /ply=(\d+)/.exec(location.hash);
+  go(m ? Number(m[1]) : last);
+})();

@@ -1,0 +1,290 @@
+"""The game viewer: one self-contained HTML page per game, and a game replayed for a terminal.
+
+The rules engine replays each record's moves (:func:`replay`), so the page's JavaScript knows
+no rules: it gets, per ply, the board as one character per point (``W``, ``B`` or ``.``), the
+men in hand, the move, who played it, its captures and its time, and the board's geometry
+(points on the 7x7 grid of :mod:`arena.board`, lines from the adjacency).  The script and
+style (``viewer.js``, ``viewer.css`` next to this module, vanilla, no library) are inlined in
+every page, so a page opens from disk with no network and stays valid when copied alone.
+
+Everything a bot sent (its name, the offending line, details, stderr) has its control
+characters escaped (:func:`arena.protocol.escape_controls`); the page writes it with
+``textContent`` only, and the JSON embedded in the page has every ``<``, ``>`` and ``&``
+written as a ``\\u`` escape, so no ``</script>`` or ``<!--`` can end it early.
+
+Pages go to ``games/<name>.html`` next to ``report.html`` (:func:`write_game_pages`), so the
+report stays light with 10,000 games: it links to them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from arena.errors import ArenaError, ConfigError, MoveError
+from arena.protocol import escape_controls
+from arena.records import GameRecord
+from arena.report.text import slug
+from arena.rules import COLOR_NAMES, Position
+from arena.variants import Variant, get_variant
+
+#: the folder of the game pages, next to report.html
+GAMES_FOLDER = "games"
+#: characters of a bot's stderr shown on its game page (the end of it)
+STDERR_TAIL = 4000
+
+_ENDINGS = {
+    "too-few-men": "{loser} has too few men left",
+    "blocked": "{loser} cannot move",
+    "mill": "{winner} formed a mill",
+    "board-full": "the board is full",
+    "three-vs-three": "three men each for too long without a capture",
+    "no-capture": "too many turns without a capture",
+    "repetition": "the same position occurred too often",
+    "timeout": "{loser} ran out of time",
+    "illegal-move": "{loser} sent an illegal move",
+    "protocol-error": "{loser} broke the protocol",
+    "crash": "{loser} crashed",
+    "start-failure": "{loser} failed to start",
+    "error": "{loser} failed",
+}
+
+
+@dataclass
+class Ply:
+    """The position after one move (ply 0: the start, no move)."""
+
+    board: str
+    hand: tuple[int, int]
+    move: str = ""
+    by: Optional[int] = None
+    src: Optional[str] = None
+    dst: Optional[str] = None
+    captures: tuple[str, ...] = ()
+    wall_ms: Optional[float] = None
+    cpu_ms: Optional[float] = None
+    opening: bool = False
+
+
+@dataclass
+class Replay:
+    """A record's moves replayed by the rules engine: the variant and every ply's position.
+
+    ``error`` says why the replay stopped early (a move the rules do not allow, an unknown
+    variant); ``plies`` then holds the positions up to there.
+    """
+
+    variant: Variant
+    plies: list[Ply] = field(default_factory=list)
+    error: str = ""
+
+
+def record_variant(record: GameRecord) -> tuple[Variant, str]:
+    """The variant a record was played under (its ``variant_params``, else its preset name),
+    and a note when neither is known (the standard game is used)."""
+    params = record.variant_params
+    if params:
+        names = {f.name for f in fields(Variant)}
+        try:
+            return Variant(**{k: v for k, v in params.items() if k in names}), ""
+        except (ConfigError, TypeError, ValueError, KeyError):
+            pass
+    try:
+        return get_variant(record.variant), ""
+    except KeyError:
+        return get_variant("nine-mens-morris"), (f"unknown variant {record.variant!r}: "
+                                                 "shown on the standard board")
+
+
+def _board(pos: Position) -> str:
+    return "".join("W" if pos.men[0] >> i & 1 else "B" if pos.men[1] >> i & 1 else "."
+                   for i in range(pos.topology.size))
+
+
+def replay(record: GameRecord) -> Replay:
+    """Replay ``record``'s moves with the rules engine, one :class:`Ply` per position."""
+    variant, error = record_variant(record)
+    pos = Position(variant)
+    out = Replay(variant, [Ply(_board(pos), (pos.hand[0], pos.hand[1]))], error)
+    for n, info in enumerate(record.moves, 1):
+        by = pos.turn
+        try:
+            move = pos.parse_move(info.move)
+        except MoveError as e:
+            out.error = (f"move {n} ({escape_controls(info.move)}) does not replay: "
+                         f"{str(e).split(' in position')[0]}")
+            break
+        pos.push(move)
+        out.plies.append(Ply(_board(pos), (pos.hand[0], pos.hand[1]), str(move), by, move.src,
+                             move.dst, move.captures, info.wall_ms, info.cpu_ms, info.opening))
+    return out
+
+
+def position_at(record: GameRecord, ply: Optional[int] = None) -> Position:
+    """The rules engine's position after ``ply`` moves of ``record`` (None: the last one
+    that replays).
+
+    :raises ArenaError: ``ply`` is out of range or a move before it does not replay.
+    """
+    variant, _ = record_variant(record)
+    pos = Position(variant)
+    last = len(record.moves) if ply is None else ply
+    if not 0 <= last <= len(record.moves):
+        raise ArenaError(f"no ply {ply} in game {record.game_id} (it has {len(record.moves)})")
+    for n, info in enumerate(record.moves[:last], 1):
+        try:
+            pos.push(pos.parse_move(info.move))
+        except MoveError as e:
+            if ply is None:
+                break
+            raise ArenaError(f"move {n} of game {record.game_id} does not replay: {e}") from None
+    return pos
+
+
+def variant_title(name: str) -> str:
+    """``nine-mens-morris`` as ``nine men's morris``."""
+    return name.replace("mens-", "men's-").replace("-", " ")
+
+
+def game_titles(records: Sequence[GameRecord]) -> dict[str, str]:
+    """A readable title per game id: ``alice vs bob, nine men's morris, round 2, game 1``
+    (games numbered from 1 within their variant and round, by pair and then game id, so
+    the numbers do not depend on the order the games finished in)."""
+    groups: dict[tuple[str, Optional[int]], list[GameRecord]] = {}
+    for r in records:
+        groups.setdefault((r.variant, r.round), []).append(r)
+    number = {}
+    for group in groups.values():
+        group.sort(key=lambda r: (r.pair is None, r.pair or 0, r.game_id))
+        number.update({r.game_id: k for k, r in enumerate(group, 1)})
+    out = {}
+    for r in records:
+        parts = [f"{r.white.name} vs {r.black.name}", variant_title(r.variant)]
+        if r.round is not None:
+            parts.append(f"round {r.round}")
+        parts.append(f"game {number[r.game_id]}")
+        out[r.game_id] = escape_controls(", ".join(parts))
+    return out
+
+
+def page_names(records: Sequence[GameRecord]) -> dict[str, str]:
+    """The page of each game id, relative to the report: ``games/<slug of the id>.html``
+    (a number added where two ids make the same name)."""
+    used: set[str] = set()
+    out = {}
+    for r in records:
+        base = slug(r.game_id)
+        name, k = base, 1
+        while name.lower() in used:
+            k += 1
+            name = f"{base}-{k}"
+        used.add(name.lower())
+        out[r.game_id] = f"{GAMES_FOLDER}/{name}.html"
+    return out
+
+
+def ending_text(record: GameRecord) -> str:
+    """How the game ended, as a sentence: ``1-0: black has too few men left``."""
+    winner = record.winner
+    loser = record.forfeit or ({"white": "black", "black": "white"}.get(winner or ""))
+    sentence = _ENDINGS.get(record.termination, record.termination or "unfinished")
+    try:
+        sentence = sentence.format(winner=winner or "a player", loser=loser or "a player")
+    except (KeyError, IndexError):
+        pass
+    return escape_controls(f"{record.result}: {sentence}")
+
+
+def game_data(record: GameRecord, title: str, back: str = "") -> dict[str, Any]:
+    """What a game page's script shows, as plain JSON values (bot text escaped)."""
+    rep = replay(record)
+    t = rep.variant.topology
+    idx = t.index
+    plies = []
+    for p in rep.plies:
+        row: dict[str, Any] = {"b": p.board, "h": list(p.hand)}
+        if p.by is not None:
+            row.update(m=p.move, by=p.by, d=idx[p.dst] if p.dst else None,
+                       c=[idx[c] for c in p.captures],
+                       ms=None if p.wall_ms is None else round(p.wall_ms, 1),
+                       cpu=None if p.cpu_ms is None else round(p.cpu_ms, 1))
+            if p.src:
+                row["s"] = idx[p.src]
+            if p.opening:
+                row["o"] = 1
+        plies.append(row)
+    forfeit = None
+    if record.forfeit:
+        color = record.forfeit
+        player = record.white if color == "white" else record.black
+        tail = record.stderr.get(color, "")[-STDERR_TAIL:]
+        forfeit = {"who": escape_controls(f"{color} ({player.name})"),
+                   "why": escape_controls(record.termination),
+                   "detail": escape_controls(record.detail),
+                   "line": None if record.offending_line is None
+                   else escape_controls(record.offending_line),
+                   "stderr": escape_controls(tail, "\n\t")}
+    return {
+        "title": title, "id": escape_controls(record.game_id),
+        "variant": escape_controls(record.variant), "board": t.name,
+        "white": escape_controls(record.white.name), "black": escape_controls(record.black.name),
+        "men": rep.variant.men, "points": list(t.points), "edges": [list(e) for e in t.edges],
+        "plies": plies, "result": escape_controls(record.result),
+        "ending": ending_text(record), "detail": escape_controls(record.detail),
+        "forfeit": forfeit, "error": rep.error, "back": back,
+        "played": len(record.moves),
+    }
+
+
+def script_json(data: Any) -> str:
+    """``data`` as JSON safe inside a ``<script>`` element: no ``<``, ``>`` or ``&`` (so no
+    ``</script>`` or ``<!--``), no line separators."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text
+
+
+@lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    return resources.files("arena.report").joinpath(name).read_text(encoding="utf-8")
+
+
+def render_game_page(record: GameRecord, title: str, back: str = "../report.html") -> str:
+    """One game's self-contained page (script, style and data inline)."""
+    data = game_data(record, title, back)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{html.escape(title)}</title>\n<style>\n{_asset('viewer.css')}</style>\n"
+        "</head>\n<body>\n<div id=\"viewer\"><noscript>The game viewer needs JavaScript."
+        "</noscript></div>\n"
+        f"<script id=\"game-data\" type=\"application/json\">{script_json(data)}</script>\n"
+        f"<script>\n{_asset('viewer.js')}</script>\n</body>\n</html>\n")
+
+
+def write_game_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord],
+                     names: Optional[dict[str, str]] = None,
+                     titles: Optional[dict[str, str]] = None) -> int:
+    """Write a page per game under ``folder/games/``; returns how many.
+
+    The pages can be made again from ``games.jsonl``, so each is written to a temporary name
+    and renamed (never half a page) without an fsync (10,000 of them stay quick).
+    """
+    out = Path(folder)
+    names = names if names is not None else page_names(records)
+    titles = titles if titles is not None else game_titles(records)
+    (out / GAMES_FOLDER).mkdir(exist_ok=True)
+    for r in records:
+        path = out / names[r.game_id]
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(render_game_page(r, titles[r.game_id]), encoding="utf-8")
+        os.replace(tmp, path)
+    return len(records)

@@ -1,0 +1,271 @@
+"""The game viewer (issue 12.3): per-game pages from the rules engine's positions, untrusted
+text kept inert, ``arena show`` in a terminal, and the page itself in a real browser (headless
+Chromium through Selenium, skipped with a reason where they are missing) checked against the
+rules engine ply by ply."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli
+from arena.records import GameRecord, append_record, read_records
+from arena.report import build_report
+from arena.report.viewer import (game_data, game_titles, page_names, position_at, replay,
+                                 script_json)
+from arena.rules import Position
+from tests.synth_records import make_record
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = "</script><!--<img src=x onerror=alert(1)>\u2028"
+
+TOURNAMENT = f"""\
+name: viewer
+bots: [{ROOT}/bots/random, {ROOT}/bots/greedy]
+variants: [six-mens-morris, nine-mens-morris-diagonals]
+games_per_pairing: 2
+openings: {{random: 1}}
+time: {{movetime: 100, margin: 300}}
+workers: 4
+seed: 5
+report: false
+"""
+
+
+def _forfeit_of(record: GameRecord) -> GameRecord:
+    """``record`` cut short by an illegal move of the side to move, with hostile text."""
+    moves = record.moves[:7]
+    loser = "black" if len(moves) % 2 else "white"
+    return dataclasses.replace(
+        record, game_id="forfeit/" + record.game_id, moves=moves, forfeit=loser,
+        result="1-0" if loser == "black" else "0-1", termination="illegal-move",
+        detail=f"illegal move {HOSTILE}", offending_line=f"a1-a1 {HOSTILE}",
+        stderr={loser: "thinking...\nTraceback: <b>boom</b>\x1b[31m\n"})
+
+
+@pytest.fixture(scope="module")
+def tournament(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[GameRecord]]:
+    """A tiny real tournament (two variants, one a non-standard board) plus a forfeit, reported."""
+    work = tmp_path_factory.mktemp("viewer")
+    config = work / "viewer.yaml"
+    config.write_text(TOURNAMENT + f"output: {work / 'results'}\n", encoding="utf-8")
+    res = CliRunner().invoke(cli, ["run", str(config)])
+    assert res.exit_code == 0, res.output
+    folder = work / "results"
+    target = work / "report"
+    target.mkdir()
+    records = read_records(folder / "games.jsonl")
+    records.append(_forfeit_of(max(records, key=lambda r: r.plies)))
+    for r in records:
+        append_record(target / "games.jsonl", r)
+    build_report(target, records)
+    return target, records
+
+
+# ---------------------------------------------------------------------------------------
+# Without a browser
+# ---------------------------------------------------------------------------------------
+
+
+def test_pages_written_and_linked(tournament: tuple[Path, list[GameRecord]]) -> None:
+    folder, records = tournament
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    pages = page_names(records)
+    assert len(set(pages.values())) == len(records)
+    for r in records:
+        page = folder / pages[r.game_id]
+        assert page.is_file() and f'href="{pages[r.game_id]}"' in html
+        text = page.read_text(encoding="utf-8")
+        # self-contained: no file, script or style loaded from anywhere
+        assert not re.search(r'(src|href)=', text.split('<script id="game-data"')[0])
+        assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
+        assert "https://" not in text
+    assert {r.variant for r in records} == {"six-mens-morris", "nine-mens-morris-diagonals"}
+
+
+def test_hostile_text_stays_inert(tournament: tuple[Path, list[GameRecord]]) -> None:
+    folder, records = tournament
+    forfeit = records[-1]
+    text = (folder / page_names(records)[forfeit.game_id]).read_text(encoding="utf-8")
+    data_part = text.split('<script id="game-data" type="application/json">')[1]
+    data_text = data_part.split("</script>")[0]
+    assert "<" not in data_text and "\u2028" not in data_text
+    data = json.loads(data_text)
+    # control and format characters shown as escapes (arena.protocol.escape_controls)
+    assert data["forfeit"]["line"] == "a1-a1 </script><!--<img src=x onerror=alert(1)>\\u2028"
+    assert data["forfeit"]["stderr"].endswith("Traceback: <b>boom</b>\\x1b[31m\n")
+    assert text.count("</script>") == 2
+
+
+def test_script_json_escapes_what_ends_a_script() -> None:
+    out = script_json({"a": "</script><!-- & > \u2028"})
+    assert "<" not in out and ">" not in out and "&" not in out and "\u2028" not in out
+    assert json.loads(out) == {"a": "</script><!-- & > \u2028"}
+
+
+def test_positions_are_the_rules_engines(tournament: tuple[Path, list[GameRecord]]) -> None:
+    _, records = tournament
+    for r in records:
+        rep = replay(r)
+        assert not rep.error and len(rep.plies) == r.plies + 1
+        pos = Position(rep.variant)
+        for n, ply in enumerate(rep.plies):
+            if n:
+                pos.push_text(r.moves[n - 1].move)
+            assert ply.board == pos.to_text().split()[0]
+            assert ply.hand == (pos.in_hand(0), pos.in_hand(1))
+        assert position_at(r).to_text() == pos.to_text()
+
+
+def test_titles_and_an_unreplayable_record() -> None:
+    recs = [make_record("alice", "bob", 1.0, round=2, pair=1, game_id="x/a"),
+            make_record("bob", "alice", 0.0, round=2, pair=1, game_id="x/b",
+                        moves=("d6", "d6"))]
+    titles = game_titles(recs)
+    assert titles["x/a"] == "alice vs bob, nine men's morris, round 2, game 1"
+    assert titles["x/b"] == "bob vs alice, nine men's morris, round 2, game 2"
+    data = game_data(recs[1], titles["x/b"])
+    assert len(data["plies"]) == 2 and "move 2 (d6) does not replay" in data["error"]
+
+
+def test_arena_show(tournament: tuple[Path, list[GameRecord]]) -> None:
+    folder, records = tournament
+    r = next(r for r in records if r.variant == "six-mens-morris")
+    res = CliRunner().invoke(cli, ["show", str(folder), r.game_id, "--ply", "3"])
+    assert res.exit_code == 0, res.output
+    assert game_titles(records)[r.game_id] in res.output
+    assert position_at(r, 3).board_text() in res.output
+    assert r.moves[-1].move in res.output
+    forfeit = records[-1]
+    res = CliRunner().invoke(cli, ["show", str(folder / "games.jsonl"),
+                                   page_names(records)[forfeit.game_id][6:-5]])
+    assert res.exit_code == 0, res.output
+    assert "Forfeit by" in res.output and "It sent: a1-a1 </script>" in res.output
+    assert "\x1b" not in res.output and "Traceback: <b>boom</b>" in res.output
+    for args, message in (([r.game_id, "--ply", "999"], "--ply"),
+                          (["nothing-like-it"], "no game"), (["r1"], "games match")):
+        res = CliRunner().invoke(cli, ["show", str(folder), *args])
+        assert res.exit_code == 2 and message in res.output
+
+
+# ---------------------------------------------------------------------------------------
+# In a real browser
+# ---------------------------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("no chromium or chromedriver (apt-get install chromium chromium-driver; "
+                    ".ci/run installs them as root)")
+    webdriver = pytest.importorskip("selenium.webdriver",
+                                    reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--window-size=1200,900",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    d = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def _board(driver: Any) -> dict[str, str]:
+    from selenium.webdriver.common.by import By
+
+    return {m.get_attribute("data-point"): m.get_attribute("data-color")
+            for m in driver.find_elements(By.CSS_SELECTOR, "svg.board circle.man")}
+
+
+def _engine_board(pos: Position) -> dict[str, str]:
+    return {p: "WB"[c] for p in pos.topology.points if (c := pos.occupant(p)) is not None}
+
+
+def _click_ply(driver: Any, ply: int) -> None:
+    """Click ply ``ply``'s row of the move list (scrolled to the middle of the list first)."""
+    row = driver.find_element("css selector", f'tr[data-ply="{ply}"]')
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+    row.click()
+
+
+def _at(driver: Any, ply: int) -> None:
+    deadline = time.monotonic() + 5
+    while driver.find_element("id", "viewer").get_attribute("data-ply") != str(ply):
+        assert time.monotonic() < deadline, f"the viewer did not reach ply {ply}"
+        time.sleep(0.02)
+
+
+def test_viewer_in_chromium_matches_the_rules_engine(
+        driver: Any, tournament: tuple[Path, list[GameRecord]]) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    folder, records = tournament
+    pages = page_names(records)
+    for variant in ("nine-mens-morris-diagonals", "six-mens-morris"):
+        r = max((r for r in records if r.variant == variant and not r.forfeit),
+                key=lambda r: r.plies)
+        driver.get((folder / pages[r.game_id]).resolve().as_uri())
+        _at(driver, r.plies)  # opens on the final position
+        assert _board(driver) == _engine_board(position_at(r))
+        assert driver.title == game_titles(records)[r.game_id]
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys(Keys.HOME)
+        _at(driver, 0)
+        assert _board(driver) == {}
+        forward = driver.find_element(By.ID, "forward")
+        pos = Position(replay(r).variant)
+        for n in range(1, min(r.plies, 14) + 1):
+            if n % 2:
+                forward.click()
+            else:
+                body.send_keys(Keys.ARROW_RIGHT)
+            _at(driver, n)
+            pos.push_text(r.moves[n - 1].move)
+            assert _board(driver) == _engine_board(pos), f"ply {n}"
+            hand = driver.find_element(By.ID, "hand-white").text
+            assert f"{pos.in_hand(0)} in hand" in hand
+        body.send_keys(Keys.ARROW_LEFT)
+        _at(driver, min(r.plies, 14) - 1)
+        # jump: a click on a move in the list, then the slider's number box
+        target = r.plies // 2
+        _click_ply(driver, target)
+        _at(driver, target)
+        assert _board(driver) == _engine_board(position_at(r, target))
+        captured = next((n for n in range(1, r.plies + 1) if "x" in r.moves[n - 1].move), None)
+        if captured is not None:
+            _click_ply(driver, captured)
+            _at(driver, captured)
+            marked = {e.get_attribute("data-captured") for e in
+                      driver.find_elements(By.CSS_SELECTOR, "circle.captured")}
+            assert marked == set(r.moves[captured - 1].move.split("x")[1:])
+    # a forfeit: who, why, the offending line and the stderr tail, shown as text
+    forfeit = records[-1]
+    driver.get((folder / pages[forfeit.game_id]).resolve().as_uri())
+    _at(driver, forfeit.plies)
+    final = driver.find_element(By.ID, "final").text
+    assert f"Forfeit by {forfeit.forfeit}" in final and "illegal-move" in final
+    assert driver.find_element(By.ID, "offending").text.startswith("a1-a1 </script><!--<img")
+    assert "Traceback: <b>boom</b>" in driver.find_element(By.ID, "stderr").text
+    assert not driver.find_elements(By.CSS_SELECTOR, "#viewer img, #viewer b")
+    assert _board(driver) == _engine_board(position_at(forfeit))
+    shot = folder / "viewer.png"
+    driver.save_screenshot(str(shot))
+    assert shot.stat().st_size > 1000
