@@ -388,3 +388,67 @@ def test_long_results_list_the_first_games_and_say_so(tmp_path: Path, no_charts:
     assert html.count("late-") == RP.MAX_FORFEITS_LISTED  # listed, not linked (not shown)
     assert " and 5 more" in html
     assert 'href="#game-late-' not in html
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 12: every bot ranked and rated; no zero-width or infinite interval at the edges
+# ---------------------------------------------------------------------------------------
+
+
+def _rate_output(tmp_path: Path, name: str, records: list, *args: str) -> str:
+    res = CliRunner().invoke(cli, ["rate", str(_write(tmp_path / name, records)), *args])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+@pytest.mark.parametrize("white_scores", [(0.5, 0.5), (1.0, 1.0)])
+def test_rate_all_drawn_or_split_pairs_print_a_real_interval(tmp_path: Path,
+                                                             white_scores: tuple) -> None:
+    recs = []
+    for k in range(30):
+        recs.append(make_record("A", "B", white_scores[0], round=0, pair=k, game_id=f"{k}a"))
+        recs.append(make_record("B", "A", white_scores[1], round=0, pair=k, game_id=f"{k}b"))
+    for interval in ("sandwich", "bootstrap"):
+        out = _rate_output(tmp_path, interval, recs, "--interval", interval)
+        assert "± 0.0" not in out and " 0.0  " not in out.split("\n")[2]
+        assert "± –" not in out and "inf" not in out and "-0.0" not in out
+        assert "Elo +0.0 ± 87.0" in out and "LOS 50.0%" in out   # the match line
+        doc = json.loads(_rate_output(tmp_path, interval + "-json", recs, "--format", "json",
+                                      "--interval", interval))
+        rows = doc["tables"][0]["rows"]
+        assert all(r["elo95"] == 44.0 and r["elo"] == 0.0 for r in rows)
+
+
+def test_rate_a_single_win_ranks_and_rates_both_bots(tmp_path: Path) -> None:
+    recs = [make_record("A", "B", 1.0, pair=None, game_id="g1")]
+    out = _rate_output(tmp_path, "one", recs)
+    assert "inf" not in out and "100.0%" not in out.split("LOS")[-1]
+    assert "* Elo from the prior" in out and "LOS 84.1%" in out
+    doc = json.loads(_rate_output(tmp_path, "one-json", recs, "--format", "json"))
+    table = doc["tables"][0]
+    assert table["match"]["los"] == pytest.approx(0.8413, abs=1e-4)  # cutechess, not 1.0
+    assert [(r["rank"], r["bot"], r["prior"]) for r in table["rows"]] == [(1, "A", True),
+                                                                        (2, "B", True)]
+    assert all(r["elo"] is not None and 0 < r["elo95"] for r in table["rows"])
+
+
+def test_rate_a_single_draw_is_plus_zero(tmp_path: Path) -> None:
+    out = _rate_output(tmp_path, "draw", [make_record("A", "B", 0.5, pair=None, game_id="g1")])
+    assert "-0.0" not in out and "Elo +0.0 ± " in out and "LOS 50.0%" in out
+
+
+def test_report_ranks_a_perfect_order_and_marks_the_prior(tmp_path: Path, no_charts: None) -> None:
+    recs = []
+    for k, (a, b) in enumerate([("A", "B"), ("A", "C"), ("B", "C")]):
+        recs.append(make_record(a, b, 1.0, round=0, pair=k, game_id=f"{k}a"))
+        recs.append(make_record(b, a, 0.0, round=0, pair=k, game_id=f"{k}b"))
+    html = RP.build_report(tmp_path, recs).read_text(encoding="utf-8")
+    standings = html[html.index('<h2 id="standings">'):html.index('<h2 id="charts">')]
+    for rank, bot in enumerate("ABC", start=1):
+        assert f'<td>{rank}</td><td class="name">{bot}</td>' in standings
+    assert standings.count('<td class="prior">*</td>') == 3
+    assert '<td>–</td><td>–</td>' not in standings   # every bot has an Elo and an interval
+    assert "* Elo from the prior" in standings
+    text = _rate_output(tmp_path, "order", recs)
+    assert [line.split()[:2] for line in text.splitlines()[2:5]] == [["1", "A"], ["2", "B"],
+                                                                     ["3", "C"]]

@@ -64,8 +64,8 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
         out.write(f"{st.label}: {st.games} games, ranked by points, Elo {where}\n")
         rows = [(str(r.rank or "-"), clean_text(r.bot), f"{r.points:g}",
                  format_number(r.rating, "+.1f", "-") + ("*" if r.prior else ""),
-                 format_number(r.rating95, ".1f", "-"), str(r.games), f"{100 * r.score:.1f}%", r.wdl,
-                 f"{100 * r.draw_ratio:.1f}%",
+                 format_number(r.rating95, ".1f", "-"), str(r.games), f"{100 * r.score:.1f}%",
+                 r.wdl, f"{100 * r.draw_ratio:.1f}%",
                  format_number(None if r.los_next is None else 100 * r.los_next, ".1f", "-")
                  + ("%" if r.los_next is not None else ""),
                  r.forfeits_text() or "-") for r in st.rows]
