@@ -113,17 +113,25 @@ def tally(records: Iterable[GameRecord], *, variant: Optional[str] = None,
 
 def compute_standings(records: Iterable[GameRecord],
                       players: Sequence[str] = ()) -> dict[str, list[Tally]]:
-    """Per variant (in order of first appearance), its table best first.
+    """Per variant (in order of first appearance), its table best first (:func:`rank_bots`:
+    points, head to head, Sonneborn-Berger, name).
 
-    ``players`` are listed in every variant even before they have played.
+    ``players`` are listed in every variant even before they have played (after those who
+    have, by name).
     """
+    chosen = list(records)
     tables: dict[str, Tallies] = {}
-    for record in records:
+    for record in chosen:
         table = tables.get(record.variant)
         if table is None:
             table = tables[record.variant] = Tallies(players, record.variant)
         table.add(record)
-    return {variant: table.ranked() for variant, table in tables.items()}
+    out: dict[str, list[Tally]] = {}
+    for variant, table in tables.items():
+        order = rank_bots(chosen, variant=variant)
+        rest = sorted(name for name in table.rows if name not in set(order))
+        out[variant] = [table.rows[name] for name in order + rest]
+    return out
 
 
 def format_standings(tables: dict[str, list[Tally]]) -> str:

@@ -612,3 +612,11 @@ def test_rank_is_by_points_with_head_to_head_then_sonneborn_berger() -> None:
     c, d = st.row("C").rating, st.row("D").rating
     assert c is not None and d is not None
     assert [r.bot for r in st.rows][1:3] == (["C", "D"] if c >= d else ["D", "C"])
+
+
+def test_runner_standings_rank_like_the_ratings_table() -> None:
+    from arena.standings import compute_standings
+
+    recs = _games([("B", "A", 1.0, 1), ("A", "C", 1.0, 2), ("B", "C", 1.0, 1)])
+    runner = compute_standings(recs, players=("A", "B", "C", "idle"))["nine-mens-morris"]
+    assert [t.name for t in runner] == [r.bot for r in R.rate(recs).rows] + ["idle"]
