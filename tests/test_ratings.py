@@ -620,3 +620,19 @@ def test_runner_standings_rank_like_the_ratings_table() -> None:
     recs = _games([("B", "A", 1.0, 1), ("A", "C", 1.0, 2), ("B", "C", 1.0, 1)])
     runner = compute_standings(recs, players=("A", "B", "C", "idle"))["nine-mens-morris"]
     assert [t.name for t in runner] == [r.bot for r in R.rate(recs).rows] + ["idle"]
+
+
+def test_every_small_two_bot_sample_has_a_finite_interval_and_an_uncertain_los() -> None:
+    import itertools
+
+    for pairs in range(1, 6):
+        for counts in itertools.product(range(pairs + 1), repeat=5):
+            if sum(counts) != pairs:
+                continue
+            e = R.pentanomial_estimate(list(counts))
+            assert math.isfinite(e.elo) and 0 < e.elo95 < math.inf and 0 < e.los < 1, counts
+            assert pairs > 2 or 0.01 < e.los < 0.99, counts
+    for w, d, loss in itertools.product(range(6), repeat=3):
+        if w + d + loss:
+            e = R.trinomial_estimate(w, d, loss)
+            assert math.isfinite(e.elo) and 0 < e.elo95 < math.inf and 0 < e.los < 1
