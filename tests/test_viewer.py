@@ -269,3 +269,22 @@ def test_viewer_in_chromium_matches_the_rules_engine(
     shot = folder / "viewer.png"
     driver.save_screenshot(str(shot))
     assert shot.stat().st_size > 1000
+
+
+def test_many_games_leave_their_moves_to_the_viewer(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.report import charts, html as report_html
+
+    monkeypatch.setattr(charts, "build_charts", lambda records, tables: [])
+    monkeypatch.setattr("arena.report.folder.build_charts", lambda records, tables: [])
+    monkeypatch.setattr(report_html, "MAX_MOVES_INLINE", 3)
+    recs = [make_record("a", "b", 1.0, round=1, pair=k, game_id=f"g{k}",
+                        moves=("d6", "f4", "a1")) for k in range(5)]
+    html = build_report(tmp_path, recs).read_text(encoding="utf-8")
+    assert html.count('<tr id="game-') == 5 and html.count('class="view"') == 5
+    assert "<details><summary>g1" not in html and "moves are on the viewer's pages only" in html
+    assert "2.&nbsp;<span>a1</span>" not in html
+    page = (tmp_path / "games" / "g1.html").read_text(encoding="utf-8")
+    assert '"m":"a1"' in page
+    html = build_report(tmp_path, recs[:3]).read_text(encoding="utf-8")
+    assert "2.&nbsp;<span>a1</span>" in html and "viewer's pages only" not in html

@@ -57,7 +57,7 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
 @click.option("--anchor", default=None, metavar="BOT=ELO", help="Pin one bot's Elo (e.g. random=0).")
 @click.option("--title", default=None, help="Page title (default: the folder's name).")
 @click.option("--max-games", type=click.IntRange(min=0), default=10_000, show_default=True,
-              help="List the moves of at most this many games (0: all).")
+              help="List at most this many games, each with its viewer page (0: all).")
 def report(results: str, anchor: str | None, title: str | None, max_games: int) -> None:
     """Write charts and a self-contained report.html into the results folder RESULTS.
 

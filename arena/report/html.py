@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 #: games whose moves are listed in report.html by default (a bigger page is hard to open)
 MAX_GAMES_LISTED = 10_000
+#: with more listed games than this, their moves are left to the viewer's pages (a light page)
+MAX_MOVES_INLINE = 1_000
 #: games named per group of identical forfeits (the others are counted)
 MAX_FORFEITS_LISTED = 20
 
@@ -136,11 +138,12 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         })
     listed_games = records if max_games is None else records[:max_games]
     titles = game_titles(records)
+    inline = not pages or len(listed_games) <= MAX_MOVES_INLINE
     forfeits = _forfeits(records, {r.game_id for r in listed_games})
     games = [{
         "id": r.game_id, "variant": r.variant, "white": r.white.name, "black": r.black.name,
         "result": r.result, "termination": r.termination, "plies": r.plies,
-        "forfeit": r.forfeit, "detail": r.detail, "moves": _move_text(r),
+        "forfeit": r.forfeit, "detail": r.detail, "moves": _move_text(r) if inline else [],
         "opening": len(r.opening), "page": (pages or {}).get(r.game_id),
         "title": titles[r.game_id],
     } for r in listed_games]
@@ -151,6 +154,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "variants": list(dict.fromkeys(r.variant for r in records)),
         "standings": standings, "charts": charts, "forfeits": forfeits,
         "games": games, "method": method, "games_omitted": len(records) - len(listed_games),
+        "moves_inline": inline, "max_inline": MAX_MOVES_INLINE,
     }
 
 
@@ -305,7 +309,8 @@ and the first game's detail and stderr as the example.</p>{% endif %}
 <h2 id="games">Games</h2>
 <p>Each game's moves; grey moves are the opening set by the referee.{% if games and games[0].page %}
 <b>view</b> opens the game in a viewer (board, step through the moves, each move's time,
-how it ended).{% endif %}{% if games_omitted %}
+how it ended).{% if not moves_inline %} With more than {{ max_inline }} games listed, their
+moves are on the viewer's pages only, to keep this page light.{% endif %}{% endif %}{% if games_omitted %}
 <b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in
 games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 <table>
@@ -314,10 +319,11 @@ games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 {% for g in games %}
 <tr id="game-{{ g.id }}"><td class="name">
 {% if g.page %}<a class="view" href="{{ g.page }}" title="{{ g.title }}">view</a>{% endif %}
-<details><summary title="{{ g.title }}">{{ g.id }}</summary>
+{% if moves_inline %}
+<details><summary>{{ g.id }}</summary>
 <div class="moves">{% for n, w, b in g.moves %}{{ n }}.&nbsp;<span{% if loop.index0 * 2 < g.opening %} class="opening"{% endif %}>{{ w }}</span>{% if b %}&nbsp;<span{% if loop.index0 * 2 + 1 < g.opening %} class="opening"{% endif %}>{{ b }}</span>{% endif %} {% endfor %}</div>
 {% if g.detail %}<div class="meta">{{ g.detail }}</div>{% endif %}
-</details></td>
+</details>{% else %}{{ g.id }}{% endif %}</td>
 <td class="name">{{ g.variant }}</td><td class="name">{{ g.white }}</td><td class="name">{{ g.black }}</td>
 <td>{{ g.result }}</td><td class="name">{{ g.termination }}{% if g.forfeit %} ({{ g.forfeit }}){% endif %}</td>
 <td>{{ g.plies }}</td></tr>
