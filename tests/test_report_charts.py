@@ -144,3 +144,20 @@ def test_a_class_tournament_collapses_repeated_forfeits(workdir: Path) -> None:
     assert "(6 forfeits: start-failure 6)" in forfeits
     assert forfeits.count("<pre>exit-at-start: bye") == 1  # one stderr example
     assert forfeits.count('<td class="name">start-failure</td><td>6</td>') == 1
+
+
+def test_a_perfect_order_is_charted_with_every_bot() -> None:
+    """No upsets (issue 12): every bot rests on the prior and still has its point on the Elo
+    chart, and the two-variant comparison draws them too."""
+    recs = []
+    for variant in ("nine-mens-morris", "six-mens-morris"):
+        for strong, weak in (("a", "b"), ("b", "c"), ("a", "c")):
+            for k in range(2):
+                r = make_record(strong, weak, 1.0, pair=None) if k == 0 else \
+                    make_record(weak, strong, 0.0, pair=None)
+                recs.append(replace(r, variant=variant,
+                                                game_id=f"{variant}/{strong}{weak}{k}"))
+    tables = rate_all(recs)
+    assert all(r.prior and r.rating is not None for t in tables for r in t.rows)
+    for png in (RP.chart_elo(tables[0]), RP.chart_variant_comparison(tables)):
+        assert png is not None and png.startswith(b"\x89PNG")

@@ -45,14 +45,21 @@ def _rc() -> Any:
 
 
 def _rated(st: Standings) -> list[tuple[BotStanding, float, float]]:
-    """``(row, elo, elo95)`` for the rated rows of ``st`` in table order (a flagged row has
-    neither an Elo nor an interval)."""
-    return [(r, r.elo, r.elo95) for r in st.rows if r.elo is not None and r.elo95 is not None]
+    """``(row, elo, elo95)`` for every row of ``st`` that has an Elo, in table order: the
+    maximum-likelihood value, or the prior-based one for a bot that rests on the prior
+    (``row.prior``; docs/RATINGS.md)."""
+    out = []
+    for r in st.rows:
+        elo, half = r.rating, r.rating95
+        if elo is not None and half is not None:
+            out.append((r, elo, half))
+    return out
 
 
 def chart_elo(st: Standings) -> Optional[bytes]:
-    """Elo with 95 % error bars for one standings table, best at the top (None when no bot
-    could be rated: nothing to draw)."""
+    """Elo with 95 % error bars for one standings table, best at the top; bots that rest on
+    the prior are drawn hollow and marked ``*`` (None when no bot has an Elo: nothing to
+    draw)."""
     rated = _rated(st)
     if not rated:
         return None
@@ -60,14 +67,20 @@ def chart_elo(st: Standings) -> Optional[bytes]:
         fig = _figure(7.5, 0.32 * max(len(rated), 1) + 1.4)
         ax = fig.add_subplot()
         ys = list(range(len(rated)))[::-1]
-        ax.errorbar([elo for _, elo, _ in rated], ys, xerr=[half for _, _, half in rated],
-                    fmt="o", color="#1f5fa8", ecolor="#7aa6d6", capsize=3)
-        ax.set_yticks(ys, [short(r.bot) for r, _, _ in rated])
+        for prior in (False, True):
+            pts = [(elo, y, half) for (r, elo, half), y in zip(rated, ys) if r.prior == prior]
+            if pts:
+                ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                            xerr=[p[2] for p in pts], fmt="o", color="#1f5fa8",
+                            mfc="white" if prior else "#1f5fa8", ecolor="#7aa6d6", capsize=3)
+        ax.set_yticks(ys, [short(r.bot) + ("*" if r.prior else "") for r, _, _ in rated])
         if st.anchor is None:
             ax.axvline(0, color="#999", lw=0.8, ls=":")
-        flagged = len(st.rows) - len(rated)
-        ax.set_xlabel("Elo (95% interval)" + (f"; {flagged} bot(s) flagged, not shown"
-                                             if flagged else ""))
+        missing = len(st.rows) - len(rated)
+        on_prior = sum(1 for r, _, _ in rated if r.prior)
+        notes = ([f"* {on_prior} on the prior (hollow)"] if on_prior else []) + (
+            [f"{missing} bot(s) without an Elo, not shown"] if missing else [])
+        ax.set_xlabel("Elo (95% interval)" + ("; " + "; ".join(notes) if notes else ""))
         ax.set_title(f"Elo: {st.label} ({st.games} games)")
         ax.grid(axis="x", alpha=0.3)
         return _png(fig)
@@ -77,7 +90,7 @@ def chart_variant_comparison(tables: Sequence[Standings]) -> Optional[bytes]:
     """Each bot's Elo (± 95 %) in every variant side by side (one colour per variant); None
     with fewer than two variants or no rated bot (nothing to compare)."""
     per_variant = [t for t in tables if t.variant is not None]
-    bots = sorted({r.bot for t in per_variant for r in t.rows if r.elo is not None})
+    bots = sorted({r.bot for t in per_variant for r in t.rows if r.rating is not None})
     if len(per_variant) < 2 or not bots:
         return None
     pooled = next((t for t in tables if t.variant is None), per_variant[0])
@@ -97,10 +110,11 @@ def chart_variant_comparison(tables: Sequence[Standings]) -> Optional[bytes]:
                     r = t.row(b)
                 except KeyError:
                     continue
-                if r.elo is None or r.elo95 is None:  # flagged: neither
+                elo, half = r.rating, r.rating95
+                if elo is None or half is None:  # no Elo at all
                     continue
-                xs.append(r.elo)
-                es.append(r.elo95)
+                xs.append(elo)
+                es.append(half)
                 ys.append(len(bots) - 1 - b_i + (v - (k - 1) / 2) * (0.7 / k))
             ax.errorbar(xs, ys, xerr=es, fmt="o", ms=4, capsize=2, color=cmap[v],
                         label=short(t.label, 40))
