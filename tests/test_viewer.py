@@ -288,3 +288,5 @@ def test_many_games_leave_their_moves_to_the_viewer(tmp_path: Path,
     assert '"m":"a1"' in page
     html = build_report(tmp_path, recs[:3]).read_text(encoding="utf-8")
     assert "2.&nbsp;<span>a1</span>" in html and "viewer's pages only" not in html
+    assert sorted(p.name for p in (tmp_path / "games").iterdir()) == ["g0.html", "g1.html",
+                                                                       "g2.html"]

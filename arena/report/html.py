@@ -308,7 +308,7 @@ and the first game's detail and stderr as the example.</p>{% endif %}
 
 <h2 id="games">Games</h2>
 <p>Each game's moves; grey moves are the opening set by the referee.{% if games and games[0].page %}
-<b>view</b> opens the game in a viewer (board, step through the moves, each move's time,
+ <b>view</b> opens the game in a viewer (board, step through the moves, each move's time,
 how it ended).{% if not moves_inline %} With more than {{ max_inline }} games listed, their
 moves are on the viewer's pages only, to keep this page light.{% endif %}{% endif %}{% if games_omitted %}
 <b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in

@@ -278,7 +278,8 @@ def render_game_page(record: GameRecord, title: str, back: str = "../report.html
 def write_game_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord],
                      names: Optional[dict[str, str]] = None,
                      titles: Optional[dict[str, str]] = None) -> int:
-    """Write a page per game under ``folder/games/``; returns how many.
+    """Write a page per game under ``folder/games/`` (removing the pages of games no longer
+    given); returns how many.
 
     The pages can be made again from ``games.jsonl``, so each is written to a temporary name
     and renamed (never half a page) without an fsync (10,000 of them stay quick).
@@ -287,6 +288,10 @@ def write_game_pages(folder: str | os.PathLike[str], records: Sequence[GameRecor
     names = names if names is not None else page_names(records)
     titles = titles if titles is not None else game_titles(records)
     (out / GAMES_FOLDER).mkdir(exist_ok=True)
+    wanted = {out / names[r.game_id] for r in records}
+    for old in (out / GAMES_FOLDER).glob("*.html"):  # games no longer listed (a shorter list)
+        if old not in wanted:
+            old.unlink(missing_ok=True)
     for r in records:
         path = out / names[r.game_id]
         tmp = path.with_name(f".{path.name}.tmp")
