@@ -256,6 +256,7 @@ def test_viewer_in_chromium_matches_the_rules_engine(
             marked = {e.get_attribute("data-captured") for e in
                       driver.find_elements(By.CSS_SELECTOR, "circle.captured")}
             assert marked == set(r.moves[captured - 1].move.split("x")[1:])
+            assert driver.find_elements(By.CSS_SELECTOR, "svg.board line.mill")  # its mill
     # a forfeit: who, why, the offending line and the stderr tail, shown as text
     forfeit = records[-1]
     driver.get((folder / pages[forfeit.game_id]).resolve().as_uri())
@@ -290,3 +291,13 @@ def test_many_games_leave_their_moves_to_the_viewer(tmp_path: Path,
     assert "2.&nbsp;<span>a1</span>" in html and "viewer's pages only" not in html
     assert sorted(p.name for p in (tmp_path / "games").iterdir()) == ["g0.html", "g1.html",
                                                                        "g2.html"]
+
+
+def test_mills_formed_are_marked() -> None:
+    # white closes a1-a4-a7 with its third man: the mill, then its capture
+    rec = make_record("a", "b", 1.0, moves=("a1", "d6", "a4", "f4", "a7xd6"))
+    plies = game_data(rec, "t")["plies"]
+    assert "ml" not in plies[3]
+    points = game_data(rec, "t")["points"]
+    assert [[points[i] for i in ends] for ends in plies[5]["ml"]] == [["a1", "a7"]]
+    assert [points[i] for i in plies[5]["c"]] == ["d6"]

@@ -151,6 +151,10 @@
     cur = n;
     var p = G.plies[n];
     while (layer.firstChild) { layer.removeChild(layer.firstChild); }
+    (p.ml || []).forEach(function (ends) {  /* a mill the move formed, under the men */
+      var a = xy(ends[0]), b = xy(ends[1]);
+      svg("line", {class: "mill", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, layer);
+    });
     for (var i = 0; i < p.b.length; i++) {
       var ch = p.b.charAt(i);
       if (ch === ".") { continue; }
@@ -194,6 +198,7 @@
          (p.o ? " (opening, set by the referee)" : " in " + ms(p.ms) +
           (p.cpu !== null && p.cpu !== undefined ? " (cpu " + ms(p.cpu) + ")" : "")) + ". ",
          status);
+      if (p.ml) { el("span", {class: "mill"}, (p.ml.length > 1 ? p.ml.length + " mills" : "A mill") + ". ", status); }
       if (caps.length) { el("span", {class: "cap"}, "Captured " + caps.join(", ") + ". ", status); }
       el("span", {}, n === last ? "Final position." : (p.by ? "White" : "Black") + " to move.", status);
     }

@@ -70,6 +70,8 @@ class Ply:
     wall_ms: Optional[float] = None
     cpu_ms: Optional[float] = None
     opening: bool = False
+    #: the mills the move formed, each as the three points of its line in order
+    mills: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass
@@ -121,8 +123,12 @@ def replay(record: GameRecord) -> Replay:
                          f"{str(e).split(' in position')[0]}")
             break
         pos.push(move)
+        t = pos.topology
+        formed = tuple(t.lines[n] for n, mask in t.mills_at[t.index[move.dst]]
+                       if pos.men[by] & mask == mask)
         out.plies.append(Ply(_board(pos), (pos.hand[0], pos.hand[1]), str(move), by, move.src,
-                             move.dst, move.captures, info.wall_ms, info.cpu_ms, info.opening))
+                             move.dst, move.captures, info.wall_ms, info.cpu_ms, info.opening,
+                             formed))
     return out
 
 
@@ -218,6 +224,8 @@ def game_data(record: GameRecord, title: str, back: str = "") -> dict[str, Any]:
                 row["s"] = idx[p.src]
             if p.opening:
                 row["o"] = 1
+            if p.mills:
+                row["ml"] = [[idx[line[0]], idx[line[2]]] for line in p.mills]
         plies.append(row)
     forfeit = None
     if record.forfeit:
