@@ -76,9 +76,10 @@ def test_report_files_and_contents(built: tuple[Path, list]) -> None:
     for p in tmp_path.glob("*.png"):
         assert p.read_bytes().startswith(PNG)
     # self-contained: every chart embedded, nothing loaded from elsewhere; links only to the
-    # game viewer's pages next to it (tests/test_viewer.py)
+    # game viewer's pages and the bot pages next to it (tests/test_viewer.py,
+    # tests/test_bot_pages.py)
     assert html.count('src="data:image/png;base64,') == len(pngs)
-    assert not re.search(r'(src|href)="(?!data:|#|games/[\w.-]+\.html")', html)
+    assert not re.search(r'(src|href)="(?!data:|#|(games|bots)/[\w.-]+\.html")', html)
     # untrusted text is escaped everywhere
     assert "<script>" not in html and "<img src=x" not in html and "<b>boom" not in html
     assert "&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
@@ -446,7 +447,8 @@ def test_report_ranks_a_perfect_order_and_marks_the_prior(tmp_path: Path, no_cha
     html = RP.build_report(tmp_path, recs).read_text(encoding="utf-8")
     standings = html[html.index('<h2 id="standings">'):html.index('<h2 id="charts">')]
     for rank, bot in enumerate("ABC", start=1):
-        assert f'<td>{rank}</td><td class="name">{bot}</td>' in standings
+        assert (f'<td>{rank}</td><td class="name"><a href="bots/{bot}.html">{bot}</a></td>'
+                in standings)
     assert standings.count('<td class="prior">*</td>') == 3
     assert '<td>–</td><td>–</td>' not in standings   # every bot has an Elo and an interval
     assert "* Elo from the prior" in standings

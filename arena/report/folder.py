@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 from arena.errors import ArenaError
 from arena.records import GameRecord, atomic_write
+from arena.report.botpages import bot_page_names, write_bot_pages
 from arena.report.charts import build_charts
 from arena.report.html import MAX_GAMES_LISTED, page_context, render_html
 from arena.report.results import load_games
@@ -27,8 +28,9 @@ RATINGS_FILE = "ratings.csv"
 def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[GameRecord]] = None,
                  *, title: Optional[str] = None, anchor: Optional[tuple[str, float]] = None,
                  max_games: Optional[int] = MAX_GAMES_LISTED) -> Path:
-    """Write the charts, ``ratings.csv``, ``report.html`` and a viewer page per listed game
-    (``games/*.html``, :mod:`arena.report.viewer`) into ``folder``; returns the HTML path.
+    """Write the charts, ``ratings.csv``, ``report.html``, a viewer page per listed game
+    (``games/*.html``, :mod:`arena.report.viewer`) and a page per bot (``bots/*.html``,
+    :mod:`arena.report.botpages`) into ``folder``; returns the HTML path.
 
     ``records`` default to the folder's ``games.jsonl``.  ``anchor=(bot, elo)`` pins one bot's
     Elo (the tables stay centred on 0 where it is not rated).  The moves of the first
@@ -55,9 +57,13 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     atomic_write(out / RATINGS_FILE, standings_csv(tables).encode("utf-8"))
     listed = records if max_games is None else records[:max_games]
     pages = page_names(listed)
-    write_game_pages(out, listed, pages, game_titles(listed))
-    context = page_context(records, tables, charts, title or out.resolve().name,
-                           "pair-clustered sandwich", max_games, pages)
+    titles = game_titles(records)
+    write_game_pages(out, listed, pages, titles)
+    name = title or out.resolve().name
+    bot_pages = bot_page_names(records)
+    write_bot_pages(out, records, tables, name, bot_pages, pages, titles)
+    context = page_context(records, tables, charts, name,
+                           "pair-clustered sandwich", max_games, pages, bot_pages)
     html_path = out / REPORT_FILE
     atomic_write(html_path, render_html(context).encode("utf-8"))
     return html_path

@@ -107,12 +107,14 @@ def _forfeits(records: Sequence[GameRecord], listed: set[str]) -> list[dict[str,
 def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                  charts: Sequence[Chart], title: str, method: str,
                  max_games: Optional[int],
-                 pages: Optional[dict[str, str]] = None) -> dict[str, Any]:
+                 pages: Optional[dict[str, str]] = None,
+                 bot_pages: Optional[dict[str, str]] = None) -> dict[str, Any]:
     """Everything the page shows, as plain values for the template.
 
     ``method`` names the interval estimate in the page's text; the moves of the first
     ``max_games`` records are listed (None: all), each linked to its viewer page in
-    ``pages`` (game id to a path relative to the report, :mod:`arena.report.viewer`).
+    ``pages`` (game id to a path relative to the report, :mod:`arena.report.viewer`); each
+    bot's name in the standings links to its page in ``bot_pages`` (:mod:`arena.report.botpages`).
     """
     from arena.report.viewer import game_titles
 
@@ -128,6 +130,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                 "wdl": row.wdl, "draw": f"{100 * row.draw_ratio:.1f}",
                 "los": format_number(None if row.los_next is None else 100 * row.los_next, ".1f"),
                 "forfeits": row.forfeits_text(), "flag": row.flag,
+                "page": (bot_pages or {}).get(row.bot),
             })
         order = [r.bot for r in st.rows]
         standings.append({
@@ -176,14 +179,8 @@ def shown(value: Any) -> Any:
     return value
 
 
-_TEMPLATE = r"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ title }} – Morris Arena report</title>
-<style>
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto;
+#: the report's style, also used by the bot pages (:mod:`arena.report.botpages`)
+REPORT_CSS = """body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto;
        max-width: 1200px; padding: 0 1em; color: #222; line-height: 1.4; }
 h1 { margin-bottom: 0.1em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
 .meta { color: #666; }
@@ -207,7 +204,16 @@ table.forfeits { width: 100%; } .forfeits td.example { width: 50%; }
 .forfeits td.ids { width: 32%; font-size: 0.85em; } .gid { white-space: nowrap; }
 .nochart { color: #666; font-style: italic; }
 a.view { float: right; margin-left: 0.6em; }
-</style>
+"""
+
+_TEMPLATE = r"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }} – Morris Arena report</title>
+<style>
+""" + REPORT_CSS + r"""</style>
 </head>
 <body>
 <h1>{{ title }}</h1>
@@ -234,7 +240,7 @@ likelihood interval (see docs/RATINGS.md).</p>
 <th>games</th><th>score %</th>
 <th>W-D-L</th><th>draw %</th><th>LOS next %</th><th class="name">forfeits</th><th class="name">note</th></tr>
 {% for r in st.rows %}
-<tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{{ r.bot }}</td>
+<tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{% if r.page %}<a href="{{ r.page }}">{{ r.bot }}</a>{% else %}{{ r.bot }}{% endif %}</td>
 <td>{{ r.points }}</td><td>{{ r.elo }}</td><td>{{ r.elo95 }}</td>
 <td class="prior">{% if r.prior %}*{% endif %}</td><td>{{ r.games }}</td><td>{{ r.score }}</td>
 <td>{{ r.wdl }}</td><td>{{ r.draw }}</td><td>{{ r.los }}</td><td class="name">{{ r.forfeits }}</td>
