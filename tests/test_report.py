@@ -455,3 +455,12 @@ def test_report_ranks_a_perfect_order_and_marks_the_prior(tmp_path: Path, no_cha
     text = _rate_output(tmp_path, "order", recs)
     assert [line.split()[:2] for line in text.splitlines()[2:5]] == [["1", "A"], ["2", "B"],
                                                                      ["3", "C"]]
+
+
+def test_numbers_that_round_to_zero_show_no_minus_sign() -> None:
+    """A bot at the centre of the scale is +0.0 (or 0.0), never -0.0 (issue 12)."""
+    from arena.report.text import format_number
+
+    assert format_number(-0.0, "+.1f") == "+0.0" and format_number(-0.04, "+.1f") == "+0.0"
+    assert format_number(-0.0, ".1f") == "0.0" and format_number(-0.0001, ".1%") == "0.0%"
+    assert format_number(-1.25, "+.1f") == "-1.2" and format_number(None, ".1f") == "–"

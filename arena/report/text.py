@@ -31,7 +31,11 @@ def short(name: str, cap: int = _NAME_CAP) -> str:
 
 
 def format_number(x: Optional[float], spec: str, none: str = "–") -> str:
-    """``x`` formatted with ``spec``, or ``none`` for None and NaN."""
+    """``x`` formatted with ``spec``, or ``none`` for None and NaN; a value that rounds to
+    zero never shows a sign it does not have (``-0.0``)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return none
-    return format(x, spec)
+    text = format(x, spec)
+    if text[:1] == "-" and not text.strip("-0.%"):  # a negative value that rounds to zero
+        text = ("+" if "+" in spec else "") + text[1:]
+    return text
