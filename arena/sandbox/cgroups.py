@@ -125,21 +125,33 @@ def _relative(own: str, root: str) -> Optional[str]:
 
 
 def _make_parent(h: _Hierarchy) -> None:
-    """Create the ``morris-arena`` parent (v2: with the controller enabled for children)."""
-    h.parent.mkdir(exist_ok=True)
+    """Create the ``morris-arena`` parent (v2: with the controller enabled for children).
+
+    Not ``Path.mkdir(exist_ok=True)``: it checks ``is_dir()`` after a ``FileExistsError``,
+    and another sandbox closing at that moment may just have removed the (empty) parent.
+    """
+    try:
+        os.mkdir(h.parent)
+    except FileExistsError:
+        pass
     if h.version == 2:
         write(h.parent / "cgroup.subtree_control", f"+{h.controller}")
 
 
+#: attempts to make a bot's cgroup while other sandboxes remove the emptied parent
+_MAKE_ATTEMPTS = 50
+
+
 def _make_child(h: _Hierarchy, path: Path) -> None:
-    """Create ``path`` under the parent, which another process may remove when it empties."""
-    for attempt in range(5):
+    """Create ``path`` under the parent, which another sandbox may remove when it empties
+    (then the parent is made again)."""
+    for attempt in range(_MAKE_ATTEMPTS):
         try:
             _make_parent(h)
             path.mkdir()
             return
         except FileNotFoundError:
-            if attempt == 4:
+            if attempt == _MAKE_ATTEMPTS - 1:
                 raise
 
 
@@ -147,8 +159,7 @@ def _probe(h: _Hierarchy) -> Optional[str]:
     """Make the parent and a probe child, write a limit, remove both: None, or why not."""
     probe = h.parent / f"probe-{os.getpid()}-{procs.serial()}"
     try:
-        _make_parent(h)
-        probe.mkdir()
+        _make_child(h, probe)  # retried: another referee may be removing the parent
     except OSError as e:
         _rmdir_quietly(h.parent)
         return f"not writable ({e.strerror})"
