@@ -203,6 +203,8 @@ details { margin: 0.15em 0; } summary { cursor: pointer; }
 table.forfeits { width: 100%; } .forfeits td.example { width: 50%; }
 .forfeits td.ids { width: 32%; font-size: 0.85em; } .gid { white-space: nowrap; }
 .nochart { color: #666; font-style: italic; }
+table.standings th, table.standings td { white-space: nowrap; }
+table.standings td.flag { white-space: normal; min-width: 16em; }
 a.view { float: right; margin-left: 0.6em; }
 """
 
@@ -235,7 +237,7 @@ likelihood interval (see docs/RATINGS.md).</p>
 {% for st in standings %}
 <h3>{{ st.label }} <small class="meta">({{ st.games }} games{% if st.anchor %}, {{ st.anchor }} anchored{% endif %})</small></h3>
 {% if st.note %}<p class="note">{{ st.note }}</p>{% endif %}
-<table>
+<table class="standings">
 <tr><th>#</th><th class="name">bot</th><th>points</th><th>Elo</th><th>±95%</th><th></th>
 <th>games</th><th>score %</th>
 <th>W-D-L</th><th>draw %</th><th>LOS next %</th><th class="name">forfeits</th><th class="name">note</th></tr>
