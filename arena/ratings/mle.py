@@ -165,26 +165,10 @@ def fit_theta(n_mat: np.ndarray, s_mat: np.ndarray, *, start: Optional[np.ndarra
     :raises FitError: no convergence within ``max_iter`` iterations.
     """
     n = n_mat.shape[0]
-    theta = np.zeros(n) if start is None else start - start[0]
+    theta = np.zeros(n) if start is None else np.asarray(start - start[0], dtype=float)
     if n == 1:
         return theta, np.zeros((1, 1)), 0
-    pairs = _pair_list(n_mat, s_mat)
-    ll = _loglik(theta, *pairs)
-    for it in range(1, max_iter + 1):
-        grad, hess = _grad_hess(theta, *pairs)
-        step = np.zeros(n)
-        step[1:] = np.linalg.solve(hess[1:, 1:], grad[1:])
-        t = 1.0
-        while True:
-            cand = theta + t * step
-            cand_ll = _loglik(cand, *pairs)
-            if cand_ll >= ll - 1e-12 * abs(ll) or t < 1e-6:
-                break
-            t /= 2
-        theta, ll = cand, cand_ll
-        if np.max(np.abs(t * step)) < tol:
-            return theta, _grad_hess(theta, *pairs)[1], it
-    raise FitError(f"the rating fit did not converge in {max_iter} iterations")
+    return _newton(n_mat, s_mat, theta, np.arange(1, n), tol, max_iter, "the rating fit")
 
 
 def fit_theta_free(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free: np.ndarray, *,
@@ -198,7 +182,14 @@ def fit_theta_free(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free
 
     :raises FitError: no convergence within ``max_iter`` iterations.
     """
-    theta = np.array(theta, dtype=float)
+    return _newton(n_mat, s_mat, np.array(theta, dtype=float), free, tol, max_iter,
+                   "the rating fit with the prior")
+
+
+def _newton(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free: np.ndarray,
+            tol: float, max_iter: int, what: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Newton's method with step halving over ``theta[free]`` (the rest held fixed); returns
+    ``(theta, hessian, iterations)``.  :raises FitError: no convergence (naming ``what``)."""
     pairs = _pair_list(n_mat, s_mat)
     ll = _loglik(theta, *pairs)
     sub = np.ix_(free, free)
@@ -216,4 +207,4 @@ def fit_theta_free(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free
         theta, ll = cand, cand_ll
         if np.max(np.abs(t * step)) < tol:
             return theta, _grad_hess(theta, *pairs)[1], it
-    raise FitError(f"the rating fit with the prior did not converge in {max_iter} iterations")
+    raise FitError(f"{what} did not converge in {max_iter} iterations")
