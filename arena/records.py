@@ -141,8 +141,16 @@ def parse_record(line: bytes | str) -> GameRecord:
 
 def set_aside_unreadable(path: str | os.PathLike[str],
                          side: str | os.PathLike[str]) -> int:
+    """Move the lines of ``path`` that are not records to the end of ``side`` and return how
+    many were moved (see :func:`repair_records`)."""
+    return repair_records(path, side)[0]
+
+
+def repair_records(path: str | os.PathLike[str],
+                   side: str | os.PathLike[str]) -> tuple[int, list[GameRecord]]:
     """Move the lines of ``path`` that are not records (see :func:`parse_record`) to the end
-    of ``side``, and return how many were moved.
+    of ``side``; return how many were moved and the records that stay (read once: a resuming
+    runner needs both).
 
     Every line that parses stays, in its order and byte for byte (blank lines go when the file
     is rewritten).  A last line without its newline (a write torn by a crash, or a hand edit)
@@ -159,29 +167,30 @@ def set_aside_unreadable(path: str | os.PathLike[str],
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        return 0
+        return 0, []
     except OSError as e:
         raise ArenaError(f"cannot read {p}: {e.strerror}") from None
     keep: list[bytes] = []
+    records: list[GameRecord] = []
     moved: list[bytes] = []
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
         try:
-            parse_record(raw)
+            records.append(parse_record(raw))
         except ValueError:
             moved.append(raw)
         else:
             keep.append(raw)
     if not moved and (not data or data.endswith(b"\n")):
-        return 0
+        return 0, records
     if moved:
         _append_lines(Path(side), moved)
     try:
         atomic_write(p, b"".join(line + b"\n" for line in keep))
     except OSError as e:
         raise ArenaError(f"cannot rewrite {p}: {e.strerror}") from None
-    return len(moved)
+    return len(moved), records
 
 
 def _append_lines(path: Path, lines: list[bytes]) -> None:

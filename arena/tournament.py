@@ -52,7 +52,7 @@ from arena.jobs import GameJob
 from arena.lock import LOCK_FILE, FolderLock
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
-                           records_table, set_aside_unreadable)
+                           records_table, repair_records)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.schedule import Slot, build_schedule
 from arena.standings import (Standing, compute_standings, format_standings,
@@ -191,7 +191,13 @@ def repair_games(folder: Path) -> int:
 
     :raises ArenaError: a file cannot be read or written.
     """
-    return set_aside_unreadable(folder / GAMES_FILE, folder / REJECTED_FILE)
+    return read_repaired_games(folder)[0]
+
+
+def read_repaired_games(folder: Path) -> tuple[int, list[GameRecord]]:
+    """:func:`repair_games`, also returning the records that stay (``games.jsonl`` is read
+    once)."""
+    return repair_records(folder / GAMES_FILE, folder / REJECTED_FILE)
 
 
 def _now() -> str:
@@ -229,8 +235,13 @@ class TournamentResult:
 
 def finished_records(path: Path, ids: set[str]) -> dict[str, GameRecord]:
     """The records of ``games.jsonl`` by ``game_id``, keeping only ``ids`` (first one wins)."""
+    return _by_id(read_records(path), ids)
+
+
+def _by_id(records: Sequence[GameRecord], ids: set[str]) -> dict[str, GameRecord]:
+    """``records`` by ``game_id``, keeping only ``ids`` (first one wins)."""
     out: dict[str, GameRecord] = {}
-    for r in read_records(path):
+    for r in records:
         if r.game_id in ids and r.game_id not in out:
             out[r.game_id] = r
     return out
@@ -302,13 +313,13 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     ``given``, else on an executor that ``kind`` opens (and this function closes);
     ``where`` says which, for the log."""
     folder = prepare_results(config, restart=restart)
-    moved = repair_games(folder)
+    moved, kept = read_repaired_games(folder)
     games_path = folder / GAMES_FILE
     slots = build_schedule(config.players, config.variants, config.format,
                            games_per_pairing=config.games_per_pairing,
                            opening_turns=config.opening_turns, seed=config.seed)
     order = {s.game_id: s.index for s in slots}
-    done = finished_records(games_path, set(order))
+    done = _by_id(kept, set(order))
     pending = deque(s for s in slots if s.game_id not in done)
     if max_games is not None:
         pending = deque(list(pending)[:max_games])
@@ -478,4 +489,5 @@ def elo_table(records: Sequence[GameRecord]) -> Optional[str]:
 __all__ = ["CONFIG_FILE", "GAMES_CSV", "GAMES_FILE", "INTERRUPTED_STATUS", "LOG_FILE",
            "REJECTED_FILE", "STANDINGS_FILE", "Progress", "ResultsMismatch", "TournamentResult",
            "WorkerFailure", "elo_table", "finished_records", "format_standings", "lock_results",
-           "prepare_results", "repair_games", "run_tournament", "write_report"]
+           "prepare_results", "read_repaired_games", "repair_games", "run_tournament",
+           "write_report"]

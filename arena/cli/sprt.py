@@ -146,8 +146,8 @@ def _sprt_resume(folder: Path, shown: str,
     import random
     from datetime import datetime, timezone
 
-    from arena.records import atomic_write, read_records, set_aside_unreadable
-    from arena.tournament import CONFIG_FILE, GAMES_FILE, REJECTED_FILE
+    from arena.records import atomic_write
+    from arena.tournament import CONFIG_FILE, GAMES_FILE, REJECTED_FILE, read_repaired_games
 
     if (folder / CONFIG_FILE).is_file():
         raise Failure(f"{shown} is a tournament's results folder: choose another --out")
@@ -181,12 +181,12 @@ def _sprt_resume(folder: Path, shown: str,
         raise Failure(f"{shown} holds an SPRT run with other settings (changed: "
                       f"{', '.join(changed)}); use --restart to discard its games, or another "
                       f"--out")
-    moved = set_aside_unreadable(games, side)
+    moved, kept = read_repaired_games(folder)
     if moved:
         click.echo(f"warning: {games}: moved {moved} unreadable line{'s' if moved > 1 else ''} "
                    f"to {side}; any game they held is played again", err=True)
     done: dict[str, GameRecord] = {}
-    for rec in read_records(games):
+    for rec in kept:
         done.setdefault(rec.game_id, rec)
     return seed, done
 
