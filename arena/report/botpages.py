@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.records import GameRecord
 from arena.report.text import format_number, slug
+from arena.standings import Tally
 
 if TYPE_CHECKING:
     from arena.ratings import Standings
@@ -76,7 +77,8 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
             "games": row.games, "score": f"{100 * row.score:.1f}" if row.games else "–",
             "wdl": row.wdl, "forfeits": row.forfeits_text(), "flag": row.flag,
         })
-    tally: dict[tuple[str, str], list[float]] = {}
+    tallies: dict[tuple[str, str], Tally] = {}
+    overall = Tally(bot)
     games: list[dict[str, Any]] = []
     ordered = sorted(records, key=lambda r: (r.variant, r.round is None, r.round or 0,
                                              r.pair is None, r.pair or 0, r.game_id))
@@ -85,9 +87,8 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
             if me.name != bot:
                 continue
             s = r.score(color)
-            t = tally.setdefault((other.name, r.variant), [0, 0, 0, 0.0])
-            t[0 if s == 1 else 1 if s == 0.5 else 2] += 1
-            t[3] += s
+            tallies.setdefault((other.name, r.variant), Tally(bot, r.variant)).add(r, color)
+            overall.add(r, color)
             result = "won" if s == 1 else "drew" if s == 0.5 else "lost"
             page = game_pages.get(r.game_id)
             games.append({
@@ -99,14 +100,10 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
                 "page": f"../{page}" if page else None,
             })
     opponents: list[dict[str, Any]] = []
-    for (opp, variant), (w, d, lost, pts) in sorted(tally.items()):
-        n = int(w + d + lost)
+    for (opp, variant), t in sorted(tallies.items()):
         opponents.append({"opponent": opp, "page": others.get(opp), "variant": variant,
-                          "games": n,
-                          "wdl": f"{w:g}-{d:g}-{lost:g}", "points": f"{pts:g}",
-                          "score": _pct(pts, n)})
-    total = sum(o["games"] for o in opponents)
-    total_points = sum(t[3] for t in tally.values())
+                          "games": t.games, "wdl": t.wdl, "points": f"{t.points:g}",
+                          "score": _pct(t.points, t.games)})
     forfeits: list[dict[str, Any]] = [{
         "kind": g.termination, "reason": g.reason, "count": g.count,
         "games": [(gid, f"../{game_pages[gid]}" if gid in game_pages else None)
@@ -117,9 +114,8 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
     } for g in group_forfeits(records).get(bot, [])]
     return {
         "bot": bot, "title": title, "standings": standings, "opponents": opponents,
-        "total": {"games": total, "points": f"{total_points:g}",
-                  "wdl": "-".join(str(sum(int(t[k]) for t in tally.values())) for k in range(3)),
-                  "score": _pct(total_points, total)},
+        "total": {"games": overall.games, "points": f"{overall.points:g}",
+                  "wdl": overall.wdl, "score": _pct(overall.points, overall.games)},
         "games": games, "forfeits": forfeits,
         "n_forfeits": sum(f["count"] for f in forfeits),
     }
