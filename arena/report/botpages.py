@@ -21,6 +21,7 @@ from arena.standings import Tally
 
 if TYPE_CHECKING:
     from arena.ratings import Standings
+    from arena.report.forfeits import ForfeitGroup
 
 #: the folder of the bot pages, next to report.html
 BOTS_FOLDER = "bots"
@@ -54,12 +55,18 @@ def _pct(points: float, games: int) -> str:
 def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standings],
                 title: str, game_pages: Optional[dict[str, str]] = None,
                 game_titles: Optional[dict[str, str]] = None,
-                bot_pages: Optional[dict[str, str]] = None) -> dict[str, Any]:
+                bot_pages: Optional[dict[str, str]] = None,
+                forfeit_groups: Optional[dict[str, list[ForfeitGroup]]] = None) -> dict[str, Any]:
     """What ``bot``'s page shows, as plain values for the template (links relative to the
     page, in ``bots/``): games in order of variant, round and pair; opponents linked to their
-    pages in ``bot_pages`` (paths relative to the report, :func:`bot_page_names`)."""
+    pages in ``bot_pages`` (paths relative to the report, :func:`bot_page_names`).
+    ``forfeit_groups`` is :func:`arena.report.forfeits.group_forfeits` of ``records`` (made
+    here when not given; :func:`write_bot_pages` groups once for every page)."""
     from arena.report.forfeits import group_forfeits
     from arena.report.viewer import ending_text
+
+    if forfeit_groups is None:
+        forfeit_groups = group_forfeits(records)
 
     game_pages = game_pages or {}
     game_titles = game_titles or {}
@@ -111,7 +118,7 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
         "more": max(g.count - 20, 0),
         "detail": g.first.detail, "line": g.first.offending_line, "stderr": g.stderr,
         "first": g.first.game_id,
-    } for g in group_forfeits(records).get(bot, [])]
+    } for g in forfeit_groups.get(bot, [])]
     return {
         "bot": bot, "title": title, "standings": standings, "opponents": opponents,
         "total": {"games": overall.games, "points": f"{overall.points:g}",
@@ -146,7 +153,10 @@ def write_bot_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord
                     game_titles: Optional[dict[str, str]] = None) -> int:
     """Write a page per bot under ``folder/bots/`` (removing the pages of bots no longer in
     the records); returns how many.  Each page goes to a temporary name and is renamed."""
+    from arena.report.forfeits import group_forfeits
+
     out = Path(folder)
+    forfeit_groups = group_forfeits(records)
     names = names if names is not None else bot_page_names(records)
     (out / BOTS_FOLDER).mkdir(exist_ok=True)
     wanted = {out / page for page in names.values()}
@@ -156,7 +166,8 @@ def write_bot_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord
     for bot, page in names.items():
         path = out / page
         tmp = path.with_name(f".{path.name}.tmp")
-        context = bot_context(bot, records, tables, title, game_pages, game_titles, names)
+        context = bot_context(bot, records, tables, title, game_pages, game_titles, names,
+                              forfeit_groups)
         tmp.write_text(render_bot_page(context), encoding="utf-8")
         os.replace(tmp, path)
     return len(names)
