@@ -70,11 +70,7 @@ class TimeControl:
         R.MARGIN_MS.check(self.margin_ms, "margin_ms")
         if self.clock not in CLOCKS:
             raise ConfigError(f"expected one of {', '.join(CLOCKS)}, got {self.clock!r}", "clock")
-        low, high = R.WALL_FACTOR
-        if (isinstance(self.wall_factor, bool) or not isinstance(self.wall_factor, (int, float))
-                or not low <= self.wall_factor <= high):
-            raise ConfigError(f"expected a number from {low:g} to {high:g}, got "
-                              f"{self.wall_factor!r}", "wall_factor")
+        R.check_wall_factor(self.wall_factor, "wall_factor")
 
     @classmethod
     def parse(cls, text: str, *, handshake_ms: int = HANDSHAKE_MS,

@@ -539,12 +539,8 @@ class _Parser:
             raise ConfigError(f"expected wall (elapsed time) or cpu (the bot's CPU time), "
                               f"got {charge!r}", "time.charge")
         wall_factor = tm.get("wall_factor")
-        low, high = R.WALL_FACTOR
-        if wall_factor is not None and (isinstance(wall_factor, bool)
-                                        or not isinstance(wall_factor, (int, float))
-                                        or not low <= wall_factor <= high):
-            raise ConfigError(f"expected a number from {low:g} to {high:g}, got "
-                              f"{_shown(wall_factor)}", "time.wall_factor")
+        if wall_factor is not None:
+            R.check_wall_factor(wall_factor, "time.wall_factor")
 
         def build() -> TimeControl:
             tc = TimeControl.parse(clock if clock is not None else str(movetime), clock=charge)

@@ -33,10 +33,8 @@ class Range:
 
         :raises ConfigError: at ``where``, naming the range.
         """
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"expected an integer in {self.describe()}, got "
-                              f"{_shown(value)}", where)
-        if not self.low <= value <= self.high:
+        if isinstance(value, bool) or not isinstance(value, int) or not (
+                self.low <= value <= self.high):
             raise ConfigError(f"expected an integer in {self.describe()}, got "
                               f"{_shown(value)}", where)
         return value
@@ -85,6 +83,18 @@ SPRT_PAIRS = Range(1, GAMES_MAX // 2, "pairs")
 ELO_BOUND = 1000.0
 
 
+def check_wall_factor(value: Any, where: str) -> Any:
+    """``value`` if it is a number in :data:`WALL_FACTOR` (``bool`` is not one, nor NaN).
+
+    :raises ConfigError: at ``where``, naming the range.
+    """
+    low, high = WALL_FACTOR
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ConfigError(f"expected a number from {low:g} to {high:g}, got {_shown(value)}",
+                          where)
+    return value
+
+
 def usable_cpus() -> int:
     """The number of CPU cores this process may use (its affinity, where known)."""
     try:
@@ -101,4 +111,4 @@ def workers_range() -> Range:
 __all__ = ["Range", "GAMES_MAX", "WORKERS_PER_CPU", "GAMES_PER_PAIRING", "ROUNDS",
            "OPENING_TURNS", "SEED", "NAME_MAX", "MOVETIME_MS", "CLOCK_BASE_MS",
            "CLOCK_INCREMENT_MS", "HANDSHAKE_MS", "MARGIN_MS", "WALL_FACTOR", "LIMITS",
-           "SPRT_PAIRS", "ELO_BOUND", "usable_cpus", "workers_range"]
+           "SPRT_PAIRS", "ELO_BOUND", "check_wall_factor", "usable_cpus", "workers_range"]
