@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.records import GameRecord
-from arena.report.text import format_number, slug
+from arena.report.text import format_number, page_paths
 from arena.standings import Tally
 
 if TYPE_CHECKING:
@@ -35,17 +35,7 @@ def bot_names(records: Sequence[GameRecord]) -> list[str]:
 def bot_page_names(records: Sequence[GameRecord]) -> dict[str, str]:
     """The page of each bot, relative to the report: ``bots/<slug of the name>.html`` (a
     number added where two names make the same file name, case ignored)."""
-    used: set[str] = set()
-    out = {}
-    for bot in bot_names(records):
-        base = slug(bot)
-        name, k = base, 1
-        while name.lower() in used:
-            k += 1
-            name = f"{base}-{k}"
-        used.add(name.lower())
-        out[bot] = f"{BOTS_FOLDER}/{name}.html"
-    return out
+    return page_paths(bot_names(records), BOTS_FOLDER)
 
 
 def _pct(points: float, games: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Optional
+from typing import Iterable, Optional
 
 _NAME_CAP = 28  # characters of a bot name shown on a chart axis
 
@@ -17,6 +17,22 @@ def slug(text: str) -> str:
     """``text`` made safe as part of a file name."""
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
     return s[:60] or "x"
+
+
+def page_paths(keys: Iterable[str], folder: str) -> dict[str, str]:
+    """A page per key: ``<folder>/<slug of the key>.html``, a number added where two keys make
+    the same file name (case ignored, so the pages stay apart on any file system)."""
+    used: set[str] = set()
+    out = {}
+    for key in keys:
+        base = slug(key)
+        name, k = base, 1
+        while name.lower() in used:
+            k += 1
+            name = f"{base}-{k}"
+        used.add(name.lower())
+        out[key] = f"{folder}/{name}.html"
+    return out
 
 
 def clean_text(text: str) -> str:

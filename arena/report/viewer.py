@@ -30,7 +30,7 @@ from typing import Any, Optional, Sequence
 from arena.errors import ArenaError, ConfigError, MoveError
 from arena.protocol import escape_controls
 from arena.records import GameRecord
-from arena.report.text import slug
+from arena.report.text import page_paths
 from arena.rules import COLOR_NAMES, Position
 from arena.variants import Variant, get_variant
 
@@ -182,17 +182,7 @@ def game_titles(records: Sequence[GameRecord]) -> dict[str, str]:
 def page_names(records: Sequence[GameRecord]) -> dict[str, str]:
     """The page of each game id, relative to the report: ``games/<slug of the id>.html``
     (a number added where two ids make the same name)."""
-    used: set[str] = set()
-    out = {}
-    for r in records:
-        base = slug(r.game_id)
-        name, k = base, 1
-        while name.lower() in used:
-            k += 1
-            name = f"{base}-{k}"
-        used.add(name.lower())
-        out[r.game_id] = f"{GAMES_FOLDER}/{name}.html"
-    return out
+    return page_paths((r.game_id for r in records), GAMES_FOLDER)
 
 
 def ending_text(record: GameRecord) -> str:
