@@ -25,6 +25,7 @@ here, as they always were.
 from __future__ import annotations
 
 import collections
+import fcntl
 import logging
 import os
 import select
@@ -33,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from dataclasses import dataclass, field
@@ -652,9 +654,6 @@ _DRAIN_CHUNKS = 16
 
 def _unread_bytes(fd: int) -> int:
     """How many bytes written to the pipe ``fd`` are still unread (0 when unknown)."""
-    import fcntl
-    import termios
-
     try:
         return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
     except OSError:
