@@ -63,7 +63,7 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     bot_pages = bot_page_names(records)
     write_bot_pages(out, records, tables, name, bot_pages, pages, titles)
     context = page_context(records, tables, charts, name,
-                           "pair-clustered sandwich", max_games, pages, bot_pages)
+                           "pair-clustered sandwich", max_games, pages, bot_pages, titles)
     html_path = out / REPORT_FILE
     atomic_write(html_path, render_html(context).encode("utf-8"))
     return html_path

@@ -108,13 +108,16 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                  charts: Sequence[Chart], title: str, method: str,
                  max_games: Optional[int],
                  pages: Optional[dict[str, str]] = None,
-                 bot_pages: Optional[dict[str, str]] = None) -> dict[str, Any]:
+                 bot_pages: Optional[dict[str, str]] = None,
+                 titles: Optional[dict[str, str]] = None) -> dict[str, Any]:
     """Everything the page shows, as plain values for the template.
 
     ``method`` names the interval estimate in the page's text; the moves of the first
     ``max_games`` records are listed (None: all), each linked to its viewer page in
     ``pages`` (game id to a path relative to the report, :mod:`arena.report.viewer`); each
     bot's name in the standings links to its page in ``bot_pages`` (:mod:`arena.report.botpages`).
+    ``titles`` are :func:`arena.report.viewer.game_titles` of ``records`` (made here when not
+    given).
     """
     from arena.report.viewer import game_titles
 
@@ -140,7 +143,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
             "matches": _matches(records, st.variant, order),
         })
     listed_games = records if max_games is None else records[:max_games]
-    titles = game_titles(records)
+    titles = titles if titles is not None else game_titles(records)
     inline = not pages or len(listed_games) <= MAX_MOVES_INLINE
     forfeits = _forfeits(records, {r.game_id for r in listed_games})
     games = [{
