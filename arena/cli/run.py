@@ -44,7 +44,8 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
     from pathlib import Path
 
     from arena.config import load_config, with_executor
-    from arena.tournament import INTERRUPTED_STATUS, format_standings, run_tournament
+    from arena.tournament import (INTERRUPTED_STATUS, LOG_FILE, format_standings,
+                                   run_tournament)
 
     config = load_config(config_file, workers=workers)
     if output is not None:
@@ -68,5 +69,5 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
     if result.failed or result.lost:
         what = [f"{result.failed} games failed in the referee"] if result.failed else []
         what += [f"{result.lost} games were lost on the cluster"] if result.lost else []
-        raise Failure(f"{' and '.join(what)} (see {result.folder / 'arena.log'}); run the same "
+        raise Failure(f"{' and '.join(what)} (see {result.folder / LOG_FILE}); run the same "
                       f"command again to play them")

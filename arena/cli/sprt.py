@@ -252,7 +252,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     a, b = _bot_arg(bot_a), _bot_arg(bot_b)
     if a.name == b.name:
         b = dataclasses.replace(b, name=f"{b.name} (B)")
-    tc = TimeControl.parse(str(movetime))
+    tc = TimeControl(movetime_ms=movetime)
     with contextlib.ExitStack() as owned:
         games_file: Path | None = None
         done: dict[str, GameRecord] = {}
