@@ -21,7 +21,7 @@ from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_
 from arena.ratings.fit import Fit, fit_every_bot
 from arena.ratings.intervals import IntervalMethod
 from arena.ratings.mle import game_arrays, pair_matrices
-from arena.standings import rank_bots, tally
+from arena.standings import Tally, rank_bots, tally
 
 if TYPE_CHECKING:
     from arena.records import GameRecord
@@ -75,7 +75,7 @@ class BotStanding:
     @property
     def score(self) -> float:
         """Points per game, 0..1."""
-        return (self.wins + 0.5 * self.draws) / self.games if self.games else math.nan
+        return self.points / self.games if self.games else math.nan
 
     @property
     def draw_ratio(self) -> float:
@@ -249,13 +249,13 @@ def all_matches(records: Sequence[GameRecord], variant: Optional[str] = None,
 
 def _match(between: Sequence[GameRecord], a: str, b: str) -> Match:
     """The :class:`Match` of ``a`` against ``b`` from the games they played each other."""
-    wdl = [0, 0, 0]
+    counts = Tally(a)
     groups: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
     unpaired = 0
     for r in between:
         color = "white" if r.white.name == a else "black"
         s = r.score(color)
-        wdl[0 if s == 1.0 else 1 if s == 0.5 else 2] += 1
+        counts.add(r, color)
         if r.pair is None:
             unpaired += 1
         else:
@@ -269,9 +269,9 @@ def _match(between: Sequence[GameRecord], a: str, b: str) -> Match:
     estimate: Optional[ScoreEstimate] = None
     if sum(penta):
         estimate = pentanomial_estimate(penta)
-    elif sum(wdl):
-        estimate = trinomial_estimate(wdl[0], wdl[1], wdl[2])
-    return Match(a, b, wdl[0], wdl[1], wdl[2], (penta[0], penta[1], penta[2], penta[3], penta[4]),
+    elif counts.games:
+        estimate = trinomial_estimate(counts.wins, counts.draws, counts.losses)
+    return Match(a, b, counts.wins, counts.draws, counts.losses, (penta[0], penta[1], penta[2], penta[3], penta[4]),
                  unpaired, estimate)
 
 
