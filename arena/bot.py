@@ -363,8 +363,6 @@ class BotProcess:
         if self._last_go[0] != go:  # with a fixed time per move, every go line is the same
             self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
         ask = self._last_go[1]
-        if not isinstance(moves, (list, tuple)):  # format_position joins lists and tuples
-            moves = tuple(moves)
         lines = [P.format_position(position_text, moves), ask]
         limit = timeout_s if timeout_s is not None else float("inf")
         self.last_cpu_ms = None

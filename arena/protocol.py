@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Union
+from typing import Mapping, Optional, Sequence, Union
 
 from arena.errors import ProtocolError
 
@@ -110,7 +110,7 @@ def format_isready() -> str:
     return "isready"
 
 
-def format_position(position_text: str, moves: list[str] | tuple[str, ...] = ()) -> str:
+def format_position(position_text: str, moves: Sequence[str] = ()) -> str:
     # one join, not a generator: the referee formats this line for every move of every game
     return f"position {position_text} moves {' '.join(moves)}" if moves else \
         f"position {position_text} moves"
