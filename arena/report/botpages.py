@@ -140,13 +140,17 @@ def write_bot_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord
                     tables: Sequence[Standings], title: str,
                     names: Optional[dict[str, str]] = None,
                     game_pages: Optional[dict[str, str]] = None,
-                    game_titles: Optional[dict[str, str]] = None) -> int:
+                    game_titles: Optional[dict[str, str]] = None,
+                    forfeit_groups: Optional[dict[str, list[ForfeitGroup]]] = None) -> int:
     """Write a page per bot under ``folder/bots/`` (removing the pages of bots no longer in
-    the records); returns how many.  Each page goes to a temporary name and is renamed."""
+    the records); returns how many.  Each page goes to a temporary name and is renamed.
+    ``forfeit_groups`` is :func:`arena.report.forfeits.group_forfeits` of ``records`` (made
+    here, once for every page, when not given)."""
     from arena.report.forfeits import group_forfeits
 
     out = Path(folder)
-    forfeit_groups = group_forfeits(records)
+    if forfeit_groups is None:
+        forfeit_groups = group_forfeits(records)
     names = names if names is not None else bot_page_names(records)
     (out / BOTS_FOLDER).mkdir(exist_ok=True)
     wanted = {out / page for page in names.values()}

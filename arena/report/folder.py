@@ -16,6 +16,7 @@ from arena.errors import ArenaError
 from arena.records import GameRecord, atomic_write
 from arena.report.botpages import bot_page_names, write_bot_pages
 from arena.report.charts import build_charts
+from arena.report.forfeits import group_forfeits
 from arena.report.html import MAX_GAMES_LISTED, page_context, render_html
 from arena.report.results import load_games
 from arena.report.tables import standings_csv
@@ -61,9 +62,11 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     write_game_pages(out, listed, pages, titles)
     name = title or out.resolve().name
     bot_pages = bot_page_names(records)
-    write_bot_pages(out, records, tables, name, bot_pages, pages, titles)
+    forfeits = group_forfeits(records)
+    write_bot_pages(out, records, tables, name, bot_pages, pages, titles, forfeits)
     context = page_context(records, tables, charts, name,
-                           "pair-clustered sandwich", max_games, pages, bot_pages, titles)
+                           "pair-clustered sandwich", max_games, pages, bot_pages, titles,
+                           forfeits)
     html_path = out / REPORT_FILE
     atomic_write(html_path, render_html(context).encode("utf-8"))
     return html_path

@@ -19,6 +19,7 @@ from arena.report.text import format_number
 if TYPE_CHECKING:
     from arena.ratings import Standings
     from arena.report.charts import Chart
+    from arena.report.forfeits import ForfeitGroup
 
 #: games whose moves are listed in report.html by default (a bigger page is hard to open)
 MAX_GAMES_LISTED = 10_000
@@ -77,15 +78,14 @@ def _matches(records: Sequence[GameRecord], variant: Optional[str],
     return out
 
 
-def _forfeits(records: Sequence[GameRecord], listed: set[str]) -> list[dict[str, Any]]:
+def _forfeits(records: Sequence[GameRecord], listed: set[str],
+              groups_by_bot: dict[str, list[ForfeitGroup]]) -> list[dict[str, Any]]:
     """Each forfeiting bot with its forfeits grouped by reason (:mod:`arena.report.forfeits`):
     one row per group with its count, its first games (linked when the page lists them) and
     the first game's detail, offending line and stderr as the example."""
-    from arena.report.forfeits import group_forfeits
-
     variant_of = {r.game_id: r.variant for r in records}
     out = []
-    for bot, groups in group_forfeits(records).items():
+    for bot, groups in groups_by_bot.items():
         kinds = Counter[str]()
         for g in groups:
             kinds[g.termination] += g.count
@@ -109,16 +109,20 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                  max_games: Optional[int],
                  pages: Optional[dict[str, str]] = None,
                  bot_pages: Optional[dict[str, str]] = None,
-                 titles: Optional[dict[str, str]] = None) -> dict[str, Any]:
+                 titles: Optional[dict[str, str]] = None,
+                 forfeit_groups: Optional[dict[str, list[ForfeitGroup]]] = None
+                 ) -> dict[str, Any]:
     """Everything the page shows, as plain values for the template.
 
     ``method`` names the interval estimate in the page's text; the moves of the first
     ``max_games`` records are listed (None: all), each linked to its viewer page in
     ``pages`` (game id to a path relative to the report, :mod:`arena.report.viewer`); each
     bot's name in the standings links to its page in ``bot_pages`` (:mod:`arena.report.botpages`).
-    ``titles`` are :func:`arena.report.viewer.game_titles` of ``records`` (made here when not
-    given).
+    ``titles`` are :func:`arena.report.viewer.game_titles` of ``records`` and
+    ``forfeit_groups`` :func:`arena.report.forfeits.group_forfeits` of them (each made here
+    when not given).
     """
+    from arena.report.forfeits import group_forfeits
     from arena.report.viewer import game_titles
 
     standings = []
@@ -145,7 +149,9 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
     listed_games = records if max_games is None else records[:max_games]
     titles = titles if titles is not None else game_titles(records)
     inline = not pages or len(listed_games) <= MAX_MOVES_INLINE
-    forfeits = _forfeits(records, {r.game_id for r in listed_games})
+    forfeits = _forfeits(records, {r.game_id for r in listed_games},
+                         forfeit_groups if forfeit_groups is not None
+                         else group_forfeits(records))
     games = [{
         "id": r.game_id, "variant": r.variant, "white": r.white.name, "black": r.black.name,
         "result": r.result, "termination": r.termination, "plies": r.plies,
