@@ -344,7 +344,8 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
             with _StopFlag() as stop:
                 clean = False
                 try:
-                    _play_all(config, games, pending, games_path, progress, result, stop)
+                    _play_all(config, games, pending, games_path, progress, result, stop,
+                              done)
                     clean = not stop
                 finally:
                     result.interrupted = bool(stop)
@@ -354,7 +355,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
             if result.interrupted:
                 log.warning("interrupted: %d of %d games saved in %s; run again to resume",
                             result.finished, result.total, folder)
-        records = sorted(finished_records(games_path, set(order)).values(),
+        records = sorted((r for r in done.values() if r.game_id in order),
                          key=lambda r: order[r.game_id])
         result.finished = len(records)
         result.standings = compute_standings(records, config.players)
@@ -384,14 +385,15 @@ def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> 
 
 def _play_all(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
               games_path: Path, progress: Progress, result: TournamentResult,
-              stop: _StopFlag) -> None:
-    """The submit / as-completed loop.  Each finished game is saved before it is counted.
+              stop: _StopFlag, done: dict[str, GameRecord]) -> None:
+    """The submit / as-completed loop.  Each finished game is saved (and added to ``done``,
+    the records of ``games.jsonl`` by id) before it is counted.
 
     The executor's ``capacity()`` is the number of games to keep submitted (asked again as
     games finish: a cluster may grow during the run)."""
     in_flight: dict[Future[GameRecord], Slot] = {}
     try:
-        _loop(config, games, pending, games_path, progress, result, stop, in_flight)
+        _loop(config, games, pending, games_path, progress, result, stop, in_flight, done)
     finally:
         for future in in_flight:  # abandoned (stopped, or the executor broke)
             future.cancel()
@@ -399,7 +401,7 @@ def _play_all(config: TournamentConfig, games: GameExecutor, pending: deque[Slot
 
 def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
           games_path: Path, progress: Progress, result: TournamentResult, stop: _StopFlag,
-          in_flight: dict[Future[GameRecord], Slot]) -> None:
+          in_flight: dict[Future[GameRecord], Slot], done: dict[str, GameRecord]) -> None:
     bots = config.bots
     while (pending or in_flight) and not stop:
         cap = games.capacity()
@@ -427,6 +429,7 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
                     log.error("game %s failed in the referee: %r", slot.game_id, e)
                 continue
             append_record(games_path, record)
+            done.setdefault(record.game_id, record)
             result.played += 1
             result.finished += 1
             bot = forfeit_bot(record)
