@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 from arena.records import GameRecord, atomic_write
 
 __all__ = ["Tally", "Tallies", "tally", "compute_standings", "format_standings",
-           "write_standings_csv", "Standing", "rank_bots", "TIE_BREAKS"]
+           "write_standings_csv", "Standing", "rank_bots"]
 
 
 @dataclass
@@ -159,11 +159,6 @@ def write_standings_csv(path: Path, tables: dict[str, list[Tally]]) -> None:
             writer.writerow([variant, rank, r.name, f"{r.points:g}", r.games, r.wins,
                              r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
     atomic_write(path, f.getvalue().encode("utf-8"))
-
-
-#: the order of a ranking, in words (docs/RATINGS.md, *Rank*)
-TIE_BREAKS = ("points", "head-to-head points among the tied bots", "Sonneborn-Berger", "Elo",
-              "name")
 
 
 def rank_bots(records: Iterable[GameRecord], *, variant: Optional[str] = None,
