@@ -508,8 +508,8 @@ class _Parser:
             raise ConfigError("expected 'none' or a mapping {random: K}", "openings")
         turns = R.OPENING_TURNS.check(op["random"], "openings.random")
         for variant in variants:  # an opening stays within the placement phase
-            if turns > 2 * variant.men:
-                raise ConfigError(f"expected at most {2 * variant.men} turns for "
+            if turns > variant.placement_turns:
+                raise ConfigError(f"expected at most {variant.placement_turns} turns for "
                                   f"{variant.name} (its placement phase: 2 x {variant.men} "
                                   f"men), got {turns}", "openings.random")
         return turns

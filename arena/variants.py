@@ -78,6 +78,11 @@ class Variant:
     def topology(self) -> Topology:
         return get_topology(self.board)
 
+    @property
+    def placement_turns(self) -> int:
+        """The turns of the placement phase (``2 x men``): the most a random opening plays."""
+        return 2 * self.men
+
     # -- parameters as text (protocol, YAML, records) --------------------------------------
     def to_params(self) -> dict[str, str]:
         """Every rule parameter as protocol text (``true``/``false`` for booleans)."""

@@ -246,8 +246,8 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
 
     test = SprtTest(elo0, elo1, alpha, beta)
     rules = load_variant(variant)
-    if opening_turns > 2 * rules.men:
-        raise Failure(f"--opening-turns: at most {2 * rules.men} for {rules.name} (its "
+    if opening_turns > rules.placement_turns:
+        raise Failure(f"--opening-turns: at most {rules.placement_turns} for {rules.name} (its "
                       f"placement phase: 2 x {rules.men} men), got {opening_turns}")
     a, b = _bot_arg(bot_a), _bot_arg(bot_b)
     if a.name == b.name:
