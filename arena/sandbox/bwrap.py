@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from arena.sandbox import procs
-from arena.sandbox.paths import inside, runtime_paths
+from arena.sandbox.paths import bot_paths, inside
 from arena.sandbox.values import Check, SandboxError
 
 log = logging.getLogger("arena.sandbox")
@@ -78,8 +78,7 @@ def bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[in
     args += ["--proc", "/proc", "--ro-bind-try", "/proc/sys", "/proc/sys", "--dev", "/dev",
              "--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     made = {"/", "/tmp", "/proc", "/dev", "/etc"}
-    binds = runtime_paths(command, os.environ.get("PATH", os.defpath)) + [
-        os.path.realpath(p) for p in read_only]
+    binds = bot_paths(command, read_only)
     if folder is not None:
         binds.append(folder)
     for src in sorted(dict.fromkeys(binds), key=lambda p: (p.count("/"), p)):

@@ -28,7 +28,7 @@ from arena.sandbox.bwrap import BASH, bwrap_args, trampoline
 from arena.sandbox.cgroups import Cgroups, write
 from arena.sandbox.confine import Confinement
 from arena.sandbox.levels import Level, available_levels, parse_level
-from arena.sandbox.paths import runtime_paths
+from arena.sandbox.paths import bot_paths
 from arena.sandbox.values import Limits, SandboxError
 from arena.sandbox.watchdog import TAG_VARIABLE, TEMP_PREFIX, ensure_watchdog, sweep_stale_temp_once
 
@@ -277,8 +277,7 @@ class Sandbox:
         if self.level is not Level.BASIC or self.uid is None:
             return None
         command = self._command or (sys.executable,)
-        needed = [*runtime_paths(command, os.environ.get("PATH", os.defpath)),
-                  *(os.path.realpath(p) for p in self.read_only), self.folder]
+        needed = [*bot_paths(command, self.read_only), self.folder]
         return Confinement.plan(uid=self.uid, tmp_mb=self.limits.tmp_mb, cwd=self.cwd,
                                  needed=needed)
 

@@ -41,3 +41,11 @@ def runtime_paths(command: Sequence[str], env_path: str) -> list[str]:
             real = Path(os.path.realpath(which))
             found.append(str(real.parent.parent if real.parent.name == "bin" else real.parent))
     return [p for p in found if p.count("/") >= 2 or inside(p, "/usr")]
+
+
+def bot_paths(command: Sequence[str], read_only: Sequence[str]) -> list[str]:
+    """Real paths a bot running ``command`` sees read-only besides its folder: the runtime
+    (:func:`runtime_paths`, the command looked up on our ``PATH``) and the ``read_only``
+    paths it was given."""
+    return [*runtime_paths(command, os.environ.get("PATH", os.defpath)),
+            *(os.path.realpath(p) for p in read_only)]
