@@ -102,18 +102,35 @@ def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor
     # re-centre: elo' = T elo and cov' = T cov T^T, written out in O(n^2)
     if anchor is None:
         elo = (theta - theta.mean()) * ELO_PER_NAT
-        rows = cov.mean(axis=1)
-        cov = cov - rows[:, None] - rows[None, :] + rows.mean()
+        cov = _centred(cov)
     else:
-        try:
-            a = games.players.index(anchor)
-        except ValueError:
-            raise ArenaError(f"anchor bot {anchor!r} is not among the rated bots") from None
+        a = _anchor_index(games, anchor)
         elo = (theta - theta[a]) * ELO_PER_NAT + anchor_elo
-        cov = cov - cov[:, a][:, None] - cov[a, :][None, :] + cov[a, a]
+        cov = _anchored(cov, a)
     cov_elo = cov * ELO_PER_NAT ** 2
     return Fit(players=games.players, elo=elo, cov=cov_elo, iterations=iters, log_likelihood=ll,
                method=method, clusters=clusters)
+
+
+def _centred(cov: np.ndarray) -> np.ndarray:
+    """``cov`` of ratings re-centred on their mean: ``T cov T^T``, written out in O(n^2)."""
+    rows = cov.mean(axis=1)
+    out: np.ndarray = cov - rows[:, None] - rows[None, :] + rows.mean()
+    return out
+
+
+def _anchored(cov: np.ndarray, a: int) -> np.ndarray:
+    """``cov`` of ratings measured from player ``a`` (whose variance becomes 0)."""
+    out: np.ndarray = cov - cov[:, a][:, None] - cov[a, :][None, :] + cov[a, a]
+    return out
+
+
+def _anchor_index(games: GameArrays, anchor: str) -> int:
+    """The index of the anchor bot; raises :class:`ArenaError` when it is not rated here."""
+    try:
+        return games.players.index(anchor)
+    except ValueError:
+        raise ArenaError(f"anchor bot {anchor!r} is not among the rated bots") from None
 
 
 def fit_with_prior(games: GameArrays, core: tuple[int, ...], core_fit: Optional[Fit], *,
@@ -168,16 +185,12 @@ def fit_with_prior(games: GameArrays, core: tuple[int, ...], core_fit: Optional[
     else:
         cov[np.ix_(free, free)] = h_ff_inv
         elo = (theta[:n] - theta[:n].mean()) * ELO_PER_NAT
-        rows = cov.mean(axis=1)
-        cov = cov - rows[:, None] - rows[None, :] + rows.mean()
+        cov = _centred(cov)
         method, clusters = "prior", int(dense_ids(games.cluster)[1])
     if anchor is not None:
-        try:
-            a = games.players.index(anchor)
-        except ValueError:
-            raise ArenaError(f"anchor bot {anchor!r} is not among the rated bots") from None
+        a = _anchor_index(games, anchor)
         elo = elo - elo[a] + anchor_elo
-        cov = cov - cov[:, a][:, None] - cov[a, :][None, :] + cov[a, a]
+        cov = _anchored(cov, a)
     return Fit(players=games.players, elo=elo, cov=cov * ELO_PER_NAT ** 2, iterations=iters,
                log_likelihood=log_likelihood(theta[:n], n_mat, s_mat), method=method,
                clusters=clusters, prior=tuple(games.players[i] for i in free))
