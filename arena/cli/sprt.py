@@ -57,6 +57,7 @@ def _sprt_pairs(a: BotSpec, b: BotSpec, variant: Variant, tc: TimeControl, *, se
     id) is not played again: its recorded result is counted in its place.  Closing the
     generator abandons the games not yet started and waits for the running ones.
     """
+    import functools
     from collections import deque
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -65,6 +66,10 @@ def _sprt_pairs(a: BotSpec, b: BotSpec, variant: Variant, tc: TimeControl, *, se
     from arena.schedule import derive_seed, random_opening
 
     known = done or {}
+
+    @functools.lru_cache(maxsize=1)  # jobs come pair by pair: both games share one opening
+    def opening_of(k: int) -> tuple[str, ...]:
+        return random_opening(variant, opening_turns, derive_seed(seed, "opening", k))
 
     def play(k: int, game: int, opening: tuple[str, ...]) -> GameRecord:
         white, black = (a, b) if game == 0 else (b, a)
@@ -92,8 +97,7 @@ def _sprt_pairs(a: BotSpec, b: BotSpec, variant: Variant, tc: TimeControl, *, se
                     future.set_result(recorded)
                     in_flight.append((k, g, future, False))
                     continue
-                opening = random_opening(variant, opening_turns, derive_seed(seed, "opening", k))
-                in_flight.append((k, g, pool.submit(play, k, g, opening), True))
+                in_flight.append((k, g, pool.submit(play, k, g, opening_of(k)), True))
             if not in_flight:
                 return
             k, g, future, fresh = in_flight.popleft()
