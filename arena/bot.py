@@ -577,8 +577,8 @@ class BotProcess:
             return
         self._closing = True
         if self.proc.poll() is None:
-            if self.sandbox is not None:  # its whole tree, while the bot still holds it
-                self.sandbox.snapshot()
+            assert self.sandbox is not None  # made before the process
+            self.sandbox.snapshot()  # its whole tree, while the bot still holds it
             lines = ([P.format_gameover(result, reason or "-")] if result else []) + [P.format_quit()]
             try:
                 self._send(lines, time.monotonic() + 0.05)
