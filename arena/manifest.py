@@ -26,7 +26,11 @@ MANIFEST_CAP = 64 * 1024
 #: the longest display name a manifest may give (characters)
 NAME_CAP = 100
 _MANIFEST_KEYS = ("name", "author", "command", "cwd", "options", "description", "version",
-                  "language")
+                  "language", "build", "build_timeout", "legal_moves", "variants")
+#: the time a ``build:`` step may take when ``build_timeout`` does not say (seconds)
+BUILD_TIMEOUT_S = 300.0
+#: the longest ``build_timeout`` a manifest may ask for (seconds)
+BUILD_TIMEOUT_MAX_S = 3600.0
 
 
 
@@ -40,6 +44,14 @@ class BotSpec:
     cwd: str
     options: dict[str, str] = field(default_factory=dict, hash=False)
     author: str = ""
+    #: the ``build:`` step as argv (a string runs through ``/bin/sh -c``); empty: none
+    build: tuple[str, ...] = ()
+    #: how long the build may take (seconds)
+    build_timeout_s: float = BUILD_TIMEOUT_S
+    #: ``legal_moves: true``: the referee sends ``legalmoves ...`` before each ``go``
+    legal_moves: bool = False
+    #: the variants the bot says it plays (``variants:``); empty: any
+    variants: tuple[str, ...] = ()
 
     @property
     def folder_name(self) -> str:
@@ -297,7 +309,63 @@ def load_bot(folder: str | os.PathLike[str], *, name: Optional[str] = None,
         raise ConfigError(f"expected a display name of at most {NAME_CAP} printable "
                           f"characters on one line", f"{where}:name")
     return BotSpec(name=str(display) or root.name, path=str(abs_root), command=tuple(argv),
-                   cwd=str(cwd), options=opts, author=str(author))
+                   cwd=str(cwd), options=opts, author=str(author),
+                   build=_build(data.get("build"), where),
+                   build_timeout_s=_build_timeout(data.get("build_timeout"), where),
+                   legal_moves=_flag(data.get("legal_moves", False), f"{where}:legal_moves"),
+                   variants=_variant_names(data.get("variants"), where))
 
 
-__all__ = ["BotSpec", "load_bot", "read_manifest", "MANIFEST", "MANIFEST_CAP", "NAME_CAP"]
+def _build(value: Any, where: str) -> tuple[str, ...]:
+    """``build:``: a string runs through ``/bin/sh -c`` (so ``make && strip bot`` works), a
+    list of words is run as it is; nothing means no build step."""
+    if value is None:
+        return ()
+    if isinstance(value, str) and value.strip():
+        return ("/bin/sh", "-c", value)
+    if (isinstance(value, list) and value
+            and all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in value)):
+        return tuple(str(a) for a in value)
+    raise ConfigError("expected a build command: a string (run by /bin/sh) or a list of words",
+                      f"{where}:build")
+
+
+def _build_timeout(value: Any, where: str) -> float:
+    if value is None:
+        return BUILD_TIMEOUT_S
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not 0 < value <= BUILD_TIMEOUT_MAX_S):
+        raise ConfigError(f"expected a number of seconds, more than 0 and at most "
+                          f"{BUILD_TIMEOUT_MAX_S:.0f}", f"{where}:build_timeout")
+    return float(value)
+
+
+def _flag(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"expected true or false, got {_kind(value)}", path)
+    return value
+
+
+def _variant_names(value: Any, where: str) -> tuple[str, ...]:
+    """``variants:``: the preset names (or aliases) the bot plays, as canonical names."""
+    from arena.variants import ALIASES, PRESETS
+
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise ConfigError("expected a list of variant names", f"{where}:variants")
+    names: list[str] = []
+    for i, item in enumerate(value):
+        key = ALIASES.get(item, item) if isinstance(item, str) else None
+        if key not in PRESETS:
+            raise ConfigError(f"not a variant (known: {', '.join(PRESETS)})",
+                              f"{where}:variants[{i}]")
+        if key not in names:
+            names.append(key)
+    return tuple(names)
+
+
+__all__ = ["BotSpec", "load_bot", "read_manifest", "MANIFEST", "MANIFEST_CAP", "NAME_CAP",
+           "BUILD_TIMEOUT_S", "BUILD_TIMEOUT_MAX_S"]

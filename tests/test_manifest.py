@@ -87,6 +87,19 @@ def test_load_bot_defaults(tmp_path: Path) -> None:
     spec = load_bot(folder)
     assert spec.name == "plain" and spec.author == "" and spec.options == {}
     assert spec.command == ("./run", "--fast") and spec.cwd == str(folder.resolve())
+    assert spec.build == () and not spec.legal_moves and spec.variants == ()
+
+
+def test_load_bot_reads_build_legal_moves_and_variants(tmp_path: Path) -> None:
+    folder = write_bot(tmp_path / "c", "command: ./bot\nbuild: cc -O2 -o bot bot.c && strip bot\n"
+                                       "build_timeout: 60\nlegal_moves: true\n"
+                                       "variants: [nine-mens-morris, 12mm, nine-mens-morris]\n")
+    spec = load_bot(folder)
+    assert spec.build == ("/bin/sh", "-c", "cc -O2 -o bot bot.c && strip bot")
+    assert spec.build_timeout_s == 60.0 and spec.legal_moves is True
+    assert spec.variants == ("nine-mens-morris", "twelve-mens-morris")
+    listed = load_bot(write_bot(tmp_path / "d", "command: ./bot\nbuild: [make, bot]\n"))
+    assert listed.build == ("make", "bot")
 
 
 @pytest.mark.parametrize("text,message", [
@@ -100,6 +113,13 @@ def test_load_bot_defaults(tmp_path: Path) -> None:
     ("command: x\noptions: [1, 2]\n", "options: expected a mapping"),
     ("command: x\noptions: {A: [1]}\n", "options.A: expected a number"),
     ("command: x\nname: [1]\n", "name: expected a string"),
+    ("command: x\nbuild: ''\n", "build: expected a build command"),
+    ("command: x\nbuild: {make: 1}\n", "build: expected a build command"),
+    ("command: x\nbuild: make\nbuild_timeout: 0\n", "build_timeout: expected a number"),
+    ("command: x\nbuild: make\nbuild_timeout: 99999\n", "build_timeout: expected a number"),
+    ("command: x\nlegal_moves: yes please\n", "legal_moves: expected true or false"),
+    ("command: x\nvariants: []\n", "variants: expected a list"),
+    ("command: x\nvariants: [chess]\n", "variants\\[0\\]: not a variant"),
 ])
 def test_load_bot_rejects(tmp_path: Path, text: str, message: str) -> None:
     folder = write_bot(tmp_path / "bad", text)
