@@ -119,7 +119,7 @@ def test_load_bot_reads_build_legal_moves_and_variants(tmp_path: Path) -> None:
     ("command: x\nbuild: make\nbuild_timeout: 99999\n", "build_timeout: expected a number"),
     ("command: x\nlegal_moves: yes please\n", "legal_moves: expected true or false"),
     ("command: x\nvariants: []\n", "variants: expected a list"),
-    ("command: x\nvariants: [chess]\n", "variants\\[0\\]: not a variant"),
+    ("command: x\nvariants: [chess]\n", "variants[0]: not a variant"),
 ])
 def test_load_bot_rejects(tmp_path: Path, text: str, message: str) -> None:
     folder = write_bot(tmp_path / "bad", text)
