@@ -25,8 +25,15 @@ from arena.protocol import Go
 HANDSHAKE_MS = 5000
 #: default tolerance added to every deadline, for pipe and scheduling latency
 MARGIN_MS = 100
-#: default per-move time when nothing is given
+#: default per-move time when nothing is given: tournament files and ``arena play``
 MOVETIME_MS = 1000
+#: ``arena check``'s default: it tests legality, not strength, and 6 games at a full second
+#: a move would keep a thinking bot busy for minutes (a bot that answers in 200 ms also
+#: answers in a tournament's 1000)
+CHECK_MOVETIME_MS = 200
+#: ``arena sprt``'s default: a test takes hundreds to thousands of games, so it plays fast
+#: (as fishtest's short time control does); give the time you will play at with --movetime
+SPRT_MOVETIME_MS = 100
 #: the clocks a time control can charge: wall time, or the CPU time of the bot's process tree
 CLOCKS = ("wall", "cpu")
 #: with the CPU clock, a move's wall-clock cap is this many times its CPU allowance

@@ -106,8 +106,6 @@ def enable_protocol_log() -> None:
 
 #: ``play`` and ``check``: how long a bot may think, and how it is sandboxed
 _TIME_OPTIONS = [
-    click.option("--movetime", type=click.IntRange(R.MOVETIME_MS.low, R.MOVETIME_MS.high),
-                 metavar="MS", help="Time per move in ms (the default; at most an hour)."),
     click.option("--clock", "clock", metavar="BASE+INC",
                  help="A chess clock instead: base and increment in seconds, e.g. 60+1 "
                       "(base up to 86400, increment up to 3600)."),
@@ -126,9 +124,19 @@ _TIME_OPTIONS = [
 ]
 
 
-def with_time_options(f: _F) -> _F:
-    """Decorate a command with the time-control and isolation options, in their help order."""
-    for option in reversed(_TIME_OPTIONS):
-        f = option(f)
-    return f
+def movetime_option(default_ms: int, why: str) -> Callable[[_F], _F]:
+    """``--movetime MS``, its default and the reason for it shown in ``--help``."""
+    return click.option(
+        "--movetime", type=click.IntRange(R.MOVETIME_MS.low, R.MOVETIME_MS.high), metavar="MS",
+        help=f"Time per move in ms (default {default_ms}: {why}; at most an hour).")
+
+
+def with_time_options(default_movetime: int, why: str) -> Callable[[_F], _F]:
+    """Decorate a command with ``--movetime`` (its default and why) and the other
+    time-control and isolation options, in their help order."""
+    def decorate(f: _F) -> _F:
+        for option in reversed([movetime_option(default_movetime, why), *_TIME_OPTIONS]):
+            f = option(f)
+        return f
+    return decorate
 

@@ -10,6 +10,7 @@ import click
 from arena.cli.common import (Failure, enable_protocol_log, parse_isolation, parse_options,
                               time_control, warn_isolation, with_time_options)
 from arena.protocol import SEED_MAX, escape_controls
+from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 
 if TYPE_CHECKING:
     from arena.bot import BotSpec
@@ -38,7 +39,7 @@ def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
 @click.argument("bot_b", metavar="BOT_B")
 @click.option("--variant", default="nine-mens-morris", show_default=True,
               help="A preset name (see 'arena variants') or a variant YAML file.")
-@with_time_options
+@with_time_options(MOVETIME_MS, "as in a tournament file without 'time'")
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), help="Seed sent to bots with a Seed option.")
 @click.option("--opening", default="", metavar="MOVES", help="Moves played first, e.g. 'd6 d2'.")
 @click.option("--quiet", is_flag=True, help="Do not show the board after every move.")
@@ -66,7 +67,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     from arena.rules import COLOR_NAMES, Position
     from arena.variants import load_variant
 
-    tc = time_control(movetime, clock, handshake, margin, default_movetime=1000,
+    tc = time_control(movetime, clock, handshake, margin, default_movetime=MOVETIME_MS,
                       cpu_clock=cpu_clock)
     sandbox = parse_isolation(isolation)
     var = load_variant(variant)
@@ -116,7 +117,8 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
                    "twelve-mens-morris, six-mens-morris).")
 @click.option("--games", type=click.IntRange(1, 100), default=2, show_default=True,
               help="Games per variant, colours alternating.")
-@with_time_options
+@with_time_options(CHECK_MOVETIME_MS, "a check tests legality, not strength; a bot that "
+                   "answers in time here also does at a tournament's 1000")
 @click.option("--opponent", type=click.Path(file_okay=False), metavar="DIR",
               help="The bot to play against (default: bots/random).")
 @click.option("-v", "--verbose", is_flag=True, help="Log every protocol line on stderr.")
@@ -132,7 +134,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     from arena.check import DEFAULT_OPPONENT, DEFAULT_VARIANTS, check_bot, format_report
     from arena.variants import load_variant
 
-    tc = time_control(movetime, clock, handshake, margin, default_movetime=200,
+    tc = time_control(movetime, clock, handshake, margin, default_movetime=CHECK_MOVETIME_MS,
                       cpu_clock=cpu_clock)
     sandbox = parse_isolation(isolation)
     spec = _load_bot_arg(bot, {})

@@ -10,6 +10,7 @@ import click
 from arena import ranges as R
 from arena.cli.common import Failure
 from arena.protocol import SEED_MAX
+from arena.clock import SPRT_MOVETIME_MS
 
 if typing.TYPE_CHECKING:
     from pathlib import Path
@@ -209,7 +210,9 @@ def _sprt_resume(folder: Path, shown: str,
 @click.option("--variant", default="nine-mens-morris", show_default=True,
               help="Variant preset name or YAML file.")
 @click.option("--movetime", type=click.IntRange(R.MOVETIME_MS.low, R.MOVETIME_MS.high),
-              default=100, show_default=True, help="Milliseconds per move.")
+              default=SPRT_MOVETIME_MS, show_default=True,
+              help="Milliseconds per move (fast, as a test takes hundreds to thousands of "
+                   "games; tournament files and 'arena play' default to 1000).")
 @click.option("--max-pairs", type=click.IntRange(R.SPRT_PAIRS.low, R.SPRT_PAIRS.high),
               default=2000, show_default=True, help="Stop undecided after this many pairs.")
 @click.option("--opening-turns", type=click.IntRange(R.OPENING_TURNS.low, R.OPENING_TURNS.high),
