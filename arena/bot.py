@@ -343,9 +343,12 @@ class BotProcess:
 
     # -- moves ---------------------------------------------------------------------------
     def go(self, position_text: str, moves: Sequence[str], go: P.Go,
-           timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None) -> tuple[str, float]:
+           timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+           legal: Optional[Sequence[str]] = None) -> tuple[str, float]:
         """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` to
         reading ``bestmove``.  ``timeout_s`` ``None`` waits forever (never for games).
+        ``legal`` (the legal moves' texts, for a bot that asked for them) is sent as a
+        ``legalmoves`` line between ``position`` and ``go``.
 
         :attr:`last_cpu_ms` is then the CPU time of the bot's process tree since its previous
         reply.  With ``cpu_limit_s`` that CPU time is watched while the bot thinks, and a bot
@@ -364,6 +367,8 @@ class BotProcess:
             self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
         ask = self._last_go[1]
         lines = [P.format_position(position_text, moves), ask]
+        if legal is not None:
+            lines.insert(1, P.format_legalmoves(legal))
         limit = timeout_s if timeout_s is not None else float("inf")
         self.last_cpu_ms = None
         deadline = time.monotonic() + limit  # a bot too slow to read its input uses its own time

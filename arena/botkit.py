@@ -7,6 +7,9 @@ A function bot::
     def choose(position, clock):
         return position.legal_moves()[0]          # a Move or move text
 
+(``clock.legal`` holds the referee's ``legalmoves`` list, for a bot whose ``bot.yaml``
+says ``legal_moves: true``.)
+
     run(choose, name="first", author="me", options=[spin("Depth", 3, 1, 9)])
 
 A class bot keeps state between moves and games::
@@ -199,13 +202,16 @@ class Clock:
     """The time for one move, measured from when ``go`` was read (``time.monotonic``).
 
     ``go`` holds the raw times (ms); ``options`` are the bot's option values (for function
-    bots, which have no ``self``).
+    bots, which have no ``self``); ``legal`` is the referee's ``legalmoves`` list for this
+    turn (move texts, in the referee's order) when the bot asked for it (``legal_moves: true``
+    in its ``bot.yaml``), else ``None`` (``position.legal_moves()`` gives the same moves).
     """
 
     go: P.Go
     start: float
     budget_s: float
     options: Options = field(default_factory=lambda: Options(()))
+    legal: Optional[tuple[str, ...]] = None
 
     @property
     def deadline(self) -> float:
@@ -336,6 +342,8 @@ class Session:
         self.variant: Variant = bot.variant
         self.position: Position = Position(self.variant)
         self._moves: list[str] = []  # the moves ``self.position`` was built from
+        #: the ``legalmoves`` line received since the last ``position`` (None: none was)
+        self.legal: Optional[tuple[str, ...]] = None
         self.running = True
 
     # -- position tracking ----------------------------------------------------------------
@@ -414,7 +422,10 @@ class Session:
         elif isinstance(msg, P.IsReady):
             self.send(P.format_readyok())
         elif isinstance(msg, P.PositionCmd):
+            self.legal = None
             self.set_position(msg.position, msg.moves)
+        elif isinstance(msg, P.LegalMoves):
+            self.legal = msg.moves
         elif isinstance(msg, P.Go):
             self._go(msg, received)
         elif isinstance(msg, P.GameOver):
@@ -424,7 +435,9 @@ class Session:
 
     def _go(self, go: P.Go, received: float) -> None:
         pos = self.position
-        clock = Clock(go, received, compute_budget(go, pos.turn == 0), self.bot.options)
+        clock = Clock(go, received, compute_budget(go, pos.turn == 0), self.bot.options,
+                      self.legal)
+        self.legal = None
         legal = pos.legal_moves()
         if not legal:
             self.warn(f"kit: asked to move, but the game is over: {pos.outcome()}")

@@ -66,6 +66,14 @@ class PositionCmd:
 
 
 @dataclass(frozen=True)
+class LegalMoves:
+    """``legalmoves <m1> <m2> ...``: every legal turn here, sent just before ``go`` to a bot
+    that asked for it (``legal_moves: true`` in its ``bot.yaml``); never empty."""
+
+    moves: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Go:
     """``go [wtime <ms>] [btime <ms>] [winc <ms>] [binc <ms>] [movetime <ms>]``"""
 
@@ -89,7 +97,8 @@ class Quit:
     """``quit``: exit promptly."""
 
 
-RefereeMessage = Union[Hello, SetOption, NewGame, IsReady, PositionCmd, Go, GameOver, Quit]
+RefereeMessage = Union[Hello, SetOption, NewGame, IsReady, PositionCmd, LegalMoves, Go, GameOver,
+                       Quit]
 
 
 def format_hello(version: int = VERSION) -> str:
@@ -114,6 +123,11 @@ def format_position(position_text: str, moves: Sequence[str] = ()) -> str:
     # one join, not a generator: the referee formats this line for every move of every game
     return f"position {position_text} moves {' '.join(moves)}" if moves else \
         f"position {position_text} moves"
+
+
+def format_legalmoves(moves: Sequence[object]) -> str:
+    """``legalmoves <m1> <m2> ...`` (moves as text, or :class:`~arena.rules.Move` objects)."""
+    return "legalmoves " + " ".join(map(str, moves))
 
 
 def format_go(wtime: Optional[int] = None, btime: Optional[int] = None, winc: Optional[int] = None,
@@ -168,6 +182,8 @@ def parse_referee_line(line: str) -> RefereeMessage:
             return PositionCmd(" ".join(args[:at]), tuple(args[at + 1:]))
         if cmd == "position" and args:
             return PositionCmd(" ".join(args), ())
+        if cmd == "legalmoves" and args:
+            return LegalMoves(tuple(args))
         if cmd == "go":
             if len(args) % 2:
                 raise ValueError(args)

@@ -153,10 +153,12 @@ class BotPlayer(Player):
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None
                ) -> tuple[str, float]:
-        """``position``/``go`` to the bot; its ``bestmove`` and the referee-measured ms."""
+        """``position`` (and ``legalmoves``, if the bot asked for it) and ``go`` to the bot;
+        its ``bestmove`` and the referee-measured ms."""
+        legal = [m.text for m in position.legal_moves()] if self.spec.legal_moves else None
         try:
             return self.process.go(position.to_text(), moves, go, timeout_s,
-                                   cpu_limit_s=cpu_limit_s)
+                                   cpu_limit_s=cpu_limit_s, legal=legal)
         finally:
             self.last_cpu_ms = self.process.last_cpu_ms
 

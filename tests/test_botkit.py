@@ -190,6 +190,23 @@ def test_go_gives_a_budget_and_a_copy_and_answers_bestmove() -> None:
     assert out == [f"bestmove {session.position.legal_moves()[0]}"]
 
 
+def test_legalmoves_reaches_the_bot_as_clock_legal_for_that_turn_only() -> None:
+    bot = _Recorder()
+    session, out, warnings = _session(bot)
+    ref = _drive(session, session.variant, ["d6"])
+    legal = [str(m) for m in ref.legal_moves()]
+    session.handle(P.format_legalmoves(legal))
+    session.handle("go movetime 50")
+    assert bot.clocks[-1].legal == tuple(legal)
+    _drive(session, session.variant, ["d6", "d2"])  # a new position without the line
+    session.handle("go movetime 50")
+    assert bot.clocks[-1].legal is None
+    session.handle(P.format_legalmoves(["a1"]))
+    _drive(session, session.variant, ["d6", "d2", "a1"])  # position clears an earlier line
+    session.handle("go movetime 50")
+    assert bot.clocks[-1].legal is None and warnings == []
+
+
 @pytest.mark.parametrize("answer", ["g7-a1", "zz", 42])
 def test_a_bad_choice_reaches_the_referee_unchanged(answer: object) -> None:
     bot = _Recorder()

@@ -3,6 +3,8 @@ carrying the line; CRLF and trailing white space are tolerated.  Pure: no proces
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,6 +25,8 @@ REFEREE_CASES: list[tuple[str, P.RefereeMessage]] = [
     (P.format_setoption("Ponder", False), P.SetOption("Ponder", "false")),
     (P.format_setoption("Book File", "my book.txt"), P.SetOption("Book File", "my book.txt")),
     (P.format_isready(), P.IsReady()),
+    (P.format_legalmoves(["d6"]), P.LegalMoves(("d6",))),
+    (P.format_legalmoves(["a1-a4", "d6xa1xg7", "g7"]), P.LegalMoves(("a1-a4", "d6xa1xg7", "g7"))),
     (P.format_go(), P.Go()),
     (P.format_go(movetime=100), P.Go(movetime=100)),
     (P.format_go(wtime=60000, btime=59000, winc=1000, binc=1000),
@@ -65,6 +69,15 @@ def test_position_round_trips_with_and_without_moves() -> None:
     assert P.parse_referee_line(f"position {pos.to_text()}") == P.PositionCmd(pos.to_text(), ())
 
 
+def test_legalmoves_round_trips_every_legal_list_of_a_game() -> None:
+    pos = Position("nine-mens-morris")
+    rng = random.Random(5)
+    while (legal := pos.legal_moves()):
+        line = P.format_legalmoves(legal)
+        assert P.parse_referee_line(line) == P.LegalMoves(tuple(str(m) for m in legal))
+        pos.push(rng.choice(legal))
+
+
 @given(st.one_of(st.none(), st.integers(0, 10**9)), st.one_of(st.none(), st.integers(0, 10**9)),
        st.one_of(st.none(), st.integers(0, 10**6)), st.one_of(st.none(), st.integers(0, 10**6)),
        st.one_of(st.none(), st.integers(0, 10**9)))
@@ -87,7 +100,8 @@ def test_setoption_round_trips_names_and_values_with_spaces(name: list[str], val
 MALFORMED_REFEREE = [
     "", "   ", "morris", "morris one", "morris 1 2", "newgame", "newgame nmm men9",
     "newgame nmm =9", "isready now", "go wtime", "go wtime x", "go speed 5", "go movetime 1 2",
-    "gameover 1-0", "quit now", "position", "setoption", "setoption Seed 5", "frobnicate",
+    "gameover 1-0", "legalmoves", "quit now", "position", "setoption", "setoption Seed 5",
+    "frobnicate",
     "bestmove d6",
 ]
 

@@ -3,6 +3,7 @@ that must lose with the right termination and leave no process behind."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Callable
@@ -13,7 +14,7 @@ from arena.bot import STDERR_CAP, BotSpec
 from arena.clock import GameClock, TimeControl
 from arena.errors import ConfigError
 from arena.records import GameRecord, MoveInfo
-from arena.referee import HumanPlayer, play_game
+from arena.referee import BotPlayer, HumanPlayer, play_game
 from arena.rules import Position, Termination
 from arena.variants import get_variant
 from tests.conftest import read_pids, test_bot
@@ -199,6 +200,52 @@ def test_human_player_against_a_bot(random_bot: BotSpec, fast_tc: TimeControl) -
     assert (record.result, record.termination, record.forfeit) == ("0-1", "crash", "white")
     assert "end of input" in record.detail
     assert record.white.name == "me" and record.white.bot == "human"
+
+
+# --------------------------------------------------------------------------------------
+# The legalmoves line (opt-in: legal_moves: true in bot.yaml)
+# --------------------------------------------------------------------------------------
+
+
+def _echoes(player: BotPlayer) -> list[tuple[str, str, str]]:
+    """(position text, the legalmoves line sent or "", what the bot echoed) per move."""
+    out, position, sent = [], "", ""
+    for direction, line in player.process.transcript:
+        if direction == "<<" and line.startswith("position "):
+            position, sent = line.split(" moves")[0][len("position "):], ""
+        elif direction == "<<" and line.startswith("legalmoves"):
+            sent = line
+        elif direction == ">>" and line.startswith("info "):
+            out.append((position, sent, line[len("info "):]))
+    return out
+
+
+@pytest.mark.parametrize("variant", ["nine-mens-morris", "lasker-morris"])
+def test_a_bot_that_asks_receives_every_legal_move(variant: str, random_bot: BotSpec,
+                                                  fast_tc: TimeControl) -> None:
+    echo = BotPlayer(test_bot("legal-echo"))
+    assert echo.spec.legal_moves
+    record = play_game(echo, random_bot, variant, fast_tc, seed=3)
+    check_rules_ending(record)
+    echoes = _echoes(echo)
+    assert len(echoes) >= 10
+    captures = 0
+    for position, sent, echoed in echoes:
+        legal = [str(m) for m in Position.from_text(variant, position).legal_moves()]
+        assert echoed == sent == "legalmoves " + " ".join(legal)
+        captures += any("x" in m for m in legal)
+    assert captures, "some turn offered a capture"
+
+
+def test_a_bot_that_does_not_ask_receives_no_legal_moves(random_bot: BotSpec,
+                                                         fast_tc: TimeControl) -> None:
+    spec = dataclasses.replace(test_bot("legal-echo"), legal_moves=False)
+    echo = BotPlayer(spec)
+    record = play_game(random_bot, echo, "nine-mens-morris", fast_tc, seed=3)
+    check_rules_ending(record)
+    echoes = _echoes(echo)
+    assert echoes and all(e == "no legalmoves" and not sent for _, sent, e in echoes)
+    assert not any(line.startswith("legalmoves") for _, line in echo.process.transcript)
 
 
 # --------------------------------------------------------------------------------------
