@@ -15,6 +15,7 @@ from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 if TYPE_CHECKING:
     from arena.bot import BotSpec
     from arena.referee import Player
+    from arena.sandbox import Isolation
 
 
 def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
@@ -32,6 +33,24 @@ def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
                 path = root / arg
                 break
     return load_bot(path, options=options)
+
+
+def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> None:
+    """Build the bot if it has a build step and check its options against its handshake
+    (an :class:`~arena.options.OptionError`, exit 2, names a bad one).  Skipped for a bot
+    with neither: the game's own start shows everything.  A bot that fails here is left to
+    the game, which records the failure as a forfeit with its stderr."""
+    from arena.errors import BotError, BotStartError
+    from arena.preflight import bot_label, preflight
+
+    if not spec.options and not spec.build:
+        return
+    try:
+        preflight(spec, isolation=sandbox, handshake_s=handshake_s)
+    except BotStartError:
+        pass  # the game fails to start the same way, and says so in full
+    except BotError as e:  # a failed build: the game alone would only say it cannot run
+        click.echo(f"{bot_label(spec)}: {e}", err=True)
 
 
 @click.command()
@@ -82,6 +101,9 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
             sides.append(_load_bot_arg(arg, options))
     if verbose:
         enable_protocol_log()
+    for side in sides:
+        if not isinstance(side, Player):
+            _preflight(side, sandbox, tc.handshake_ms / 1000.0)
     names = [s.name if not isinstance(s, Player) else s.info.name for s in sides]
     click.echo(f"{names[0]} (white) vs {names[1]} (black): {var.name}, {tc.describe()}")
 
@@ -113,8 +135,9 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 @click.command()
 @click.argument("bot")
 @click.option("--variant", "variants", multiple=True, metavar="V",
-              help="A variant to play (repeatable; default: nine-mens-morris, "
-                   "twelve-mens-morris, six-mens-morris).")
+              help="A variant to play (repeatable; default: the variants the bot's bot.yaml "
+                   "lists under 'variants:', else nine-mens-morris, twelve-mens-morris, "
+                   "six-mens-morris). A variant the bot does not list is refused.")
 @click.option("--games", type=click.IntRange(1, 100), default=2, show_default=True,
               help="Games per variant, colours alternating.")
 @with_time_options(CHECK_MOVETIME_MS, "a check tests legality, not strength; a bot that "
@@ -125,13 +148,15 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
           clock: str | None, handshake: int, margin: int, cpu_clock: bool,
           isolation: str | None, opponent: str | None, verbose: bool) -> None:
-    """Check a bot submission: handshake, then short games against bots/random.
+    """Check a bot submission: handshake, then short games against bots/random on each
+    variant its bot.yaml lists under 'variants:' (else three boards: see --variant).
 
     Reports the handshake time and the id/option lines, then every problem (slow start,
     illegal move, timeout, protocol error, crash) with the offending line.  Exit status 0
     only on PASS (1 on FAIL, 2 on bad input).
     """
     from arena.check import DEFAULT_OPPONENT, DEFAULT_VARIANTS, check_bot, format_report
+    from arena.preflight import bot_label
     from arena.variants import load_variant
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=CHECK_MOVETIME_MS,
@@ -139,10 +164,18 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     sandbox = parse_isolation(isolation)
     spec = _load_bot_arg(bot, {})
     opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})
-    vars_ = [load_variant(v) for v in (variants or DEFAULT_VARIANTS)]
+    vars_ = [load_variant(v) for v in (variants or spec.variants or DEFAULT_VARIANTS)]
+    for who, player in (("the bot", spec), ("the opponent", opp)):
+        refused = [v.name for v in vars_ if player.variants and v.name not in player.variants]
+        if refused:
+            given = f"--variant {refused[0]}" if variants else refused[0]
+            raise Failure(f"{given}: {who} ({bot_label(player)}) plays only "
+                          f"{', '.join(player.variants)} (its bot.yaml 'variants:')")
     warn_isolation(sandbox)
     if verbose:
         enable_protocol_log()
+    if not spec.build:  # with a build step, a failed build is the check's own verdict
+        _preflight(spec, sandbox, tc.handshake_ms / 1000.0)
     click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
                f"margin {tc.margin_ms} ms; opponent {opp.name}")
     report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp,
