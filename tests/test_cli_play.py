@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,37 @@ def test_bot_text_is_shown_without_control_characters() -> None:
     assert code == 1 and "FAIL" in out
     assert "ctl\\x1b[2J\\x07bot" in out and "boom \\x1b[31mred" in out, out
     assert not any(c in out for c in CONTROLS), repr(out)
+
+
+def _random_bot_folder(tmp_path: Path, extra: str) -> Path:
+    folder = tmp_path / "listed"
+    folder.mkdir()
+    (folder / "bot.yaml").write_text(
+        f'command: ["{{python}}", "{EXAMPLE_BOTS / "random" / "bot.py"}"]\n{extra}')
+    return folder
+
+
+def test_check_plays_only_the_variants_bot_yaml_lists(tmp_path: Path) -> None:
+    folder = _random_bot_folder(tmp_path, "variants: [3mm, six-mens-morris]\n")
+    code, out = run("check", str(folder), "--games", "1")
+    assert code == 0, out
+    assert set(re.findall(r"^game (\S+)-\d+: ", out, re.M)) == {"three-mens-morris",
+                                                                  "six-mens-morris"}
+
+
+def test_check_refuses_a_variant_the_bot_does_not_list(tmp_path: Path) -> None:
+    folder = _random_bot_folder(tmp_path, "variants: [three-mens-morris]\n")
+    code, out = run("check", str(folder), "--variant", "3mm", "--variant", "nmm")
+    assert code == 2
+    assert out == (f"Error: --variant nine-mens-morris: the bot ({folder}) plays only "
+                   f"three-mens-morris (its bot.yaml 'variants:')\n")
+    code, out = run("check", RANDOM, "--opponent", str(folder), "--variant", "6mm")
+    assert code == 2 and "the opponent" in out and "plays only three-mens-morris" in out
+
+
+def test_check_refuses_an_option_bot_yaml_gives_that_the_bot_does_not_declare(
+        tmp_path: Path) -> None:
+    folder = _random_bot_folder(tmp_path, "options: {Depth: 3}\n")
+    code, out = run("check", str(folder))
+    assert code == 2
+    assert out.endswith(f"Error: Depth: {folder} declares no such option (it declares Seed)\n")
