@@ -59,8 +59,10 @@ def bwrap_status() -> Check:
 
 
 def bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[int],
-                command: Sequence[str] = (), read_only: Sequence[str] = ()) -> list[str]:
-    """The bwrap prefix (ending with ``--`` and, as root, a ``setpriv`` privilege drop)."""
+                command: Sequence[str] = (), read_only: Sequence[str] = (),
+                writable: bool = False) -> list[str]:
+    """The bwrap prefix (ending with ``--`` and, as root, a ``setpriv`` privilege drop).
+    ``writable``: ``folder`` is bound writable (a build's scratch copy), not read-only."""
     args = [shutil.which("bwrap") or "bwrap"]
     mounted: list[str] = []  # read-only trees already visible
     for name in SYSTEM_DIRS:
@@ -92,7 +94,7 @@ def bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[in
             if parent not in made:
                 args += ["--perms", "0755", "--dir", parent]
                 made.add(parent)
-        args += ["--ro-bind", src, src]
+        args += ["--bind" if writable and src == folder else "--ro-bind", src, src]
         mounted.append(src)
     args += ["--chdir", cwd, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
              "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--"]

@@ -68,12 +68,17 @@ class Confinement:
     #: closed folders (no search permission for others) on the way to a visible path,
     #: covered by an empty read-only tmpfs holding just the visible paths below them
     masks: tuple[str, ...]
+    #: visible folders left writable (a build's scratch copy of the bot folder); games: none
+    writable: tuple[str, ...] = ()
 
     @classmethod
-    def plan(cls, *, uid: int, tmp_mb: int, cwd: str, needed: Iterable[str]) -> Confinement:
-        """The confinement for a bot that needs ``needed`` (and ``cwd``) read-only."""
+    def plan(cls, *, uid: int, tmp_mb: int, cwd: str, needed: Iterable[str],
+             writable: Iterable[str] = ()) -> Confinement:
+        """The confinement for a bot that needs ``needed`` (and ``cwd``) read-only, and the
+        folders ``writable`` (made visible too) writable."""
         visible: list[str] = []
-        wanted = {os.path.realpath(p) for p in [*needed, cwd] if os.path.exists(p)} - {"/"}
+        rw = tuple(os.path.realpath(p) for p in writable)
+        wanted = {os.path.realpath(p) for p in [*needed, *rw, cwd] if os.path.exists(p)} - {"/"}
         for path in sorted(wanted, key=lambda p: (p.count("/"), p)):
             if not any(inside(path, v) for v in visible):
                 visible.append(path)
@@ -92,7 +97,7 @@ class Confinement:
                 if closed:
                     masks.append(folder)
                     break
-        return cls(uid, tmp_mb, os.path.realpath(cwd), tuple(visible), tuple(masks))
+        return cls(uid, tmp_mb, os.path.realpath(cwd), tuple(visible), tuple(masks), rw)
 
     def _hidden(self, path: str) -> bool:
         return any(inside(path, m) for m in (*PRIVATE_TMP, *self.masks))
@@ -123,6 +128,9 @@ class Confinement:
             os.close(fd)
         for mask in self.masks:
             _mount(None, mask, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+        for path in self.writable:  # a mount of its own, then the one writable mount
+            _mount(path, path, None, _MS_BIND)
+            _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV)
         os.chdir(self.cwd)
         os.setgroups([])
         os.setresgid(self.uid, self.uid, self.uid)

@@ -58,7 +58,8 @@ class Sandbox:
 
     def __init__(self, level: Level | str, folder: str | os.PathLike[str], *,
                  cwd: Optional[str] = None, limits: Optional[Limits] = None, label: str = "",
-                 read_only: Sequence[str] = (), cgroups: bool = True) -> None:
+                 read_only: Sequence[str] = (), cgroups: bool = True,
+                 writable: bool = False) -> None:
         self.level = level if isinstance(level, Level) else parse_level(level)
         if self.level not in available_levels():
             raise ConfigError(f"isolation level {self.level.value} is not available here")
@@ -67,6 +68,8 @@ class Sandbox:
         self.limits = limits or Limits()
         self.label = label
         self.read_only = tuple(read_only)
+        #: the folder is writable (a build's scratch copy, :mod:`arena.build`); games: False
+        self.writable = writable
         #: tags the bot's environment and names its cgroups: ``<referee pid>-<n>-<random>``
         self.token = f"{os.getpid()}-{procs.serial()}-{os.urandom(4).hex()}"
         #: the unprivileged uid a bwrap bot runs as when the referee is root
@@ -172,7 +175,8 @@ class Sandbox:
         if self.level is not Level.BWRAP:
             return list(command)
         prefix = bwrap_args(folder=self.folder, cwd=self.cwd, tmp_mb=self.limits.tmp_mb,
-                             uid=self.uid, command=command, read_only=self.read_only)
+                             uid=self.uid, command=command, read_only=self.read_only,
+                             writable=self.writable)
         if pipes is not None:
             prefix += trampoline(pipes)
         return prefix + list(command)
@@ -279,7 +283,7 @@ class Sandbox:
         command = self._command or (sys.executable,)
         needed = [*bot_paths(command, self.read_only), self.folder]
         return Confinement.plan(uid=self.uid, tmp_mb=self.limits.tmp_mb, cwd=self.cwd,
-                                 needed=needed)
+                                 needed=needed, writable=(self.folder,) if self.writable else ())
 
     def attach(self, pid: int) -> None:
         """Record the spawned process (started with :meth:`wrap`, :meth:`env`, :meth:`preexec`).

@@ -1,0 +1,588 @@
+"""The ``build:`` step of a bot folder: run once before the bot's first game, in its sandbox,
+and again only when the folder's files change.
+
+``bot.yaml``::
+
+    build: cc -O2 -o bot bot.c     # a string runs through /bin/sh -c; a list of words as is
+    build_timeout: 120             # seconds the build may take (default 300, at most 3600)
+    command: ./bot
+
+:func:`ensure_built` runs the step (tournaments, ``arena play`` and ``arena sprt`` call it
+through :func:`arena.preflight.preflight` before the first game; ``arena check`` first of
+all); :func:`build_failure` tells, without running anything, whether the last build failed
+for the folder as it is now (``BotProcess.start`` reports that as a start failure).
+
+When a build runs
+-----------------
+After each build the referee writes a *stamp*, ``.arena-build.json`` in the bot folder: a
+digest of the folder, whether the build succeeded, its exit status, time and the capped
+output.  The digest (SHA-256) covers the build command and, for every entry below the
+folder (links not followed; the stamp itself left out), its relative path, type, mode,
+size and modification time in nanoseconds, and a link's target: metadata only, so
+deciding costs one ``lstat`` per file, not a read.  It is taken *after* the build (its
+output included), so the next call finds it equal and skips the build ("up to date")
+until a file is added, removed, edited or touched.  A failed build is remembered the same
+way: :func:`ensure_built` raises the remembered :class:`BuildError` without building
+again unless the folder changed (``retry_failed=True``, as ``arena check`` does, tries
+anyway).  A bot that writes into its own folder during games (possible only at level
+``none``, or ``basic`` when not root) changes the digest and is rebuilt next time.  The
+compiler's version is not in the digest: touch a file to force a build.
+
+Where a build runs, and why it is safe
+--------------------------------------
+Games see the bot folder read-only, but a build must write its output there, and at
+``basic`` as root the build runs as a unique unprivileged uid that cannot write a
+root-owned folder.  So a build never writes the bot folder itself, at any level:
+
+1. the referee copies the folder into a fresh scratch folder under the temporary folder
+   (``morris-arena-<pid>-build-...``, swept by the sandbox watchdog if the referee dies):
+   regular files, folders and links as links; FIFOs, sockets and devices are left out;
+   as root the copy is handed to the sandbox's uid;
+2. the build runs there in a :class:`~arena.sandbox.Sandbox` of the games' own isolation
+   level and limits (memory, processes, open files, file size, CPU; see
+   ``docs/SECURITY.md``) with that one folder writable (bwrap: a writable bind; ``basic``
+   as root: the one writable mount of its read-only mount namespace), the cleared
+   environment and private ``/tmp`` of a game, and its own wall-clock limit,
+   ``build_timeout``.  The referee also watches the scratch folder: more than
+   :data:`SPACE_MB` MiB or :data:`FILES_CAP` entries stops the build.  At the end every
+   process of the build is killed (a daemon it left included);
+3. the referee copies back, into the bot folder, only the *regular* files the build made
+   or changed, with at most one link each (a hard link could name another file), never
+   ``bot.yaml`` or the stamp: links, FIFOs, sockets and devices are skipped (and named in
+   the output).  Each file is written through descriptors opened without following links
+   at every step (a link planted in the bot folder cannot redirect the write), to a
+   temporary name then renamed over the old file, with mode 0755 (anything executable)
+   or 0644; nothing else in the folder changes (files the build deleted stay).
+
+So a hostile build (a fork bomb, an endless loop, a flood of output, a disk filler,
+writes outside its folder) meets a game's limits plus the timeout, writes nothing but
+its scratch folder and its private ``/tmp``, and can touch neither other bots nor results.
+At level ``none`` the build runs as you, unconfined, like a game at ``none``.  Build
+outputs must be relocatable regular files (a compiled program, ``.class`` files, a
+``target/`` folder); a Python virtual environment (links, absolute paths) is not.
+
+The output (stdout and stderr together) is kept capped: the first 16 KiB and the last
+48 KiB.  A failure is a :class:`BuildError` (a :class:`~arena.errors.BotStartError`, so a
+tournament counts it as a failed start) whose message is one line, e.g.
+``build failed (exit 1) after 0.3 s: bot.c:3:1: error: expected ';' before '}' token``,
+and which carries the whole capped output.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from arena.errors import BotStartError
+from arena.manifest import MANIFEST, BotSpec
+
+if TYPE_CHECKING:
+    from arena.sandbox import Isolation
+
+log = logging.getLogger("arena.build")
+
+#: the stamp the referee writes in the bot folder after each build
+STAMP = ".arena-build.json"
+#: the largest stamp read back (bytes)
+STAMP_CAP = 1 << 20
+#: the output kept: its first HEAD_CAP and last TAIL_CAP bytes
+HEAD_CAP = 16 * 1024
+TAIL_CAP = 48 * 1024
+#: the most disk space the scratch folder of a build may use (apparent sizes, MiB)
+SPACE_MB = 512
+#: the most entries (files, folders, links) the scratch folder of a build may hold
+FILES_CAP = 20_000
+#: seconds between two looks at a running build's scratch folder
+POLL_S = 0.25
+#: the longest failure line (characters)
+LINE_CAP = 300
+_STAMP_VERSION = 1
+_ERROR_RE = re.compile(r"\berror\b", re.IGNORECASE)
+
+
+class BuildError(BotStartError):
+    """A bot's ``build:`` step failed (exit status, timeout, too much disk, or its output
+    could not be copied back).  The message is one line; :attr:`log` is the capped output."""
+
+    def __init__(self, message: str, log: str = "", seconds: float = 0.0,
+                 exit: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.log = log
+        self.seconds = seconds
+        self.exit = exit
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """A successful (or unnecessary) build: what ran, whether it ran now, how long it took."""
+
+    #: the build command (empty: the bot has no ``build:`` step)
+    command: tuple[str, ...]
+    #: True when the build ran in this call; False when there is none or it was up to date
+    ran: bool
+    #: seconds the build took (when up to date: the build that made the current state)
+    seconds: float = 0.0
+    #: its capped output
+    log: str = ""
+
+    def describe(self) -> str:
+        """One phrase: ``built in 1.3 s``, ``up to date (built in 1.3 s)`` or ``no build step``."""
+        if not self.command:
+            return "no build step"
+        if self.ran:
+            return f"built in {self.seconds:.1f} s"
+        return f"up to date (built in {self.seconds:.1f} s)"
+
+
+# -- the folder's digest and the stamp ------------------------------------------------------
+def _entries(folder: str) -> list[tuple[str, os.stat_result]]:
+    """Every entry below ``folder`` (links not followed), sorted by relative path, without
+    the stamp; unreadable folders are skipped."""
+    found: list[tuple[str, os.stat_result]] = []
+
+    def walk(path: str, rel: str) -> None:
+        try:
+            with os.scandir(path) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        for item in items:
+            name = f"{rel}{item.name}"
+            if name == STAMP:
+                continue
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            found.append((name, st))
+            if stat.S_ISDIR(st.st_mode):
+                walk(item.path, name + "/")
+
+    walk(folder, "")
+    return found
+
+
+def folder_digest(spec: BotSpec) -> str:
+    """The digest of the bot folder as it is now, with its build command (see the module's
+    docstring): SHA-256 of paths, types, modes, sizes, modification times, link targets."""
+    h = hashlib.sha256(json.dumps(list(spec.build)).encode())
+    for name, st in _entries(spec.path):
+        extra = ""
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                extra = os.readlink(os.path.join(spec.path, name))
+            except OSError:
+                pass
+        h.update(f"\0{name}\0{st.st_mode:o}\0{st.st_size}\0{st.st_mtime_ns}\0{extra}".encode(
+            "utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _read_stamp(folder: str) -> Optional[dict[str, Any]]:
+    """The stamp's content, or None when there is none or it cannot be trusted (not a
+    regular file, a link, too large, not the JSON the referee writes)."""
+    path = os.path.join(folder, STAMP)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > STAMP_CAP:
+            return None
+        raw = os.read(fd, STAMP_CAP + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if (not isinstance(data, dict) or data.get("version") != _STAMP_VERSION
+            or not isinstance(data.get("digest"), str) or not isinstance(data.get("ok"), bool)):
+        return None
+    return data
+
+
+def _write_stamp(folder: str, data: dict[str, Any]) -> None:
+    """Write the stamp atomically (a new file renamed over the old one: a link planted in
+    its place is replaced, never followed).  A folder the referee cannot write only loses
+    the stamp (the next call builds again): logged, not raised."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".arena-build.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        log.warning("cannot write %s in %s: %s", STAMP, folder, e.strerror)
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o644)
+            json.dump(data, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, os.path.join(folder, STAMP))
+    except OSError as e:
+        log.warning("cannot write %s in %s: %s", STAMP, folder, e.strerror)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _stamp_error(stamp: dict[str, Any]) -> BuildError:
+    seconds = stamp.get("seconds")
+    code = stamp.get("exit")
+    return BuildError(str(stamp.get("message") or "build failed"), str(stamp.get("log") or ""),
+                      float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+                      code if isinstance(code, int) else None)
+
+
+def build_failure(spec: BotSpec) -> Optional[str]:
+    """The one-line failure of the bot's last build if it failed for the folder as it is
+    now; None when there is no build step, no stamp, the folder changed since, or the build
+    succeeded.  Runs nothing: reads the stamp and ``lstat``\\ s the folder's files."""
+    if not spec.build:
+        return None
+    stamp = _read_stamp(spec.path)
+    if stamp is None or stamp["ok"] or stamp["digest"] != folder_digest(spec):
+        return None
+    return _stamp_error(stamp).args[0]
+
+
+# -- running a build -------------------------------------------------------------------------
+class _Output:
+    """The capped output of a build, read from a pipe by a thread: the first HEAD_CAP and
+    the last TAIL_CAP bytes."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._run, name="build-output", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.total += len(chunk)
+            room = HEAD_CAP - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            self.tail += chunk
+            if len(self.tail) > TAIL_CAP:
+                del self.tail[:len(self.tail) - TAIL_CAP]
+
+    def text(self) -> str:
+        cut = self.total - len(self.head) - len(self.tail)
+        middle = f"\n[... {cut} bytes of output left out ...]\n" if cut > 0 else ""
+        return (bytes(self.head).decode("utf-8", "replace") + middle
+                + bytes(self.tail).decode("utf-8", "replace"))
+
+
+def _usage(folder: str) -> tuple[int, int]:
+    """Apparent bytes and number of entries below ``folder``."""
+    entries = _entries(folder)
+    return sum(st.st_size for _, st in entries if stat.S_ISREG(st.st_mode)), len(entries)
+
+
+def _one_line(text: str) -> str:
+    from arena.protocol import escape_controls
+
+    line = escape_controls(" ".join(text.split()))
+    return line if len(line) <= LINE_CAP else line[:LINE_CAP - 3] + "..."
+
+
+def _reason(output: str) -> str:
+    """The line of the output that says most: the first one naming an error, else the last."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for ln in lines:
+        if _ERROR_RE.search(ln):
+            return ln
+    return lines[-1] if lines else "no output"
+
+
+def _copy_in(src: str, dst: str) -> None:
+    """Copy the bot folder to the scratch folder: regular files, folders, links as links;
+    not the stamp, not FIFOs, sockets or devices."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        left_out = {STAMP} if os.path.samefile(folder, src) else set()
+        for name in names:
+            try:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:
+                left_out.add(name)
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                left_out.add(name)
+        return left_out
+
+    shutil.copytree(src, dst, symlinks=True, ignore=ignore)
+
+
+def _hand_over(folder: str, uid: int) -> None:
+    """Give the scratch folder to the sandbox's uid (as root)."""
+    os.lchown(folder, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+
+
+def _remove(folder: str) -> None:
+    """Remove a scratch folder, whatever modes the build left in it."""
+    def retry(func: Any, path: str, _exc: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            func(path)
+        except OSError:
+            pass
+
+    shutil.rmtree(folder, onerror=retry)
+
+
+def _copy_back(work: str, folder: str, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Copy the regular files the build made or changed from ``work`` into ``folder`` (see
+    the module's docstring); returns notes on what was copied and skipped.
+
+    :raises OSError: a file cannot be written (a folder where a file should go, a link on
+        the way, no space).
+    """
+    notes: list[str] = []
+    copied = 0
+    size = 0
+    root_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name, st in _entries(work):
+            if stat.S_ISDIR(st.st_mode) or name in (MANIFEST, STAMP):
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                notes.append(f"not copied back: {name} (not a regular file)")
+                continue
+            if st.st_nlink != 1:
+                notes.append(f"not copied back: {name} (a hard link)")
+                continue
+            if before.get(name) == (st.st_size, st.st_mtime_ns):
+                continue
+            _copy_file(os.path.join(work, name), root_fd, name, st)
+            copied += 1
+            size += st.st_size
+    finally:
+        os.close(root_fd)
+    notes.append(f"copied back {copied} file(s), {size / 1024:.0f} KiB")
+    return notes
+
+
+def _copy_file(src: str, root_fd: int, name: str, st: os.stat_result) -> None:
+    """Write the regular file ``src`` as ``name`` below the folder open at ``root_fd``,
+    following no link on the way, through a temporary name renamed into place."""
+    parts = name.split("/")
+    dir_fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            try:
+                os.mkdir(part, 0o755, dir_fd=dir_fd)
+            except FileExistsError:
+                pass
+            next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                              dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = next_fd
+        mode = 0o755 if st.st_mode & 0o111 else 0o644
+        tmp = f".{parts[-1]}.arena-{os.urandom(4).hex()}"
+        src_fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            opened = os.fstat(src_fd)
+            if not stat.S_ISREG(opened.st_mode) or opened.st_ino != st.st_ino:
+                raise OSError(f"{name} changed while it was copied")
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          0o600, dir_fd=dir_fd)
+            try:
+                left = st.st_size
+                while left > 0:
+                    chunk = os.read(src_fd, min(left, 1 << 20))
+                    if not chunk:
+                        break
+                    os.write(out, chunk)
+                    left -= len(chunk)
+                os.fchmod(out, mode)
+                os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+            finally:
+                os.close(out)
+            try:
+                os.replace(tmp, parts[-1], src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except OSError:
+                os.unlink(tmp, dir_fd=dir_fd)
+                raise
+        finally:
+            os.close(src_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _exit_phrase(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit {code}"
+
+
+def _run_build(spec: BotSpec, iso: Isolation) -> tuple[Optional[BuildError], float, str]:
+    """Build in a scratch copy in the sandbox and copy the output back: (the failure or
+    None, seconds, capped output with the copy-back notes)."""
+    from arena.sandbox import Sandbox
+    from arena.sandbox.watchdog import TEMP_PREFIX
+
+    size, count = _usage(spec.path)
+    if size > SPACE_MB << 20 or count > FILES_CAP:
+        return BuildError(f"build not run: the bot folder holds more than {SPACE_MB} MiB or "
+                          f"{FILES_CAP} entries"), 0.0, ""
+    scratch = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-build-")
+    work = os.path.join(scratch, "bot")
+    started = time.monotonic()
+    try:
+        _copy_in(spec.path, work)
+        os.chmod(work, 0o755)  # a confined uid must be able to enter it
+        before = {name: (st.st_size, st.st_mtime_ns) for name, st in _entries(work)
+                  if stat.S_ISREG(st.st_mode)}
+        sb = Sandbox(iso.level, work, cwd=work, limits=iso.limits, label=f"build:{spec.name}",
+                     read_only=iso.read_only, cgroups=iso.cgroups, writable=True)
+        try:
+            if sb.uid is not None:
+                _hand_over(work, sb.uid)
+            failure, output, seconds = _supervise(spec, sb, work)
+        finally:
+            sb.close()
+        if failure is None:
+            try:
+                notes = _copy_back(work, spec.path, before)
+            except OSError as e:
+                failure = BuildError(_one_line(f"build output could not be copied into the bot "
+                                               f"folder: {e.strerror or e}"), output, seconds)
+                notes = []
+            output = "\n".join([output.rstrip(), *notes]).strip() + "\n"
+        return failure, seconds, output
+    except OSError as e:  # the scratch copy could not be made: the referee's side
+        return BuildError(_one_line(f"build not run: cannot copy the bot folder: "
+                                    f"{e.strerror or e}")), time.monotonic() - started, ""
+    finally:
+        _remove(scratch)
+
+
+def _supervise(spec: BotSpec, sb: Any, work: str) -> tuple[Optional[BuildError], str, float]:
+    """Start the build in ``sb``, wait for it within its time limit while watching its
+    disk use, kill what is left: (the failure or None, output, seconds)."""
+    read_fd, write_fd = os.pipe()
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(sb.wrap(spec.build), cwd=work, env=sb.env(), stdin=subprocess.DEVNULL,
+                                stdout=write_fd, stderr=write_fd, preexec_fn=sb.preexec,
+                                start_new_session=True, close_fds=True)
+    except OSError as e:
+        os.close(read_fd)
+        os.close(write_fd)
+        return (BuildError(_one_line(f"build could not start: {e.strerror or e}")), "", 0.0)
+    os.close(write_fd)
+    sb.attach(proc.pid)
+    output = _Output(read_fd)
+    stopped = ""
+    code: Optional[int] = None
+    deadline = started + spec.build_timeout_s
+    try:
+        while code is None:
+            try:
+                code = proc.wait(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if time.monotonic() >= deadline:
+                stopped = f"build timed out after {spec.build_timeout_s:g} s"
+                break
+            size, count = _usage(work)
+            if size > SPACE_MB << 20 or count > FILES_CAP:
+                stopped = (f"build stopped after {time.monotonic() - started:.1f} s: it wrote "
+                           f"more than {SPACE_MB} MiB or {FILES_CAP} entries")
+                break
+    finally:
+        sb.kill_all()  # what the build left running (a daemon too), or the whole build
+        if code is None:
+            proc.wait()
+        seconds = time.monotonic() - started
+        output.thread.join(2.0)
+        os.close(read_fd)
+    text = output.text()
+    if stopped:
+        return BuildError(_one_line(f"{stopped}: {_reason(text)}"), text, seconds), text, seconds
+    assert code is not None
+    code = sb.exit_status(code)
+    if code != 0:
+        return (BuildError(_one_line(f"build failed ({_exit_phrase(code)}) after {seconds:.1f} s: "
+                                     f"{_reason(text)}"), text, seconds, code), text, seconds)
+    return None, text, seconds
+
+
+def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,
+                 retry_failed: bool = False) -> BuildResult:
+    """Run the bot's ``build:`` step if the folder changed since its last build (see the
+    module's docstring), in a sandbox of ``isolation`` (default:
+    :meth:`~arena.sandbox.Isolation.default`, as games), within ``spec.build_timeout_s``.
+
+    One build at a time per folder (an OS lock on the folder); a caller that waited finds
+    the folder up to date.  ``retry_failed``: build again even if the last build failed
+    for this very folder state (default: raise that failure again at once).
+
+    :returns: what ran (``ran`` False: no build step, or up to date).
+    :raises BuildError: the build failed, now or last time for the same folder.
+    :raises ConfigError: the isolation level is unknown or not available here.
+    :raises SandboxError: the sandbox could not be set up.
+    """
+    if not spec.build:
+        return BuildResult((), False)
+    if isolation is None:
+        from arena.sandbox import Isolation
+
+        isolation = Isolation.default()
+    lock_fd = os.open(spec.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        stamp = _read_stamp(spec.path)
+        if stamp is not None and stamp["digest"] == folder_digest(spec):
+            if stamp["ok"]:
+                seconds = stamp.get("seconds")
+                return BuildResult(spec.build, False,
+                                   float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+                                   str(stamp.get("log") or ""))
+            if not retry_failed:
+                raise _stamp_error(stamp)
+        log.info("%s: building: %s", spec.name, " ".join(spec.build))
+        failure, seconds, output = _run_build(spec, isolation)
+        _write_stamp(spec.path, {
+            "version": _STAMP_VERSION, "digest": folder_digest(spec), "ok": failure is None,
+            "exit": failure.exit if failure is not None else 0, "seconds": round(seconds, 3),
+            "message": str(failure) if failure is not None else "", "log": output,
+            "command": list(spec.build), "level": isolation.level.value,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        if failure is not None:
+            failure.log = failure.log or output
+            raise failure
+        return BuildResult(spec.build, True, seconds, output)
+    finally:
+        os.close(lock_fd)  # releases the lock
+
+
+__all__ = ["BuildError", "BuildResult", "ensure_built", "build_failure", "folder_digest",
+           "STAMP", "SPACE_MB", "FILES_CAP"]
