@@ -55,7 +55,7 @@ def preflight(spec: BotSpec, *, isolation: Optional[Isolation] = None,
     :raises ConfigError: the isolation level cannot be set up.
     """
     if spec.build:
-        from arena.build import ensure_built  # type: ignore[import-not-found, unused-ignore]
+        from arena.build import ensure_built
 
         ensure_built(spec, isolation=isolation)
     bp = BotProcess(spec, label=f"preflight:{spec.name}", isolation=isolation)

@@ -67,3 +67,13 @@ def test_the_readme_points_at_the_example_folders() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/examples/" in text and "minimal_bot.py" not in text
     assert Path(ROOT / "docs" / "BOTS.md").name in text
+
+
+def test_the_complete_bot_yaml_in_bots_md_loads(tmp_path: Path) -> None:
+    text = BOTS_DOC.read_text(encoding="utf-8")
+    block = re.search(r"A complete `bot.yaml`.*?```yaml\n(.*?)```", text, re.S)
+    assert block is not None
+    (tmp_path / "bot.yaml").write_text(block.group(1))
+    spec = load_bot(tmp_path)
+    assert spec.options == {"Depth": "3"} and spec.variants == ("nine-mens-morris",)
+    assert spec.build == ("/bin/sh", "-c", "make") and spec.build_timeout_s == 120

@@ -105,6 +105,28 @@ def test_preflight_raises_the_start_failure_of_a_bot_that_cannot_start() -> None
         preflight(load_bot(TEST_BOTS / "exit-at-start", options={"Seed": 1}), handshake_s=2.0)
 
 
+def _built_bot(tmp_path: Path, build: str) -> Path:
+    folder = tmp_path / "built"
+    folder.mkdir()
+    (folder / "bot.yaml").write_text(
+        f'command: ["{{python}}", "{EXAMPLE_BOTS / "random" / "bot.py"}"]\n'
+        f"build: {build!r}\noptions: {{Seed: 3}}\n")
+    return folder
+
+
+def test_preflight_runs_the_build_step_first(tmp_path: Path) -> None:
+    folder = _built_bot(tmp_path, "printf built > out.txt")
+    preflight(load_bot(folder))
+    assert (folder / "out.txt").read_text() == "built"
+
+
+def test_preflight_raises_a_failed_build_before_starting_the_bot(tmp_path: Path) -> None:
+    from arena.build import BuildError
+
+    with pytest.raises(BuildError, match=r"exit 3"):
+        preflight(load_bot(_built_bot(tmp_path, "echo broken >&2; exit 3")))
+
+
 # -- arena play ---------------------------------------------------------------------------
 
 def play(*args: str) -> tuple[int, str]:

@@ -40,17 +40,19 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
     (an :class:`~arena.options.OptionError`, exit 2, names a bad one).  Skipped for a bot
     with neither: the game's own start shows everything.  A bot that fails here is left to
     the game, which records the failure as a forfeit with its stderr."""
-    from arena.errors import BotError, BotStartError
+    from arena.errors import BotError
     from arena.preflight import bot_label, preflight
 
     if not spec.options and not spec.build:
         return
     try:
         preflight(spec, isolation=sandbox, handshake_s=handshake_s)
-    except BotStartError:
-        pass  # the game fails to start the same way, and says so in full
-    except BotError as e:  # a failed build: the game alone would only say it cannot run
-        click.echo(f"{bot_label(spec)}: {e}", err=True)
+    except BotError as e:
+        from arena.build import BuildError
+
+        if isinstance(e, BuildError):  # said here with its output; the game forfeits
+            click.echo(f"{bot_label(spec)}: {e}", err=True)
+        # else the game fails to start the same way, and says so in full
 
 
 @click.command()
