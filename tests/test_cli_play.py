@@ -192,3 +192,11 @@ def test_check_refuses_an_option_bot_yaml_gives_that_the_bot_does_not_declare(
     code, out = run("check", str(folder))
     assert code == 2
     assert out.endswith(f"Error: Depth: {folder} declares no such option (it declares Seed)\n")
+
+
+def test_check_refuses_a_bad_option_of_a_bot_with_a_build_step(tmp_path: Path) -> None:
+    """Built bots are checked after the check's own build and games, from its handshake."""
+    folder = _random_bot_folder(tmp_path, "build: 'true'\noptions: {Seed: '-4'}\n")
+    code, out = run("check", str(folder), "--games", "1", "--variant", "3mm")
+    assert code == 2
+    assert out.endswith(f"Error: Seed=-4: out of range for {folder} (spin 0..2147483647)\n")

@@ -158,6 +158,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     only on PASS (1 on FAIL, 2 on bad input).
     """
     from arena.check import DEFAULT_OPPONENT, DEFAULT_VARIANTS, check_bot, format_report
+    from arena.options import check_options
     from arena.preflight import bot_label
     from arena.variants import load_variant
 
@@ -184,6 +185,8 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
                        isolation=sandbox)
     for line in format_report(report):
         click.echo(line)
+    if spec.build and report.handshake is not None:  # not checked before the build
+        check_options(spec.options, report.handshake.options, bot=bot_label(spec))
     if not report.passed:
         raise SystemExit(1)
 
