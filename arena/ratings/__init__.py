@@ -28,7 +28,8 @@ This package is the public face; one module per concern sits behind it, each imp
 the ones above it in this list:
 
 * :mod:`~arena.ratings.elo`: Elo <-> score, trinomial and pentanomial estimates, LOS;
-* :mod:`~arena.ratings.sprt`: the GSPRT and :class:`SprtTest`;
+* :mod:`~arena.ratings.sprt`: the GSPRT (logistic and normalised Elo), :class:`SprtTest` and
+  its :class:`SprtSummary`;
 * :mod:`~arena.ratings.mle`: games as arrays, count matrices, the Newton fit of strengths;
 * :mod:`~arena.ratings.intervals`: sandwich and bootstrap covariance;
 * :mod:`~arena.ratings.fit`: :func:`fit_bradley_terry` (Elo and covariance), rateable bots;
@@ -47,8 +48,9 @@ from arena.ratings.fit import (Fit, Rateable, find_rateable, fit_bradley_terry, 
 from arena.ratings.intervals import (MIN_SANDWICH_CLUSTERS, IntervalMethod, bootstrap_covariance,
                                      sandwich_covariance)
 from arena.ratings.mle import FitError, GameArrays, fit_theta, game_arrays, pair_matrices
-from arena.ratings.sprt import (SprtTest, SprtVerdict, mle_with_mean, pentanomial_llr,
-                                sprt_bounds, sprt_decision)
+from arena.ratings.sprt import (SPRT_MODELS, SprtModel, SprtSummary, SprtTest, SprtVerdict,
+                                mle_with_mean, mle_with_t_value, normalized_llr,
+                                pentanomial_llr, sprt_bounds, sprt_decision, sprt_llr)
 from arena.ratings.tables import (COLUMNS, BotStanding, Match, Standings, all_matches,
                                   head_to_head, match_stats, parse_anchor, rate, rate_all,
                                   ratings_table, standings_rows)
@@ -59,7 +61,9 @@ __all__ = [
     "ScoreEstimate", "cutechess_los", "elo_from_score", "pentanomial_estimate",
     "pentanomial_index", "score_from_elo", "trinomial_estimate", "wilson_interval",
     # sprt
-    "SprtTest", "SprtVerdict", "mle_with_mean", "pentanomial_llr", "sprt_bounds", "sprt_decision",
+    "SPRT_MODELS", "SprtModel", "SprtSummary", "SprtTest", "SprtVerdict", "mle_with_mean",
+    "mle_with_t_value", "normalized_llr", "pentanomial_llr", "sprt_bounds", "sprt_decision",
+    "sprt_llr",
     # mle
     "FitError", "GameArrays", "fit_theta", "game_arrays", "pair_matrices",
     # intervals
