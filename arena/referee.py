@@ -39,7 +39,7 @@ from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, Confi
                           MoveError, ProtocolError)
 from arena.protocol import SEED_MAX, Go, escape_controls
 from arena.records import GameRecord, MoveInfo, PlayerInfo
-from arena.rules import COLOR_NAMES, Move, Position, Termination
+from arena.rules import COLOR_NAMES, Move, Position, Termination, explain_illegal
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
@@ -220,11 +220,19 @@ class HumanPlayer(Player):
                 continue
             try:
                 move = position.parse_move(text)
-            except MoveError as e:
+            except MoveError:
                 legal = " ".join(str(m) for m in position.legal_moves())
-                self.write(f"{str(e).split(' in position ')[0]}\nlegal moves: {legal}")
+                self.write(f"{illegal_move_text(position, text)}\nlegal moves: {legal}")
                 continue
             return str(move), (time.monotonic() - start) * 1000.0
+
+
+def illegal_move_text(position: Position, text: str) -> str:
+    """What is wrong with the move ``text`` in ``position``, as a verdict shows it:
+    ``illegal move b6: b6 is occupied``, or ``not a move: 'z9' (...)`` for text that is not a
+    move on this board (:func:`arena.rules.explain_illegal` says why)."""
+    reason = explain_illegal(position, text)
+    return reason if reason.startswith("not a move") else f"illegal move {text.strip()}: {reason}"
 
 
 def _as_player(side: Union[BotSpec, Player], color: str, quit_grace_s: Optional[float],
@@ -359,8 +367,8 @@ class _Game:
                                      f"{timeout_ms:.0f} ms")
                 try:
                     move = pos.parse_move(text)
-                except MoveError as e:
-                    raise IllegalMove(str(e), text) from None
+                except MoveError:
+                    raise IllegalMove(illegal_move_text(pos, text), text) from None
             except BotError as e:
                 self.failure = (color, e)
                 return

@@ -1,4 +1,5 @@
-"""The rules engine: moves, positions, legal move generation and game outcomes.
+"""The rules engine: moves, positions, legal move generation, game outcomes, and why a move
+is illegal (:func:`explain_illegal`).
 
 Pure: no I/O, no clocks, no processes, no printing.  The API follows python-chess:
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from arena.board import Topology, render
 from arena.errors import IllegalMoveError, InvalidMoveError, MoveError, PositionError
@@ -385,7 +386,8 @@ class Position:
         move = Move.parse(text)
         raw = self._to_raw(move)  # raises InvalidMoveError for a point this board does not have
         if not self._is_legal_raw(raw):
-            raise IllegalMoveError(f"illegal move {move} in position {self.to_text()}")
+            raise IllegalMoveError(f"illegal move {move}: {explain_illegal(self, text)} "
+                                   f"(position {self.to_text()})")
         return move
 
     # -- making moves --------------------------------------------------------------------
@@ -620,3 +622,149 @@ class Position:
 
 
 _DRAW_RULES = frozenset({Termination.THREE_VS_THREE, Termination.NO_CAPTURE, Termination.REPETITION})
+
+
+# --------------------------------------------------------------------------------------
+# Why a move is illegal
+# --------------------------------------------------------------------------------------
+
+#: move-like text with any letters and digits, to name a point a board does not have
+_LOOSE_MOVE_RE = re.compile(r"^([a-z]+\d+)(?:-([a-z]+\d+))?((?:x[a-z]+\d+)*)$")
+
+
+def _men(n: int) -> str:
+    return "1 man" if n == 1 else f"{n} men"
+
+
+def explain_illegal(position: Position, text: str) -> str:
+    """Why ``text`` is not a legal move in ``position``: one short sentence naming the rule
+    it breaks (``"b6 is occupied"``, ``"b6 closes a mill: add a capture (e.g. b6xd7)"``),
+    with a legal example where one helps; ``""`` if the move is legal.
+
+    Every rule of the variant has its sentence: the move's shape for the phase (placing,
+    moving, Lasker's place-or-move), occupied and empty points, adjacency and flying, mills
+    that may not be re-formed, mills that win (three men's morris), and captures (missing,
+    too many, none owed, the mover's own man, an empty point, a man standing in a mill).
+    Text that is not a move gets the :class:`InvalidMoveError` sentence (``"not a move:
+    ..."``), naming a point the board does not have.
+    """
+    pos = position
+    try:
+        move = Move.parse(text)
+        src, dst, caps = pos._to_raw(move)
+    except InvalidMoveError as e:
+        return _explain_unparsable(pos, text, str(e))
+    if pos._is_legal_raw((src, dst, caps)):
+        return ""
+    outcome = pos.outcome()
+    if outcome is not None:
+        return f"the game is over ({outcome.termination.value}, {outcome.result})"
+    legal = pos.legal_moves()
+
+    def example(keep: Callable[[Move], bool]) -> str:
+        found = next((m for m in legal if keep(m)), None)
+        return f" (e.g. {found})" if found is not None else ""
+
+    return (_explain_shape(pos, move, src, dst, example)
+            or _explain_mills(pos, move, src, dst, caps, example)
+            or f"{move} is not legal here{example(lambda m: True)}")
+
+
+def _explain_unparsable(pos: Position, text: str, error: str) -> str:
+    """The sentence for text that is not a move on this board."""
+    m = _LOOSE_MOVE_RE.match(text.strip().lower())
+    if m:
+        names = [m.group(1), m.group(2)] + m.group(3).split("x")[1:]
+        unknown = next((p for p in names if p and p not in pos._index), None)
+        if unknown is not None:
+            return (f"not a move: {text!r} ({unknown} is not a point of the "
+                    f"{pos.topology.name} board)")
+    return error
+
+
+def _explain_shape(pos: Position, move: Move, src: int, dst: int,
+                   example: Callable[[Callable[[Move], bool]], str]) -> str:
+    """A placement or a move that the phase, the points or adjacency rule out; else ``""``."""
+    t = pos.turn
+    me, them = COLOR_NAMES[t], COLOR_NAMES[1 - t]
+    v = pos.variant
+    hand = pos.hand[t]
+    if src < 0:
+        if not hand:
+            return (f"{me} has no men left to place: move a man"
+                    f"{example(lambda m: m.src is not None)}")
+        if pos.occupant(move.dst) is not None:
+            return f"{move.dst} is occupied"
+        return ""
+    if hand and not v.move_in_placement:
+        return (f"{me} still has {_men(hand)} to place: place a man before moving one"
+                f"{example(lambda m: m.src is None)}")
+    assert move.src is not None
+    holder = pos.occupant(move.src)
+    if holder is None:
+        return f"{move.src} is empty: there is no man of {me}'s to move"
+    if holder != t:
+        return f"{move.src} holds a {them} man: {me} moves only its own men"
+    if pos.occupant(move.dst) is not None:
+        return f"{move.dst} is occupied"
+    own = pos.men[t].bit_count()
+    flying = not hand and v.flying and own <= v.fly_at
+    if not flying and not pos._adj[src] >> dst & 1:
+        if not v.flying:
+            why = "this variant has no flying"
+        elif hand:
+            why = "no flying while men remain to place"
+        else:
+            why = f"flying needs {_men(v.fly_at)}; {me} has {own}"
+        return f"{move.src}-{move.dst} is not adjacent ({why})"
+    return ""
+
+
+def _explain_mills(pos: Position, move: Move, src: int, dst: int, caps: int,
+                   example: Callable[[Callable[[Move], bool]], str]) -> str:
+    """Mills and captures: re-formed mills, winning mills, and every capture rule; else ``""``."""
+    t = pos.turn
+    me, them = COLOR_NAMES[t], COLOR_NAMES[1 - t]
+    v = pos.variant
+    topo = pos.topology
+    own, opp = pos.men[t], pos.men[1 - t]
+    head = str(Move(move.src, move.dst))
+    after = (own & ~(1 << src) if src >= 0 else own) | (1 << dst)
+    count, nums = pos._formed(after, dst)
+    again = nums & pos.forbidden[t]
+    if again:
+        mill = " ".join(topo.mask_points(pos._mills[next(_bits(again))]))
+        return (f"{head} re-forms the mill {mill} that {me} broke on its previous move, which "
+                "this variant forbids")
+    # a legal turn with the same men moving, with captures if the text had some
+    same = (caps != 0 and example(lambda m: m.src == move.src and m.dst == move.dst
+                                  and bool(m.captures))) or \
+        example(lambda m: m.src == move.src and m.dst == move.dst)
+    if not count:
+        return f"{head} closes no mill, so it captures nothing{same}" if caps else ""
+    if v.mill_wins:
+        return f"{head} closes a mill, which wins the game here: no capture{same}" if caps else ""
+    most = min(count, v.multi_mill_captures)
+    mills = "a mill" if count == 1 else f"{count} mills"
+    in_mills = topo.men_in_mills(opp)
+    for c in move.captures:
+        bit = 1 << pos._index[c]
+        if own & bit:
+            return f"{c} is {me}'s own man: capture a {them} man{same}"
+        if not opp & bit:
+            return f"{c} is empty: capture a {them} man{same}"
+        if in_mills & bit and v.mill_capture == "never":
+            return f"{c} stands in a mill, and men in mills are never captured here{same}"
+        if in_mills & bit and v.mill_capture == "last-resort" and opp & ~in_mills & ~caps:
+            return f"{c} stands in a mill while other {them} men do not{same}"
+    n = len(move.captures)
+    if n > most:
+        allowed = "one man" if most == 1 else f"at most {_men(most)}"
+        return f"{head} closes {mills}: it captures {allowed}, not {n}{same}"
+    if not v.optional_capture and n < most:
+        more = example(lambda m: m.src == move.src and m.dst == move.dst
+                       and len(m.captures) > n)
+        if more:
+            what = "add a capture" if n == 0 and most == 1 else f"capture {_men(most)}"
+            return f"{head} closes {mills}: {what}{more}"
+    return ""

@@ -15,7 +15,7 @@ from arena.clock import GameClock, TimeControl
 from arena.errors import ConfigError
 from arena.records import GameRecord, MoveInfo
 from arena.referee import BotPlayer, HumanPlayer, play_game
-from arena.rules import Position, Termination
+from arena.rules import Position, Termination, explain_illegal
 from arena.variants import get_variant
 from tests.conftest import read_pids, test_bot
 
@@ -183,7 +183,7 @@ def test_game_over_after_the_opening(random_bot: BotSpec, fast_tc: TimeControl) 
 
 
 def test_human_player_against_a_bot(random_bot: BotSpec, fast_tc: TimeControl) -> None:
-    typed = iter(["", "zz", "d6"])
+    typed = iter(["", "zz", "d6", "d6"])
     shown: list[str] = []
 
     def read(prompt: str) -> str:
@@ -197,6 +197,7 @@ def test_human_player_against_a_bot(random_bot: BotSpec, fast_tc: TimeControl) -
     record = play_game(human, random_bot, "nine-mens-morris", fast_tc, seed=1)
     assert record.moves[0].move == "d6"
     assert any("legal moves: a1 a4" in s for s in shown)
+    assert any(s.startswith("illegal move d6: d6 is occupied\nlegal moves: ") for s in shown)
     assert (record.result, record.termination, record.forfeit) == ("0-1", "crash", "white")
     assert "end of input" in record.detail
     assert record.white.name == "me" and record.white.bot == "human"
@@ -296,6 +297,15 @@ def test_misbehaving_bot_forfeits(color: str, bot: str, termination: str, detail
     if termination not in ("start-failure",):
         assert record.moves, "the bot played legally before misbehaving"
     assert_all_gone(read_pids(pidfile))
+
+
+def test_an_illegal_move_verdict_says_why(random_bot: BotSpec) -> None:
+    record = play_game(test_bot("illegal"), random_bot, "nine-mens-morris", SHORT, seed=4,
+                       quit_grace_s=0.2, term_grace_s=0.2)
+    assert (record.termination, record.offending_line) == ("illegal-move", "a1xg7")
+    reason = explain_illegal(replay(record), "a1xg7")
+    assert reason and record.detail == (f"white ({record.white.name}) played an illegal move: "
+                                        f"illegal move a1xg7: {reason}")
 
 
 def test_handshake_timeout(random_bot: BotSpec, pidfile: Path,
