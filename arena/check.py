@@ -1,6 +1,9 @@
 """The submission check: does a bot start, speak the protocol and play legal, timely moves?
 
-:func:`check_bot` runs a handshake on its own (timed, with the ``id``/``option`` lines kept),
+:func:`check_bot` first runs the bot's ``build:`` step if it has one
+(:func:`arena.build.ensure_built`, tried again even if the last build failed; a failure is a
+``build-failure`` problem with the build's last lines, and no game is played), then runs a
+handshake on its own (timed, with the ``id``/``option`` lines kept),
 then a few short games against an opponent (``bots/random`` by default) on each requested
 variant, the bot taking both colours, and collects every problem with the offending line.
 :func:`format_report` turns the result into the PASS/FAIL text ``arena check`` prints.
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from arena.bot import BotProcess, BotSpec, Handshake, cut
+from arena.build import BuildError, BuildResult, ensure_built
 from arena.clock import TimeControl
 from arena.errors import BotError
 from arena.protocol import escape_controls, format_option
@@ -29,6 +33,9 @@ DEFAULT_VARIANTS = ("nine-mens-morris", "twelve-mens-morris", "six-mens-morris")
 #: the default opponent, next to the package in a source checkout
 DEFAULT_OPPONENT = Path(__file__).resolve().parent.parent / "bots" / "random"
 
+#: the last lines of a failed build's output shown by :func:`format_report`
+BUILD_LINES = 15
+
 _KINDS = {"start-failure": "failed to start", "timeout": "timeout", "illegal-move": "illegal move",
           "protocol-error": "protocol error", "crash": "crash", "error": "error"}
 
@@ -41,6 +48,8 @@ class Problem:
     text: str
     line: Optional[str] = None
     stderr: str = ""
+    #: the last lines of a failed build's output
+    output: str = ""
 
 
 @dataclass
@@ -48,6 +57,8 @@ class CheckReport:
     """Everything :func:`check_bot` found out."""
 
     bot: BotSpec
+    #: the bot's build (None: it has no ``build:`` step, or its build failed)
+    build: Optional[BuildResult] = None
     handshake: Optional[Handshake] = None
     games: list[GameRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
@@ -61,6 +72,26 @@ class CheckReport:
 
 def _last_lines(text: str, n: int = 3) -> str:
     return "\n".join(text.rstrip().splitlines()[-n:])
+
+
+def check_build(spec: BotSpec, report: CheckReport, opponent: Optional[BotSpec] = None,
+                isolation: Optional[Isolation] = None) -> bool:
+    """Run the bot's (and the opponent's) ``build:`` step if the folder changed since the
+    last build, retrying a build that failed.  False if the bot's build failed (a
+    ``build-failure`` problem); the opponent's failure is a warning."""
+    if spec.build:
+        try:
+            report.build = ensure_built(spec, isolation=isolation, retry_failed=True)
+        except BuildError as e:
+            report.problems.append(Problem("build-failure", str(e),
+                                           output=_last_lines(e.log, BUILD_LINES)))
+            return False
+    if opponent is not None and opponent.build:
+        try:
+            ensure_built(opponent, isolation=isolation, retry_failed=True)
+        except BuildError as e:
+            report.warnings.append(f"the opponent's build failed: {e}")
+    return True
 
 
 def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: CheckReport,
@@ -95,10 +126,12 @@ def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: Ch
 def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_control: TimeControl,
               opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None,
               isolation: Optional[Isolation] = None) -> CheckReport:
-    """Handshake, then ``games`` games per variant against ``opponent``, colours alternating
-    (the bot is white in the first).  Stops after the handshake if that fails.
+    """The build (if any), handshake, then ``games`` games per variant against ``opponent``, colours alternating
+    (the bot is white in the first).  Stops after the build or the handshake if it fails.
     ``isolation`` sandboxes the games (default: the best level available)."""
     report = CheckReport(spec)
+    if not check_build(spec, report, opponent, isolation):
+        return report
     if not check_handshake(spec, time_control, variants[0], report, isolation):
         return report
     for variant in variants:
@@ -124,6 +157,8 @@ def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_co
 def format_report(report: CheckReport) -> list[str]:
     """The report as lines of text, ending with PASS or FAIL."""
     out = [f"checking {report.bot.name} ({report.bot.path})"]
+    if report.build is not None:
+        out.append(f"build: {report.build.describe()}: {_command_text(report.build.command)}")
     hs = report.handshake
     if hs is not None:
         out.append(f"handshake: {hs.ms:.0f} ms")
@@ -140,6 +175,9 @@ def format_report(report: CheckReport) -> list[str]:
             out.append(f"  offending line: {p.line!r}")
         if p.stderr:
             out += [f"  stderr: {ln}" for ln in p.stderr.splitlines()]
+        if p.output:
+            out.append("  build output (last lines):")
+            out += [f"  | {ln}" for ln in p.output.splitlines()]
     if report.passed:
         out.append(f"PASS: {report.bot.name} started, spoke the protocol and played "
                    f"{len(report.games)} games without a fault")
@@ -148,5 +186,14 @@ def format_report(report: CheckReport) -> list[str]:
     return [escape_controls(line) for line in out]  # ids, options, stderr: the bot's text
 
 
-__all__ = ["CheckReport", "Problem", "check_bot", "check_handshake", "format_report",
+def _command_text(command: tuple[str, ...]) -> str:
+    """A build command as written in ``bot.yaml`` (the text given to ``/bin/sh -c``)."""
+    import shlex
+
+    if len(command) == 3 and command[:2] == ("/bin/sh", "-c"):
+        return command[2]
+    return shlex.join(command)
+
+
+__all__ = ["CheckReport", "Problem", "check_bot", "check_build", "check_handshake", "format_report",
            "DEFAULT_VARIANTS", "DEFAULT_OPPONENT"]

@@ -1,0 +1,250 @@
+"""The ``build:`` step (:mod:`arena.build`) with real builds in real sandboxes: built once,
+skipped while nothing changed, built again after an edit; failures as one line and as a
+``build-failure`` verdict of ``arena check``; the timeout, the disk cap, the output cap;
+containment (no write outside the scratch folder, none through a planted link); and the
+compiled example bot ``bots/c-first`` passing ``arena check`` after its build."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+import psutil
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from arena import build as B
+from arena.build import STAMP, BuildError, build_failure, ensure_built
+from arena.cli import cli
+from arena.manifest import load_bot
+from arena.sandbox import Isolation, Level, available_levels, bwrap_status
+from arena.sandbox.procs import is_root
+
+ROOT = Path(__file__).resolve().parent.parent
+C_FIRST = ROOT / "bots" / "c-first"
+LEVELS = available_levels()
+CC = shutil.which("cc")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on this machine")
+
+
+def _confining(level: Level) -> str:
+    """Why ``level`` does not confine a build's writes here ("" when it does)."""
+    if level not in LEVELS:
+        return (f"bubblewrap is not usable here: {bwrap_status().detail}" if level is Level.BWRAP
+                else f"level {level.value} is not available here")
+    if level is Level.BASIC and not is_root():
+        return "basic confines the file system only when the referee runs as root"
+    return ""
+
+
+def _iso(level: Level = Level.BASIC) -> Isolation:
+    if level not in LEVELS:
+        pytest.skip(f"level {level.value} is not available here")
+    return Isolation(level)
+
+
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """pytest's ``tmp_path``, readable by other users (as root a build runs as another uid)."""
+    tmp_path.chmod(0o755)
+    return tmp_path
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A world-writable folder outside the temporary folder (which a confined build does not
+    see at all): only the sandbox's read-only mounts can keep a build from writing it."""
+    base = ROOT / "build"  # ignored by git
+    base.mkdir(exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix="test-build-", dir=base))
+    path.chmod(0o777)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def make_bot(folder: Path, build: str, *, timeout: float | None = None,
+             files: dict[str, str] | None = None) -> Path:
+    """A bot folder (its command: a Python bot that plays random moves) whose build is
+    ``build`` (run by ``/bin/sh -c``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)
+    manifest: dict[str, object] = {"name": folder.name, "command": "{python} bot.py",
+                                   "build": build}
+    if timeout is not None:
+        manifest["build_timeout"] = timeout
+    (folder / "bot.yaml").write_text(yaml.safe_dump(manifest))
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def copy_c_first(tmp_path: Path) -> Path:
+    dst = tmp_path / "c-first"
+    shutil.copytree(C_FIRST, dst, ignore=shutil.ignore_patterns("bot", STAMP))
+    dst.chmod(0o755)
+    return dst
+
+
+def check(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["check", *args])
+    return result.exit_code, result.output
+
+
+# -- when a build runs -------------------------------------------------------------------
+def test_a_build_runs_once_is_skipped_while_nothing_changes_and_runs_after_an_edit(
+        tmp_path: Path) -> None:
+    folder = make_bot(tmp_path / "counter", "cat src.txt > out.txt; echo built",
+                      files={"src.txt": "one\n"})
+    spec = load_bot(folder)
+    first = ensure_built(spec, isolation=_iso())
+    assert first.ran and "built" in first.log
+    assert (folder / "out.txt").read_text() == "one\n"  # copied back into the bot folder
+    assert (folder / STAMP).is_file()
+    again = ensure_built(spec, isolation=_iso())
+    assert not again.ran and again.describe().startswith("up to date")
+    (folder / "src.txt").write_text("two\n")  # an edit: another size and mtime
+    third = ensure_built(spec, isolation=_iso())
+    assert third.ran
+    assert (folder / "out.txt").read_text() == "two\n"
+
+
+def test_no_build_step_is_not_built(tmp_path: Path) -> None:
+    spec = load_bot(ROOT / "bots" / "random")
+    assert ensure_built(spec).describe() == "no build step"
+    assert build_failure(spec) is None
+    assert not (ROOT / "bots" / "random" / STAMP).exists()
+
+
+def test_a_failure_is_one_line_with_the_reason_and_remembered_until_the_folder_changes(
+        tmp_path: Path) -> None:
+    folder = make_bot(tmp_path / "broken",
+                      "echo compiling; echo 'main.x:3: error: no such thing' >&2; exit 2")
+    spec = load_bot(folder)
+    with pytest.raises(BuildError) as caught:
+        ensure_built(spec, isolation=_iso())
+    message = str(caught.value)
+    assert message.startswith("build failed (exit 2) after ")
+    assert message.endswith("s: main.x:3: error: no such thing")
+    assert "\n" not in message and "compiling" in caught.value.log
+    assert caught.value.exit == 2
+    assert build_failure(spec) == message  # from the stamp, without building
+    started = time.monotonic()
+    with pytest.raises(BuildError, match="exit 2"):  # remembered: not built again
+        ensure_built(spec, isolation=_iso())
+    assert time.monotonic() - started < 0.5
+    (folder / "bot.yaml").write_text((folder / "bot.yaml").read_text().replace("exit 2", "true"))
+    spec = load_bot(folder)
+    assert build_failure(spec) is None  # the folder changed
+    assert ensure_built(spec, isolation=_iso()).ran
+
+
+def test_the_build_timeout_is_enforced_and_nothing_of_the_build_survives(tmp_path: Path) -> None:
+    folder = make_bot(tmp_path / "slow", "sleep 31.4159 & sleep 31.4158", timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(BuildError, match=r"^build timed out after 0\.5 s"):
+        ensure_built(load_bot(folder), isolation=_iso())
+    assert time.monotonic() - started < 5
+    left = [p.pid for p in psutil.process_iter(["cmdline"])
+            if any(a.startswith("31.415") for a in (p.info["cmdline"] or []))]
+    assert left == []
+
+
+def test_the_output_is_capped_keeping_its_head_and_tail(tmp_path: Path) -> None:
+    folder = make_bot(tmp_path / "loud", "echo first-line; head -c 3000000 /dev/zero | tr '\\0' x;"
+                                         " echo; echo last-line")
+    result = ensure_built(load_bot(folder), isolation=_iso())
+    assert len(result.log) < B.HEAD_CAP + B.TAIL_CAP + 200
+    assert result.log.startswith("first-line") and "last-line" in result.log
+    assert "bytes of output left out" in result.log
+
+
+def test_a_build_that_fills_the_disk_is_stopped(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(B, "SPACE_MB", 1)
+    folder = make_bot(tmp_path / "filler", "for i in 1 2 3 4 5 6 7 8; do head -c 1000000 /dev/zero"
+                                           " > f$i; sleep 0.1; done; sleep 20", timeout=30)
+    started = time.monotonic()
+    with pytest.raises(BuildError, match="it wrote more than 1 MiB"):
+        ensure_built(load_bot(folder), isolation=_iso())
+    assert time.monotonic() - started < 10
+    assert not (folder / "f1").exists()  # nothing copied back
+
+
+# -- containment ---------------------------------------------------------------------------
+@pytest.mark.parametrize("level", [Level.BASIC, Level.BWRAP], ids=lambda lv: lv.value)
+def test_a_build_cannot_write_outside_its_scratch_folder(level: Level, outside: Path) -> None:
+    why = _confining(level)
+    if why:
+        pytest.skip(why)
+    folder = make_bot(outside / "bot", "echo x > {out}/escaped; echo y > {real}/direct.txt; "
+                      "echo z > ../sibling; echo ok > inside.txt; true".format(
+                          out=outside, real=outside / "bot"))
+    (outside / "bot").chmod(0o777)  # only the sandbox may keep the build out of it
+    result = ensure_built(load_bot(folder), isolation=Isolation(level))
+    assert (folder / "inside.txt").read_text() == "ok\n"
+    assert not (outside / "escaped").exists()
+    assert not (folder / "direct.txt").exists()
+    assert not (outside / "sibling").exists()
+    assert "Read-only file system" in result.log or "Permission denied" in result.log
+
+
+def test_a_link_planted_in_the_bot_folder_cannot_redirect_the_copy_back(
+        tmp_path: Path, outside: Path) -> None:
+    target = outside / "victim"
+    target.mkdir()
+    folder = make_bot(tmp_path / "planted", "rm out; mkdir out; echo pwned > out/file; "
+                      "ln -s /etc/passwd link", files={"main.txt": "x\n"})
+    (folder / "out").symlink_to(target)
+    with pytest.raises(BuildError, match="could not be copied into the bot folder"):
+        ensure_built(load_bot(folder), isolation=_iso(Level.NONE))
+    assert not (target / "file").exists()
+    assert (folder / "out").is_symlink()
+
+
+def test_links_made_by_the_build_are_not_copied_back_and_the_stamp_replaces_a_planted_link(
+        tmp_path: Path, outside: Path) -> None:
+    victim = outside / "victim.txt"
+    victim.write_text("keep\n")
+    folder = make_bot(tmp_path / "links", "ln -s /etc/passwd link; echo made > made.txt")
+    (folder / STAMP).symlink_to(victim)
+    result = ensure_built(load_bot(folder), isolation=_iso())
+    assert "not copied back: link (not a regular file)" in result.log
+    assert not (folder / "link").exists() and (folder / "made.txt").is_file()
+    assert victim.read_text() == "keep\n"
+    assert (folder / STAMP).is_file() and not (folder / STAMP).is_symlink()
+
+
+# -- arena check and the C example -------------------------------------------------------
+@needs_cc
+def test_a_compile_error_is_a_build_failure_verdict_with_the_compiler_message(
+        tmp_path: Path) -> None:
+    folder = copy_c_first(tmp_path)
+    source = (folder / "bot.c").read_text()
+    (folder / "bot.c").write_text(source.replace("return 0;", "return 0"))
+    code, out = check(str(folder), "--games", "1", "--variant", "nine-mens-morris")
+    assert code == 1, out
+    assert "problem: build-failure: build failed (exit 1) after " in out
+    assert "bot.c:" in out and "error:" in out  # the compiler's own message
+    assert "build output (last lines):" in out
+    assert "handshake:" not in out and "game " not in out  # no game played
+    assert out.rstrip().endswith("FAIL: 1 problem(s)")
+
+
+@needs_cc
+def test_the_c_bot_passes_arena_check_after_its_build(tmp_path: Path) -> None:
+    folder = copy_c_first(tmp_path)
+    code, out = check(str(folder), "--games", "2", "--variant", "nine-mens-morris",
+                      "--variant", "six-mens-morris", "--movetime", "100")
+    assert code == 0, out
+    assert "build: built in " in out and "cc -O2" in out
+    assert (folder / "bot").is_file()
+    assert "PASS: c-first" in out
+    code, out = check(str(folder), "--games", "1", "--variant", "nine-mens-morris")
+    assert code == 0 and "build: up to date" in out, out
