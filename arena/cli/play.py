@@ -66,8 +66,10 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
 @click.option("--quiet", is_flag=True, help="Do not show the board after every move.")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Save the game record as JSON.")
-@click.option("--option-a", multiple=True, metavar="K=V", help="An option for BOT_A (repeatable).")
-@click.option("--option-b", multiple=True, metavar="K=V", help="An option for BOT_B (repeatable).")
+@click.option("--option-a", multiple=True, metavar="K=V",
+              help="An option for BOT_A (repeatable; merged over its bot.yaml options). Every "
+                   "option is checked against those the bot declares before the game.")
+@click.option("--option-b", multiple=True, metavar="K=V", help="An option for BOT_B (the same).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Log every protocol line on stderr (<< sent, >> received).")
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
