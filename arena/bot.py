@@ -297,13 +297,30 @@ class BotProcess:
                     raise ProtocolError(f"unexpected line in the handshake: {cut(line)!r}", line)
         except BotTimeout:
             raise BotStartError(f"handshake timeout: no 'morrisok' within {timeout_s * 1000:.0f} ms "
-                                "of the start") from None
+                                f"of the start{self._silence_hint()}") from None
         except BotCrashed as e:
             raise BotStartError(f"exited during the handshake: {e}", e.line) from None
         except ProtocolError as e:
             raise BotStartError(f"bad handshake: {e}", e.line) from None
         hs.ms = (time.monotonic() - self._spawned_at) * 1000.0
         return hs
+
+    def _silence_hint(self) -> str:
+        """What the bot's stdout held when its handshake timed out, as a hint: nothing at
+        all, or a line without its newline, usually means output left in a buffer."""
+        try:
+            self._drain()
+        except ProtocolError:  # a line over the cap: the timeout is what is reported
+            pass
+        partial = bytes(self._buf).decode("utf-8", "replace")
+        if partial:
+            return (f"; received {cut(partial, 80)!r} without a newline: does the bot end each "
+                    "line with \\n and flush stdout after it?")
+        if self._lines or self.handshake.lines:
+            last = self._lines[-1] if self._lines else self.handshake.lines[-1]
+            return f" (the last line received: {cut(last, 80)!r})"
+        return ("; no output at all: does the bot flush stdout after each line? "
+                "(print(..., flush=True), fflush(stdout), System.out.flush())")
 
     def new_game(self, variant_name: str, params: Mapping[str, str], options: Mapping[str, str],
                  timeout_s: float) -> None:

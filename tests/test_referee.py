@@ -315,7 +315,23 @@ def test_handshake_timeout(random_bot: BotSpec, pidfile: Path,
                        quit_grace_s=0.1, term_grace_s=0.1)
     assert (record.result, record.termination, record.forfeit) == ("0-1", "start-failure", "white")
     assert "handshake timeout: no 'morrisok' within 800 ms" in record.detail
+    assert record.detail.endswith(
+        "of the start; no output at all: does the bot flush stdout after each line? "
+        "(print(..., flush=True), fflush(stdout), System.out.flush())"), record.detail
     assert not record.moves
+    assert_all_gone(read_pids(pidfile))
+
+
+def test_handshake_timeout_with_a_line_left_without_its_newline(
+        random_bot: BotSpec, pidfile: Path, assert_all_gone: Callable[[list[int]], None]) -> None:
+    tc = TimeControl(movetime_ms=1000, handshake_ms=800, margin_ms=50)
+    record = play_game(random_bot, test_bot("no-newline"), "nine-mens-morris", tc,
+                       quit_grace_s=0.1, term_grace_s=0.1)
+    assert (record.result, record.termination, record.forfeit) == ("1-0", "start-failure", "black")
+    assert record.detail.endswith(
+        "handshake timeout: no 'morrisok' within 800 ms of the start; received 'morrisok' "
+        "without a newline: does the bot end each line with \\n and flush stdout after it?"
+    ), record.detail
     assert_all_gone(read_pids(pidfile))
 
 
