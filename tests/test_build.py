@@ -22,7 +22,7 @@ from arena import build as B
 from arena.build import STAMP, BuildError, build_failure, ensure_built
 from arena.cli import cli
 from arena.manifest import load_bot
-from arena.sandbox import Isolation, Level, available_levels, bwrap_status
+from arena.sandbox import Isolation, Level, Limits, available_levels, bwrap_status
 from arena.sandbox.procs import is_root
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -193,6 +193,25 @@ def test_a_build_cannot_write_outside_its_scratch_folder(level: Level, outside: 
     assert not (folder / "direct.txt").exists()
     assert not (outside / "sibling").exists()
     assert "Read-only file system" in result.log or "Permission denied" in result.log
+
+
+@pytest.mark.parametrize("level", [Level.BASIC, Level.BWRAP], ids=lambda lv: lv.value)
+def test_a_fork_bomb_build_is_contained_and_ended(level: Level, tmp_path: Path) -> None:
+    from tests.hostile.conftest import containment
+
+    why = _confining(level) or containment(level)
+    if why:
+        pytest.skip(why)
+    folder = make_bot(tmp_path / "bomb", "sh bomb-31415.sh", timeout=1.5,
+                      files={"bomb-31415.sh": "b() { b | b & }\nb\nsleep 30\n"})
+    iso = Isolation(level, Limits(pids=24, memory_mb=96))
+    started = time.monotonic()
+    with pytest.raises(BuildError, match=r"^build timed out after 1\.5 s"):
+        ensure_built(load_bot(folder), isolation=iso)
+    assert time.monotonic() - started < 8
+    left = [p.pid for p in psutil.process_iter(["cmdline"])
+            if "bomb-31415.sh" in " ".join(p.info["cmdline"] or [])]
+    assert left == []
 
 
 def test_a_link_planted_in_the_bot_folder_cannot_redirect_the_copy_back(
