@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from arena import ranges as R
 from arena.errors import ConfigError
-from arena.schedule import FORMAT_KINDS, Format, count_games, count_pairings
+from arena.openings import BOOK_ORDERS, Book, BookOrder, parse_book, read_book_text
+from arena.schedule import (FORMAT_KINDS, SCHEME, Format, Slot, build_schedule, count_games,
+                            count_pairings)
 from arena.variants import Variant, load_variant
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings
             "workers", "seed", "output", "report", "executor", "isolation")
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
-OPENING_KEYS = ("random",)
+OPENING_KEYS = ("random", "file", "order")
 TIME_KEYS = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
 EXECUTOR_KEYS = ("type", "scheduler", "ship_bots")
 #: where games are played: this machine's process pool, or a Dask cluster (docs/CLUSTER.md)
@@ -138,12 +140,31 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @dataclass(frozen=True)
+class OpeningBook:
+    """``openings: {file: ..., order: ...}``: the book's path (as written, for messages), its
+    order, the SHA-256 of its text (a changed book changes the games) and its lines checked
+    for each of the tournament's variants (by variant name)."""
+
+    path: str
+    order: BookOrder
+    sha256: str
+    books: Mapping[str, Book]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The book as JSON values (part of ``config.json``)."""
+        return {"file": self.path, "order": self.order, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """A checked tournament configuration.
 
     ``bots`` are the entrants in file order (globs expanded, sorted), each with its display
-    name; ``opening_turns`` is the number of random opening turns (0: none); ``workers`` is the
-    size of the worker pool; ``output`` the results folder.
+    name (a resumed tournament puts them in the order they joined it, see
+    :func:`arena.tournament.prepare_results`); ``opening_turns`` is the number of random
+    opening turns (0: none) and ``book`` the opening book (None: none); ``workers`` is the
+    size of the worker pool; ``output`` the results folder; ``scheme`` the schedule's scheme
+    (:data:`arena.schedule.SCHEME`; 1 for a results folder made before tournaments grew).
     """
 
     name: str
@@ -161,6 +182,8 @@ class TournamentConfig:
     executor: ExecutorConfig = ExecutorConfig()
     #: how bots are sandboxed (an ``arena.sandbox.Isolation``); None: the best available
     isolation: Any = None
+    book: Optional[OpeningBook] = None
+    scheme: int = SCHEME
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -176,9 +199,11 @@ class TournamentConfig:
             "format": {"type": self.format.kind, "rounds": self.format.rounds,
                        "seeds": list(self.format.seeds)},
             "games_per_pairing": self.games_per_pairing,
-            "openings": {"random": self.opening_turns},
+            "openings": (self.book.to_dict() if self.book is not None
+                         else {"random": self.opening_turns}),
             "time": _plain(self.time_control.to_dict()),
             "seed": self.seed,
+            "schedule": self.scheme,
             "workers": self.workers,
             "output": str(self.output),
             "report": self.report,
@@ -194,6 +219,16 @@ class TournamentConfig:
         worker count, or on a cluster.
         """
         return config_digest(self.normalised())
+
+    def schedule(self) -> list[Slot]:
+        """Every game of the tournament, in playing order (:func:`arena.schedule.build_schedule`
+        of this configuration)."""
+        return build_schedule(self.players, self.variants, self.format,
+                              games_per_pairing=self.games_per_pairing,
+                              opening_turns=self.opening_turns, seed=self.seed,
+                              books=self.book.books if self.book is not None else None,
+                              book_order=self.book.order if self.book is not None
+                              else "sequential", scheme=self.scheme)
 
 
 def default_workers() -> int:
@@ -318,6 +353,7 @@ class _Parser:
             raise ConfigError("missing: expected a list of bot folders", "bots")
         bots = self.bots(top["bots"])
         variants = self.variants(top.get("variants", ["nine-mens-morris"]))
+        _check_bot_variants(bots, variants)
         fmt = self.format(top.get("format", "round-robin"), tuple(b.name for b in bots))
         gpp = R.GAMES_PER_PAIRING.check(top.get("games_per_pairing", 2), "games_per_pairing")
         if gpp % 2:
@@ -338,6 +374,7 @@ class _Parser:
             name=name, bots=bots, variants=variants, format=fmt,
             time_control=self.time(top.get("time")), games_per_pairing=gpp,
             opening_turns=self.openings(top.get("openings"), variants),
+            book=self.book(top.get("openings"), variants),
             workers=self.workers(top.get("workers", "auto")), seed=seed,
             output=output, report=report, source=self.source,
             executor=self.executor(top.get("executor", "local")),
@@ -504,8 +541,15 @@ class _Parser:
         if value is None or value == "none":
             return 0
         op = _mapping(value, "openings", OPENING_KEYS)
+        if "random" in op and "file" in op:
+            raise ConfigError("random openings or a book, not both", "openings")
+        if "file" in op:
+            return 0
+        if "order" in op:
+            raise ConfigError("only a book has an order (add 'file')", "openings.order")
         if "random" not in op:
-            raise ConfigError("expected 'none' or a mapping {random: K}", "openings")
+            raise ConfigError("expected 'none', {random: K} or {file: BOOK, order: "
+                              "sequential|random}", "openings")
         turns = R.OPENING_TURNS.check(op["random"], "openings.random")
         for variant in variants:  # an opening stays within the placement phase
             if turns > variant.placement_turns:
@@ -513,6 +557,28 @@ class _Parser:
                                   f"{variant.name} (its placement phase: 2 x {variant.men} "
                                   f"men), got {turns}", "openings.random")
         return turns
+
+    def book(self, value: Any, variants: tuple[Variant, ...]) -> Optional[OpeningBook]:
+        """``openings: {file: BOOK, order: ...}`` (the mapping is checked by :meth:`openings`)."""
+        if not isinstance(value, Mapping) or "file" not in value:
+            return None
+        name = value["file"]
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"expected the path of an opening book, got {_shown(name)}",
+                              "openings.file")
+        order = value.get("order", "sequential")
+        if order not in BOOK_ORDERS:
+            raise ConfigError(f"expected one of {', '.join(BOOK_ORDERS)}, got {_shown(order)}",
+                              "openings.order")
+        # relative to the tournament file (then the current directory)
+        bases = ([self.source.parent] if self.source is not None else []) + [Path.cwd()]
+        path = next((b / name for b in bases if (b / name).exists()), bases[0] / name)
+        text = read_book_text(path)
+        shown = _display_path(path)
+        books = {v.name: parse_book(text, v, source=shown) for v in variants}
+        return OpeningBook(path=shown, order=order,
+                           sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                           books=books)
 
     def time(self, value: Any) -> TimeControl:
         from arena.clock import TimeControl
@@ -568,6 +634,16 @@ class _Parser:
         if value in ("auto", None):
             return default_workers()
         return R.workers_range().check(value, "workers")
+
+
+def _check_bot_variants(bots: tuple[BotSpec, ...], variants: tuple[Variant, ...]) -> None:
+    """Refuse a variant a bot's ``bot.yaml`` does not list (``variants:``; empty: any)."""
+    for bot in bots:
+        for variant in variants:
+            if bot.variants and variant.name not in bot.variants:
+                raise ConfigError(f"{bot.name} plays only {', '.join(bot.variants)} (its "
+                                  f"bot.yaml 'variants:'), not {variant.name}: remove the "
+                                  f"variant or the bot", "variants")
 
 
 def _has_manifest(folder: Path) -> bool:
@@ -648,5 +724,5 @@ def _strict_loader() -> type:
     return StrictLoader
 
 
-__all__ = ["TournamentConfig", "ExecutorConfig", "Format", "load_config", "parse_config",
-           "config_digest", "with_executor"]
+__all__ = ["TournamentConfig", "ExecutorConfig", "Format", "OpeningBook", "load_config",
+           "parse_config", "config_digest", "with_executor"]

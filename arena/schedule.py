@@ -1,14 +1,28 @@
 """Tournament schedules: pairings, colours and openings, pure and seeded.
 
 A schedule is a list of :class:`Slot`\\s, one per game, in the order the games are started.
-It depends only on the players' order, the variants, the format, the number of games per
-pairing, the opening length and the seed, never on the number of workers or the clock: the
-same configuration always plays the same games, with the same colours and openings, in the
-same order.  Each slot has a stable ``game_id`` (``<variant>/r<round>/p<pair>/g<0|1>``), which
-is how a resumed tournament knows which games are already finished.
+It depends only on the players (in the order they joined the tournament), the variants, the
+format, the number of games per pairing, the openings and the seed, never on the number of
+workers or the clock: the same configuration always plays the same games, with the same
+colours and openings, in the same order.
 
-Games come in colour-swapped pairs: games ``g0`` and ``g1`` of a pair have the same players,
-variant and opening, with the colours exchanged.
+Each slot has a stable ``game_id``, ``<variant>/r<round>/m<meeting>/p<pair>/g<0|1>``, which is
+how a resumed tournament knows which games are already finished.  Every part of a game (its
+id, colours, opening and seed) is computed from its own coordinates alone, never from the
+number of players, variants, rounds or games per pairing, so a tournament that grows (more
+games per pairing, more rounds, another bot appended, another variant) keeps every game it
+already has, unchanged, and only adds games:
+
+* the *meeting* of players ``i < j`` (0-based, in joining order) is number
+  ``j(j-1)/2 + i + 1``: players 0-1 are meeting 1, 0-2 meeting 2, 1-2 meeting 3, 0-3 meeting 4,
+  ... (appending a player never renumbers a meeting);
+* ``p<pair>`` counts the colour-swapped pairs of one meeting in one round and variant, from 1;
+* ``g0`` and ``g1`` of a pair have the same players, variant and opening, with the colours
+  exchanged.
+
+(Schedules of results folders created before tournaments could grow, ``scheme`` 1, numbered
+games by their place in the whole schedule; :func:`build_schedule` still builds them so that
+such a folder resumes, but it cannot grow.)
 """
 
 from __future__ import annotations
@@ -16,8 +30,9 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal, Mapping, Optional, Sequence
 
+from arena.openings import Book, BookOrder, book_opening
 from arena.protocol import SEED_MAX
 from arena.ranges import GAMES_MAX
 from arena.rules import Position
@@ -25,7 +40,6 @@ from arena.variants import Variant
 
 FormatKind = Literal["round-robin", "gauntlet", "match"]
 FORMAT_KINDS: tuple[FormatKind, ...] = ("round-robin", "gauntlet", "match")
-
 
 
 @dataclass(frozen=True)
@@ -47,10 +61,12 @@ class Format:
 class Slot:
     """One scheduled game.
 
-    ``white`` and ``black`` index the players; ``round`` and ``pair`` count from 1 (a pair
-    number is shared by every variant: ``p3`` is the same two players in each variant of a
-    round), ``game`` is 0 or 1 within the pair.  ``seed`` is the game's own seed (sent to bots
-    that declare a ``Seed`` option).
+    ``white`` and ``black`` index the players; ``round`` counts from 1; ``meeting`` numbers the
+    two players (see the module's docstring; the same two players in every round and
+    variant); ``pair_in_meeting`` counts the meeting's colour-swapped pairs from 1; ``game`` is
+    0 or 1 within the pair.  ``pair`` identifies the colour-swapped pair within its round and
+    variant (it is the records' ``pair``: :func:`pair_number` of the meeting and its pair).
+    ``seed`` is the game's own seed (sent to bots that declare a ``Seed`` option).
     """
 
     index: int
@@ -63,6 +79,42 @@ class Slot:
     black: int
     opening: tuple[str, ...]
     seed: int
+    meeting: int = 0
+    pair_in_meeting: int = 0
+
+
+#: the scheme :func:`build_schedule` uses unless told otherwise (1: before tournaments grew)
+SCHEME = 2
+#: how far apart the book lines of consecutive rounds start (a prime, see :func:`book_index`)
+ROUND_STRIDE = 1_000_003
+
+
+def meeting_number(a: int, b: int) -> int:
+    """The number of the meeting of players ``a`` and ``b`` (0-based, in joining order), from
+    1: ``j(j-1)/2 + i + 1`` for ``i < j``, so that appending players never renumbers one."""
+    lo, hi = sorted((a, b))
+    if lo == hi or lo < 0:
+        raise ValueError(f"a meeting needs two different players, got {a} and {b}")
+    return hi * (hi - 1) // 2 + lo + 1
+
+
+def pair_number(meeting: int, pair: int) -> int:
+    """A number for the ``pair``-th colour-swapped pair of ``meeting`` (both from 1), unique
+    within a round and variant and unchanged when meetings or pairs are added: the Cantor
+    numbering of the two, from 1 (meeting 1's pairs are 1, 3, 6, ...; meeting 2's 2, 5, ...)."""
+    d = meeting + pair - 2
+    return d * (d + 1) // 2 + pair
+
+
+def book_index(round_: int, meeting: int, pair: int) -> int:
+    """Which line of an opening book (counted from 0, before wrapping around the book) the
+    ``pair``-th pair of ``meeting`` in round ``round_`` plays: the meeting's own start
+    (``meeting - 1``) plus its pair number, plus :data:`ROUND_STRIDE` per later round.
+
+    So the pairs of a meeting take consecutive lines, consecutive meetings start on
+    consecutive lines, and nothing depends on the size of the tournament: a tournament that
+    grows keeps every opening it has played."""
+    return (meeting - 1) + (pair - 1) + (round_ - 1) * ROUND_STRIDE
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -152,22 +204,69 @@ def random_opening(variant: Variant, turns: int, seed: int) -> tuple[str, ...]:
 
 
 def build_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: Format, *,
-                   games_per_pairing: int = 2, opening_turns: int = 0,
-                   seed: int = 0) -> list[Slot]:
+                   games_per_pairing: int = 2, opening_turns: int = 0, seed: int = 0,
+                   books: Optional[Mapping[str, Book]] = None,
+                   book_order: BookOrder = "sequential", scheme: int = SCHEME) -> list[Slot]:
     """Every game of a tournament, in playing order.
 
-    Order: round by round; within a round the pairings in a seeded shuffled order; for each
-    pairing its colour-swapped pairs; for each pair every variant; ``g0`` then ``g1``.
+    ``players`` are in joining order (a player added to a tournament comes last).  Openings:
+    ``opening_turns`` random legal turns, or, with ``books`` (each variant's name to its
+    :data:`~arena.openings.Book`, the same lines checked in every variant), the book line
+    :func:`book_index` names, in ``book_order``.
+
+    Order: round by round; within a round the meetings in a seeded shuffled order; for each
+    meeting its colour-swapped pairs; for each pair every variant; ``g0`` then ``g1``.
 
     :raises ValueError: for an odd or non-positive ``games_per_pairing``, a format that does
         not fit the players, or more than :data:`arena.ranges.GAMES_MAX` games (counted
-        before anything is built).
+        before anything is built), or an unknown ``scheme``.
     """
     if games_per_pairing < 2 or games_per_pairing % 2:
         raise ValueError(f"games_per_pairing must be an even number >= 2, got {games_per_pairing}")
     total = count_games(fmt, players, len(variants), games_per_pairing=games_per_pairing)
     if total > GAMES_MAX:
         raise ValueError(f"the tournament has {total:,} games, over the cap of {GAMES_MAX:,}")
+    if scheme == 1:
+        return _scheme_1(players, variants, fmt, games_per_pairing=games_per_pairing,
+                         opening_turns=opening_turns, seed=seed)
+    if scheme != SCHEME:
+        raise ValueError(f"unknown schedule scheme {scheme}")
+    meetings = pairings(fmt, players)
+    slots: list[Slot] = []
+    for rnd in range(1, fmt.rounds + 1):
+        order = list(range(len(meetings)))
+        random.Random(derive_seed(seed, "order", rnd)).shuffle(order)
+        for m in order:
+            a, b = sorted(meetings[m])
+            meeting = meeting_number(a, b)
+            for k in range(1, games_per_pairing // 2 + 1):
+                first, second = (a, b) if (rnd + meeting + k) % 2 == 1 else (b, a)
+                pair = pair_number(meeting, k)
+                for variant in variants:
+                    if books is not None:
+                        opening = book_opening(books[variant.name], book_index(rnd, meeting, k),
+                                               seed=derive_seed(seed, "book"), order=book_order)
+                    elif opening_turns:
+                        opening = random_opening(variant, opening_turns, derive_seed(
+                            seed, "opening", variant.name, rnd, meeting, k))
+                    else:
+                        opening = ()
+                    for game, (white, black) in enumerate(((first, second), (second, first))):
+                        game_id = f"{variant.name}/r{rnd}/m{meeting}/p{k}/g{game}"
+                        slots.append(Slot(index=len(slots), game_id=game_id, variant=variant,
+                                          round=rnd, pair=pair, game=game, white=white,
+                                          black=black, opening=opening,
+                                          seed=derive_seed(seed, "game", game_id),
+                                          meeting=meeting, pair_in_meeting=k))
+    return slots
+
+
+def _scheme_1(players: Sequence[str], variants: Sequence[Variant], fmt: Format, *,
+              games_per_pairing: int, opening_turns: int, seed: int) -> list[Slot]:
+    """The schedule of results folders created before tournaments could grow (ids
+    ``<variant>/r<round>/p<pair>/g<0|1>``, pairs numbered through the whole round, colours by
+    the place in the round's shuffled order): kept, unchanged, so that such a folder
+    resumes."""
     meetings = pairings(fmt, players)
     pairs_per_pairing = games_per_pairing // 2
     slots: list[Slot] = []

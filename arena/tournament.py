@@ -6,9 +6,11 @@
    ``.lock`` inside it, held until the run ends (:mod:`arena.lock`); a folder another runner
    holds is refused (:class:`~arena.lock.FolderInUse`) before anything is written;
 2. prepares the folder: a new one gets ``config.json`` (the normalised configuration and its
-   hash); an existing one must hold the same configuration (else :class:`ResultsMismatch`,
-   unless ``restart``), and lines of its ``games.jsonl`` that are not records (a torn last
-   line, a hand edit) are moved to ``games.rejected.jsonl`` with one warning;
+   hash); an existing one must hold the same configuration, or one that this one only adds
+   games to (more games per pairing or rounds, another bot or variant: ``config.json`` is
+   then updated to it), else :class:`ResultsMismatch` names the keys, unless ``restart``
+   (see :func:`open_results`); lines of its ``games.jsonl`` that are not records (a torn
+   last line, a hand edit) are moved to ``games.rejected.jsonl`` with one warning;
 3. builds the schedule (:mod:`arena.schedule`) and skips every game whose ``game_id`` is
    already in ``games.jsonl``;
 4. submits the remaining games, in schedule order, as :class:`~arena.jobs.GameJob` s to the
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import dataclasses
 import json
 import logging
 import signal
@@ -45,7 +48,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
-from arena.config import TournamentConfig, config_digest
+from arena.config import TournamentConfig
 from arena.errors import ArenaError, ConfigError
 from arena.executors import ExecutorKind, GameExecutor, executor_kind, wrap_executor
 from arena.jobs import GameJob
@@ -54,7 +57,7 @@ from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            records_table, repair_records)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
-from arena.schedule import Slot, build_schedule
+from arena.schedule import Slot
 from arena.standings import (Standing, compute_standings, format_standings,
                              write_standings_csv)
 
@@ -107,34 +110,169 @@ def lock_results(config: TournamentConfig) -> FolderLock:
 
 
 def prepare_results(config: TournamentConfig, *, restart: bool = False) -> Path:
-    """Create or check the results folder and return it.
+    """Create or check the results folder and return it (:func:`open_results`, for callers
+    that need only the folder)."""
+    return open_results(config, restart=restart)[0]
 
-    A new (or empty) folder gets ``config.json``.  An existing one must have been created by the
-    same configuration; ``restart`` discards its contents first.  Call it holding the
-    folder's lock (:func:`lock_results`), as :func:`run_tournament` does.
 
-    :raises ResultsMismatch: the folder holds another configuration's games, or is not a
-        results folder at all.
+def open_results(config: TournamentConfig, *,
+                 restart: bool = False) -> tuple[Path, TournamentConfig]:
+    """Create or check the results folder; return it and the configuration to run.
+
+    A new (or empty) folder gets ``config.json``; ``restart`` discards an existing folder's
+    contents first.  An existing folder resumes when ``config`` plays every game the stored
+    configuration plays, unchanged (:func:`compare_configs`): the same configuration, or one
+    that only adds games (``games_per_pairing`` or ``format.rounds`` raised, bots or variants
+    added).  The configuration returned is ``config`` with its bots in the order they joined
+    the tournament (the stored ones first, new ones after), so that every game keeps its id,
+    colours, opening and seed; when it adds games, ``config.json`` is rewritten to it
+    (atomically, before any new game is played: a crash leaves the old or the new file, and
+    either resumes).  ``games.jsonl`` is never touched here.  Call it holding the folder's
+    lock (:func:`lock_results`), as :func:`run_tournament` does.
+
+    :raises ResultsMismatch: the folder holds games this configuration would play
+        differently or drop (naming the keys), or is not a results folder at all.
     """
     folder = config.output
     stored_path = folder / CONFIG_FILE
     _refuse_foreign(folder)
+    created, grown = _now(), False
     if folder.is_dir() and _has_content(folder):
         stored = _read_stored_config(stored_path)
         if restart:
             _clear_results(folder)
-        elif stored.get("digest") != config.digest():
-            changed = _changed_keys(stored.get("config", {}), config.normalised())
-            raise ResultsMismatch(
-                f"{folder} holds games of a different configuration of this tournament "
-                f"(changed: {', '.join(changed) or 'unknown'}); run with --restart to discard "
-                f"them, or give the tournament a new name")
         else:
-            return folder
+            old = stored.get("config")
+            if not isinstance(old, dict):
+                raise ResultsMismatch(f"{stored_path} holds no configuration; run with "
+                                      f"--restart to start over")
+            comparison = compare_configs(old, config)
+            if comparison.refused:
+                raise ResultsMismatch(_mismatch_message(folder, comparison))
+            if not comparison.added:
+                return folder, comparison.config
+            created, grown = str(stored.get("created", created)), True
+            config = comparison.config
+            log.info("%s grows: %s", folder, "; ".join(comparison.added))
     folder.mkdir(parents=True, exist_ok=True)
-    stored = {"digest": config.digest(), "created": _now(), "config": config.normalised()}
+    stored = {"digest": config.digest(), "created": created, "config": config.normalised()}
+    if grown:
+        stored["grown"] = _now()
     atomic_write(stored_path, (json.dumps(stored, indent=2) + "\n").encode("utf-8"))
-    return folder
+    return folder, config
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A configuration against the one stored in a results folder.
+
+    ``refused``: the keys whose change alters or drops games already scheduled, each with
+    what changed (``time``, ``bots (removed: x)``...).  ``added``: what only adds games
+    (``games_per_pairing 2 -> 4``...).  ``config``: the new configuration with its bots in
+    joining order (and the stored schedule scheme), the one to run when nothing is refused.
+    """
+
+    refused: tuple[str, ...]
+    added: tuple[str, ...]
+    config: TournamentConfig
+
+
+#: keys that must not change at all: each decides how every game is played
+_FIXED = ("name", "time", "seed")
+
+
+def compare_configs(old: dict[str, Any], config: TournamentConfig) -> Comparison:
+    """Compare ``config`` with ``old``, a stored normalised configuration.
+
+    Allowed, as they only add games: raising ``games_per_pairing`` or ``format.rounds``,
+    adding bots (anywhere in the file: bots are matched by display name) or variants
+    (matched by name), and reordering either list.  Refused, as they alter or drop games
+    already scheduled: a change of ``name``, ``time``, ``seed``, ``openings`` (the book's
+    content and order; not its path), ``format.type`` or ``format.seeds``, a bot's path,
+    command or options, a variant's rules, ``isolation.limits`` (they decide whether a bot
+    can play: its level may change, as may ``workers``, ``output``, ``report`` and
+    ``executor``), and lowering a count or removing a bot or a variant (their games would
+    silently leave the standings).  A folder made before tournaments could grow (no
+    ``schedule`` key) resumes only unchanged.
+    """
+    new = config.normalised()
+    refused: list[str] = [k for k in _FIXED if old.get(k) != new.get(k)]
+    added: list[str] = []
+    old_openings = {k: v for k, v in (old.get("openings") or {}).items() if k != "file"}
+    if old_openings != {k: v for k, v in new["openings"].items() if k != "file"}:
+        refused.append("openings")
+    old_format = old.get("format") or {}
+    for key in ("type", "seeds"):
+        if old_format.get(key) != new["format"][key]:
+            refused.append(f"format.{key}")
+    _compare_count(old_format.get("rounds"), new["format"]["rounds"], "format.rounds",
+                   refused, added)
+    _compare_count(old.get("games_per_pairing"), new["games_per_pairing"], "games_per_pairing",
+                   refused, added)
+    if _limits(old.get("isolation")) != _limits(new["isolation"]):
+        refused.append("isolation.limits")
+    old_bots = _by_name(old.get("bots"))
+    _compare_named("bots", old_bots, _by_name(new["bots"]), refused, added)
+    _compare_named("variants", _by_name(old.get("variants")), _by_name(new["variants"]),
+                   refused, added)
+    rank = {name: i for i, name in enumerate(old_bots)}
+    bots = tuple(sorted(config.bots, key=lambda b: rank.get(b.name, len(rank))))  # stable
+    scheme = old.get("schedule", 1)
+    if scheme != config.scheme and (refused or added):
+        refused = [f"{', '.join(refused + added)}; the folder was made before tournaments "
+                   f"could grow, so it resumes only unchanged"]
+    return Comparison(tuple(refused), tuple(added),
+                      dataclasses.replace(config, bots=bots, scheme=scheme))
+
+
+def _compare_count(old: Any, new: int, key: str, refused: list[str], added: list[str]) -> None:
+    if old == new:
+        return
+    if isinstance(old, int) and new > old:
+        added.append(f"{key} {old} -> {new}")
+    else:
+        refused.append(f"{key} (lowered from {old} to {new})" if isinstance(old, int) else key)
+
+
+def _compare_named(key: str, old: dict[str, Any], new: dict[str, Any], refused: list[str],
+                   added: list[str]) -> None:
+    """Compare two lists of named entries (bots, variants) by name."""
+    gone = [name for name in old if name not in new]
+    changed = [name for name in old if name in new and old[name] != new[name]]
+    if gone:
+        refused.append(f"{key} (removed: {', '.join(gone)})")
+    for name in changed:
+        parts = sorted(k for k in set(old[name]) | set(new[name])
+                       if old[name].get(k) != new[name].get(k))
+        refused.append(f"{key} ({name}: {', '.join(parts)})")
+    fresh = [name for name in new if name not in old]
+    if fresh:
+        added.append(f"{key} + {', '.join(fresh)}")
+
+
+def _by_name(entries: Any) -> dict[str, Any]:
+    """A stored list of bots or variants by name (in order)."""
+    if not isinstance(entries, list):
+        return {}
+    return {str(e.get("name")): e for e in entries if isinstance(e, dict)}
+
+
+def _limits(isolation: Any) -> Any:
+    """The limits of a stored ``isolation`` (``best``: the default limits)."""
+    if isinstance(isolation, dict):
+        return isolation.get("limits")
+    from dataclasses import asdict
+
+    from arena.sandbox import Limits
+
+    return asdict(Limits())
+
+
+def _mismatch_message(folder: Path, comparison: Comparison) -> str:
+    return (f"{folder} holds games that this configuration would play differently or drop "
+            f"(changed: {'; '.join(comparison.refused)}); only adding games (raising "
+            f"games_per_pairing or format.rounds, adding bots or variants) keeps them: run "
+            f"with --restart to discard them, or give the tournament a new name")
 
 
 def _refuse_foreign(folder: Path) -> None:
@@ -159,14 +297,6 @@ def _read_stored_config(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ResultsMismatch(f"{path} is not a stored configuration; run with --restart")
     return data
-
-
-def _changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """The top-level keys whose values differ, leaving out the unhashed ones (workers...),
-    which hash to the same (empty) digest whatever their values."""
-    keys = sorted(set(old) | set(new))
-    return [k for k in keys if old.get(k) != new.get(k)
-            and config_digest({k: old.get(k)}) != config_digest({k: new.get(k)})]
 
 
 def _clear_results(folder: Path) -> None:
@@ -312,12 +442,10 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     """:func:`run_tournament` once the results folder is ours.  The games are played on
     ``given``, else on an executor that ``kind`` opens (and this function closes);
     ``where`` says which, for the log."""
-    folder = prepare_results(config, restart=restart)
+    folder, config = open_results(config, restart=restart)  # bots in joining order
     moved, kept = read_repaired_games(folder)
     games_path = folder / GAMES_FILE
-    slots = build_schedule(config.players, config.variants, config.format,
-                           games_per_pairing=config.games_per_pairing,
-                           opening_turns=config.opening_turns, seed=config.seed)
+    slots = config.schedule()
     order = {s.game_id: s.index for s in slots}
     done = _by_id(kept, set(order))
     pending = deque(s for s in slots if s.game_id not in done)
@@ -490,7 +618,8 @@ def elo_table(records: Sequence[GameRecord]) -> Optional[str]:
 
 
 __all__ = ["CONFIG_FILE", "GAMES_CSV", "GAMES_FILE", "INTERRUPTED_STATUS", "LOG_FILE",
-           "REJECTED_FILE", "STANDINGS_FILE", "Progress", "ResultsMismatch", "TournamentResult",
-           "WorkerFailure", "elo_table", "finished_records", "format_standings", "lock_results",
+           "REJECTED_FILE", "STANDINGS_FILE", "Comparison", "Progress", "ResultsMismatch",
+           "TournamentResult", "WorkerFailure", "compare_configs", "elo_table",
+           "finished_records", "format_standings", "lock_results", "open_results",
            "prepare_results", "read_repaired_games", "repair_games", "run_tournament",
            "write_report"]

@@ -25,9 +25,8 @@ from click.testing import CliRunner
 
 from arena.bot import is_gone
 from arena.cli import cli
-from arena.config import TournamentConfig, load_config
+from arena.config import load_config
 from arena.records import read_records
-from arena.schedule import build_schedule
 from arena.tournament import run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,13 +79,6 @@ def write_config(folder: Path, name: str, text: str) -> Path:
     path = folder / name
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def schedule_ids(config: TournamentConfig) -> list[str]:
-    return [s.game_id for s in build_schedule(config.players, config.variants, config.format,
-                                              games_per_pairing=config.games_per_pairing,
-                                              opening_turns=config.opening_turns,
-                                              seed=config.seed)]
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
@@ -221,7 +213,7 @@ def test_unreadable_lines_are_moved_aside_and_their_games_played_again(workdir: 
     assert data.startswith(lines[0] + lines[2] + foreign)  # what parses is kept as it was
     ids = [r.game_id for r in read_records(games)]
     assert len(ids) == len(set(ids))
-    assert sorted(ids) == sorted(schedule_ids(config) + ["another/r1/p1/g0"])
+    assert sorted(ids) == sorted([s.game_id for s in config.schedule()] + ["another/r1/p1/g0"])
     assert damaged_id in ids[3:]  # played again
 
     result = CliRunner().invoke(cli, ["run", str(workdir / "small.yaml")])

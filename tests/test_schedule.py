@@ -8,8 +8,9 @@ from itertools import combinations
 import pytest
 
 from arena.rules import Position
+from arena.openings import parse_book
 from arena.schedule import (Format, build_schedule, count_games, count_pairings, derive_seed,
-                            pairings, random_opening)
+                            meeting_number, pair_number, pairings, random_opening)
 from arena.variants import get_variant
 
 PLAYERS = ["ann", "bob", "cid", "dee"]
@@ -66,7 +67,8 @@ def test_pairs_swap_colours_and_share_the_opening() -> None:
         assert (g0.game, g1.game) == (0, 1)
         assert (g0.white, g0.black) == (g1.black, g1.white)
         assert g0.opening == g1.opening and len(g0.opening) == 4
-        assert g0.game_id == f"{variant}/r{rnd}/p{pair}/g0"
+        assert g0.game_id == f"{variant}/r{rnd}/m{g0.meeting}/p{g0.pair_in_meeting}/g0"
+        assert pair == pair_number(g0.meeting, g0.pair_in_meeting)
         assert g1.index == g0.index + 1
     assert len({s.game_id for s in slots}) == len(slots)
     # a pair number is the same two players in every variant of a round
@@ -148,3 +150,75 @@ def test_a_schedule_over_the_cap_is_refused_before_it_is_built() -> None:
                        games_per_pairing=10**6)
     with pytest.raises(ValueError, match="over the cap"):
         build_schedule(many, VARIANTS, Format(), games_per_pairing=2)
+
+
+def _games(slots: list) -> dict[str, tuple]:
+    """Everything a game is, by id, with players by name."""
+    return {s.game_id: (s.variant.name, s.round, s.pair, s.players, s.opening, s.seed)
+            for s in slots}
+
+
+def _named(players: list[str], slots: list) -> list:
+    class Named:
+        def __init__(self, s) -> None:
+            self.__dict__.update(s.__dict__)
+            self.players = (players[s.white], players[s.black])
+    return [Named(s) for s in slots]
+
+
+@pytest.mark.parametrize("opening", ["random", "book"])
+def test_growing_keeps_every_game(opening: str) -> None:
+    """More games per pairing, more rounds, an appended player and another variant: every
+    game of the smaller schedule is in the larger one with the same id, players, colours,
+    opening and seed."""
+    book_text = "a7\nd7\ng7 d6\nb6\n"
+
+    def make(players: list[str], variants: list, rounds: int, gpp: int, kind: str = "round-robin",
+             seeds: tuple = ()) -> dict[str, tuple]:
+        extra: dict = ({"opening_turns": 3} if opening == "random" else
+                       {"books": {v.name: parse_book(book_text, v) for v in variants},
+                        "book_order": "random"})
+        slots = build_schedule(players, variants, Format(kind, rounds, seeds),  # type: ignore[arg-type]
+                               games_per_pairing=gpp, seed=9, **extra)
+        return _games(_named(players, slots))
+
+    small = make(PLAYERS[:3], VARIANTS[:1], 1, 2)
+    for bigger in (make(PLAYERS[:3], VARIANTS[:1], 1, 6), make(PLAYERS[:3], VARIANTS[:1], 3, 2),
+                   make(PLAYERS, VARIANTS[:1], 1, 2), make(PLAYERS[:3], VARIANTS[:2], 1, 2),
+                   make(PLAYERS, VARIANTS, 2, 4)):
+        assert len(bigger) > len(small)
+        assert {k: bigger[k] for k in small} == small
+    gauntlet = make(PLAYERS[:3], VARIANTS[:1], 1, 2, "gauntlet", ("ann",))
+    grown = make(PLAYERS, VARIANTS[:1], 2, 4, "gauntlet", ("ann",))
+    assert {k: grown[k] for k in gauntlet} == gauntlet and len(grown) == 3 * 2 * 2 * 2
+
+
+def test_the_old_scheme_still_builds_the_old_ids() -> None:
+    """A results folder made before tournaments could grow resumes with its own ids."""
+    slots = build_schedule(PLAYERS[:3], VARIANTS[:1], Format(), games_per_pairing=4, seed=1,
+                           scheme=1)
+    assert sorted(s.game_id for s in slots)[:2] == ["nine-mens-morris/r1/p1/g0",
+                                                     "nine-mens-morris/r1/p1/g1"]
+    assert {s.pair for s in slots} == set(range(1, 7))
+    with pytest.raises(ValueError, match="scheme"):
+        build_schedule(PLAYERS, VARIANTS, Format(), scheme=7)
+
+
+def test_meeting_and_pair_numbers_are_stable_and_unique() -> None:
+    assert [meeting_number(a, b) for b in range(1, 4) for a in range(b)] == [1, 2, 3, 4, 5, 6]
+    assert meeting_number(2, 0) == meeting_number(0, 2)
+    numbers = {pair_number(m, k) for m in range(1, 60) for k in range(1, 60)}
+    assert len(numbers) == 59 * 59 and min(numbers) == 1
+    with pytest.raises(ValueError):
+        meeting_number(1, 1)
+
+
+def test_book_openings_are_shared_by_a_pair_and_consecutive_within_a_meeting() -> None:
+    variant = VARIANTS[0]
+    lines = [f"{p}" for p in ("a7", "d7", "g7", "b6", "d6")]
+    book = parse_book("\n".join(lines), variant)
+    slots = build_schedule(PLAYERS[:2], [variant], Format(kind="match"), games_per_pairing=8,
+                           books={variant.name: book}, book_order="sequential")
+    firsts = [s.opening for s in slots if s.game == 0]
+    assert firsts == [(line,) for line in lines[:4]]
+    assert all(s.opening == t.opening for s, t in zip(slots[::2], slots[1::2]))

@@ -24,9 +24,9 @@ from click.testing import CliRunner
 from arena.bot import is_gone
 from arena.cli import cli
 from arena.config import TournamentConfig, load_config
+from arena.errors import ConfigError
 from arena.jobs import GameJob, play_job
 from arena.records import GameRecord, MoveInfo, PlayerInfo, read_records
-from arena.schedule import build_schedule
 from arena.standings import compute_standings, format_standings
 from arena.progress import Progress
 from arena.tournament import ResultsMismatch, WorkerFailure, run_tournament
@@ -54,10 +54,8 @@ def write_config(folder: Path, text: str = SMALL, name: str = "small.yaml") -> P
 
 
 def schedule_ids(config: TournamentConfig) -> list[str]:
-    return [s.game_id for s in build_schedule(config.players, config.variants, config.format,
-                                              games_per_pairing=config.games_per_pairing,
-                                              opening_turns=config.opening_turns,
-                                              seed=config.seed)]
+    """The game ids of ``config``'s schedule (tests/test_cluster.py uses it too)."""
+    return [s.game_id for s in config.schedule()]
 
 
 def game_ids(folder: Path) -> list[str]:
@@ -74,7 +72,7 @@ def test_small_real_tournament_end_to_end(workdir: Path) -> None:
     assert sorted(r.game_id for r in records) == sorted(schedule_ids(config))
     assert len(records) == 2 * 4
     for r in records:
-        assert r.tournament == "small" and r.round == 1 and r.pair in (1, 2)
+        assert r.tournament == "small" and r.round == 1 and r.pair in (1, 3)
         assert r.result in ("1-0", "0-1", "1/2-1/2") and r.forfeit is None, r.detail
         assert len(r.opening) == 1 and r.moves[0].opening
     # both games of a pair: same opening, colours swapped
@@ -96,7 +94,7 @@ def test_small_real_tournament_end_to_end(workdir: Path) -> None:
         assert len(list(csv.DictReader(f))) == 8
     stored = json.loads((folder / "config.json").read_text())
     assert stored["digest"] == config.digest()
-    assert "three-mens-morris/r1/p1/g0" in (folder / "arena.log").read_text()
+    assert "three-mens-morris/r1/m1/p1/g0" in (folder / "arena.log").read_text()
     assert "small: 8/8 games (8 played now)" in result.output
     assert (folder / "report.html").is_file() and "Elo" in result.output
 
@@ -123,7 +121,7 @@ def test_resume_after_an_interrupted_run(workdir: Path) -> None:
     assert (first.played, first.finished, first.complete) == (3, 3, False)
     folder = first.folder
     with open(folder / "games.jsonl", "ab") as f:  # a write torn by a crash
-        f.write(b'{"game_id": "three-mens-morris/r1/p2/g0", "vari')
+        f.write(b'{"game_id": "three-mens-morris/r1/m1/p2/g0", "vari')
     second = run_tournament(config, console=io.StringIO())
     assert second.complete and second.played == 5
     ids = game_ids(folder)
@@ -141,7 +139,7 @@ def test_a_changed_config_is_refused_unless_restart(workdir: Path) -> None:
     with pytest.raises(ResultsMismatch, match=r"changed: seed"):
         run_tournament(load_config(path), console=io.StringIO())
     result = CliRunner().invoke(cli, ["run", str(path)])
-    assert result.exit_code == 2 and "different configuration" in result.output
+    assert result.exit_code == 2 and "would play differently" in result.output
     assert (first.folder / "games.jsonl").read_bytes() == games
     # another worker count is not a change
     run_tournament(load_config(write_config(workdir, SMALL.replace(
@@ -152,6 +150,135 @@ def test_a_changed_config_is_refused_unless_restart(workdir: Path) -> None:
     assert result.exit_code == 0, result.output
     assert len(game_ids(first.folder)) == 4
     assert json.loads((first.folder / "config.json").read_text())["config"]["seed"] == 4
+
+
+GROW = f"""\
+name: grow
+bots: [{ROOT}/bots/random, {ROOT}/bots/greedy]
+variants: [three-mens-morris]
+games_per_pairing: 2
+openings: {{random: 1}}
+time: {{movetime: 50, margin: 300}}
+workers: 2
+seed: 5
+report: false
+"""
+
+
+@pytest.mark.slow
+def test_a_finished_tournament_grows_keeping_its_games(workdir: Path) -> None:
+    """2 games, then games_per_pairing 4 (the 2 first kept byte for byte, 2 more played),
+    then a third bot, then a variant; a changed time control is refused naming ``time``,
+    and nothing written is touched."""
+    path = write_config(workdir, GROW, "grow.yaml")
+    first = run_tournament(load_config(path), console=io.StringIO())
+    assert first.complete and first.played == 2
+    games = first.folder / "games.jsonl"
+    before = games.read_bytes()
+    stages = [("games_per_pairing: 2", "games_per_pairing: 4", 2),
+              (f"{ROOT}/bots/greedy]", f"{ROOT}/bots/greedy, {ROOT}/bots/random]", 0),
+              ("bots: [", f"bots: [{{path: {ROOT}/bots/greedy, name: greedy2}}, ", 8),
+              ("variants: [three-mens-morris]", "variants: [six-mens-morris, three-mens-morris]",
+               12)]
+    for old, new, played in stages:
+        text = path.read_text()
+        write_config(workdir, text.replace(old, new), "grow.yaml")
+        if played == 0:  # the same bot twice: a config error, nothing touched
+            with pytest.raises(ConfigError):
+                load_config(path)
+            write_config(workdir, text, "grow.yaml")
+            continue
+        result = run_tournament(load_config(path), console=io.StringIO())
+        after = games.read_bytes()
+        assert after.startswith(before), "a game already played was changed"
+        assert result.complete and result.played == played, (old, result)
+        assert result.finished == result.total == len(game_ids(first.folder))
+        stored = json.loads((first.folder / "config.json").read_text())
+        assert stored["config"]["games_per_pairing"] == 4 and "grown" in stored
+        before = after
+    records = read_records(games)
+    assert {r.variant for r in records} == {"three-mens-morris", "six-mens-morris"}
+    assert len(records) == len({r.game_id for r in records}) == 2 * 4 * 3  # 3 meetings
+    # the stored bots are in joining order: the new bot (first in the file) comes last
+    stored = json.loads((first.folder / "config.json").read_text())
+    assert [b["name"] for b in stored["config"]["bots"]] == ["random", "greedy", "greedy2"]
+    # a rerun plays nothing; a changed time control is refused, naming it
+    assert run_tournament(load_config(path), console=io.StringIO()).played == 0
+    write_config(workdir, path.read_text().replace("movetime: 50", "movetime: 60"), "grow.yaml")
+    with pytest.raises(ResultsMismatch, match=r"changed: time\)"):
+        run_tournament(load_config(path), console=io.StringIO())
+    result = CliRunner().invoke(cli, ["run", str(path)])
+    assert result.exit_code == 2 and "changed: time" in result.output
+    assert games.read_bytes() == before
+
+
+@pytest.mark.parametrize("old,new,named", [
+    ("games_per_pairing: 4", "games_per_pairing: 2", "games_per_pairing (lowered from 4 to 2)"),
+    ("seed: 5", "seed: 6", "seed"),
+    ("openings: {random: 1}", "openings: {random: 2}", "openings"),
+    ("variants: [three-mens-morris, six-mens-morris]", "variants: [three-mens-morris]",
+     "variants (removed: six-mens-morris)"),
+    ("name: grow", "name: grow\noutput: results/grow\nformat: {type: round-robin, rounds: 2}",
+     None),  # allowed: rounds 1 -> 2
+    ("bots: [", "isolation: {level: none, limits: {memory_mb: 64}}\nbots: [",
+     "isolation.limits"),
+])
+def test_changes_that_alter_games_are_refused(workdir: Path, old: str, new: str,
+                                              named: str | None) -> None:
+    """Every refusal names what changed; the folder is left as it was.  (No game is played:
+    the comparison is made before anything runs.)"""
+    from arena.tournament import compare_configs
+
+    text = GROW.replace("games_per_pairing: 2", "games_per_pairing: 4").replace(
+        "variants: [three-mens-morris]", "variants: [three-mens-morris, six-mens-morris]")
+    stored = load_config(write_config(workdir, text, "grow.yaml")).normalised()
+    comparison = compare_configs(stored, load_config(write_config(workdir, text.replace(old, new),
+                                                                  "grow.yaml")))
+    if named is None:
+        assert comparison.refused == () and comparison.added == ("format.rounds 1 -> 2",)
+    else:
+        assert named in comparison.refused and comparison.added == ()
+
+
+def test_a_bot_whose_options_change_is_refused_naming_it(workdir: Path) -> None:
+    from arena.tournament import compare_configs
+
+    text = GROW.replace(f"{ROOT}/bots/greedy]", f"{{path: {ROOT}/bots/alphabeta, options: "
+                                               f"{{Depth: 2}}}}]")
+    stored = load_config(write_config(workdir, text, "grow.yaml")).normalised()
+    changed = load_config(write_config(workdir, text.replace("Depth: 2", "Depth: 3"),
+                                       "grow.yaml"))
+    assert compare_configs(stored, changed).refused == ("bots (alphabeta: options)",)
+    # reordering the bots is no change: they are matched by name, run in joining order
+    swapped = load_config(write_config(workdir, text.replace(
+        f"[{ROOT}/bots/random, {{path", f"[{{path").replace("}}]", f"}}}}, {ROOT}/bots/random]"),
+        "grow.yaml"))
+    assert swapped.players == ("alphabeta", "random")
+    comparison = compare_configs(stored, swapped)
+    assert comparison.refused == comparison.added == ()
+    assert comparison.config.players == ("random", "alphabeta")
+    assert comparison.config.digest() == load_config(
+        write_config(workdir, text, "grow.yaml")).digest()
+
+
+def test_a_folder_made_before_tournaments_grew_resumes_unchanged_only(workdir: Path) -> None:
+    """A stored configuration without ``schedule`` (scheme 1): resumed with the old ids, and
+    growing it is refused."""
+    path = write_config(workdir, GROW, "grow.yaml")
+    config = load_config(path)
+    old = config.normalised()
+    del old["schedule"]
+    folder = workdir / "results" / "grow"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"digest": "x", "config": old}))
+    result = run_tournament(config, console=io.StringIO())
+    assert sorted(game_ids(folder)) == ["three-mens-morris/r1/p1/g0", "three-mens-morris/r1/p1/g1"]
+    assert result.complete and "schedule" not in json.loads(
+        (folder / "config.json").read_text())["config"]
+    write_config(workdir, GROW.replace("games_per_pairing: 2", "games_per_pairing: 4"),
+                 "grow.yaml")
+    with pytest.raises(ResultsMismatch, match="made before tournaments could grow"):
+        run_tournament(load_config(path), console=io.StringIO())
 
 
 def test_a_folder_that_is_not_ours_is_refused(workdir: Path) -> None:
