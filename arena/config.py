@@ -6,8 +6,12 @@ Nothing past :func:`load_config` sees a raw dict.  The format is documented in
 ``docs/TOURNAMENTS.md``.
 
 Relative paths (bot folders, globs, variant files) are looked up from the current directory
-first, then from the directory of the tournament file; ``output`` is relative to the current
-directory.
+first, then from the directory of the tournament file (an opening book: from the tournament
+file's directory first); ``output`` is relative to the current directory.
+
+The module is longer than the usual 700 lines because it is the one checker of every key of
+the tournament file, each error naming its key path; split, the key paths would be spread
+over several modules.
 """
 
 from __future__ import annotations
