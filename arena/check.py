@@ -1,8 +1,9 @@
 """The submission check: does a bot start, speak the protocol and play legal, timely moves?
 
 :func:`check_bot` first runs the bot's ``build:`` step if it has one
-(:func:`arena.build.ensure_built`, tried again even if the last build failed; a failure is a
-``build-failure`` problem with the build's last lines, and no game is played), then runs a
+(:func:`arena.build.ensure_built`: only if the folder changed since its last build; a
+failure, new or remembered for the same folder state, is a ``build-failure`` problem with the
+build's last lines, and no game is played), then runs a
 handshake on its own (timed, with the ``id``/``option`` lines kept),
 then a few short games against an opponent (``bots/random`` by default) on each requested
 variant, the bot taking both colours, and collects every problem with the offending line.
@@ -75,20 +76,20 @@ def _last_lines(text: str, n: int = 3) -> str:
 
 
 def check_build(spec: BotSpec, report: CheckReport, opponent: Optional[BotSpec] = None,
-                isolation: Optional[Isolation] = None) -> bool:
+                isolation: Optional[Isolation] = None, retry: bool = False) -> bool:
     """Run the bot's (and the opponent's) ``build:`` step if the folder changed since the
-    last build, retrying a build that failed.  False if the bot's build failed (a
-    ``build-failure`` problem); the opponent's failure is a warning."""
+    last build (``retry``: also if the last build failed for this folder state).  False if
+    the bot's build failed (a ``build-failure`` problem); the opponent's is a warning."""
     if spec.build:
         try:
-            report.build = ensure_built(spec, isolation=isolation, retry_failed=True)
+            report.build = ensure_built(spec, isolation=isolation, retry_failed=retry)
         except BuildError as e:
             report.problems.append(Problem("build-failure", str(e),
                                            output=_last_lines(e.log, BUILD_LINES)))
             return False
     if opponent is not None and opponent.build:
         try:
-            ensure_built(opponent, isolation=isolation, retry_failed=True)
+            ensure_built(opponent, isolation=isolation, retry_failed=retry)
         except BuildError as e:
             report.warnings.append(f"the opponent's build failed: {e}")
     return True
@@ -125,12 +126,13 @@ def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: Ch
 
 def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_control: TimeControl,
               opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None,
-              isolation: Optional[Isolation] = None) -> CheckReport:
-    """The build (if any), handshake, then ``games`` games per variant against ``opponent``, colours alternating
-    (the bot is white in the first).  Stops after the build or the handshake if it fails.
-    ``isolation`` sandboxes the games (default: the best level available)."""
+              isolation: Optional[Isolation] = None, retry_build: bool = False) -> CheckReport:
+    """The build (if any), handshake, then ``games`` games per variant against ``opponent``,
+    colours alternating (the bot is white in the first).  Stops after the build or the handshake if it fails.
+    ``isolation`` sandboxes the build and the games (default: the best level available);
+    ``retry_build``: build again even if the last build failed for the same folder state."""
     report = CheckReport(spec)
-    if not check_build(spec, report, opponent, isolation):
+    if not check_build(spec, report, opponent, isolation, retry_build):
         return report
     if not check_handshake(spec, time_control, variants[0], report, isolation):
         return report
