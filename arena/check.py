@@ -128,7 +128,8 @@ def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_co
               opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None,
               isolation: Optional[Isolation] = None, retry_build: bool = False) -> CheckReport:
     """The build (if any), handshake, then ``games`` games per variant against ``opponent``,
-    colours alternating (the bot is white in the first).  Stops after the build or the handshake if it fails.
+    colours alternating (the bot is white in the first).  Stops after the build or the
+    handshake if it fails.
     ``isolation`` sandboxes the build and the games (default: the best level available);
     ``retry_build``: build again even if the last build failed for the same folder state."""
     report = CheckReport(spec)
