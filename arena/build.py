@@ -490,8 +490,8 @@ def _supervise(spec: BotSpec, sb: Any, work: str) -> tuple[Optional[BuildError],
     started = time.monotonic()
     try:
         proc = subprocess.Popen(sb.wrap(spec.build), cwd=work, env=sb.env(),
-                                stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd, preexec_fn=sb.preexec,
-                                start_new_session=True, close_fds=True)
+                                stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+                                preexec_fn=sb.preexec, start_new_session=True, close_fds=True)
     except OSError as e:
         os.close(read_fd)
         os.close(write_fd)
