@@ -17,10 +17,11 @@ silence or a wrong line during the handshake), :class:`BotTimeout`, :class:`BotC
 here, as they always were.
 """
 
-# Longer than the house's ~600 lines, on purpose: nearly all of it is BotProcess, the one
-# class that owns a bot process (STYLE.md, principle 6).  Its reads, writes, deadlines,
-# transcript and shutdown share the pipes, the pidfd and the sandbox; split in two, the
-# process would have two owners.  Manifests went to arena.manifest, signals to the sandbox.
+# This module is longer than the house's ~600 lines, on purpose: nearly all of it is
+# BotProcess, the one class that owns a bot process (STYLE.md, principle 6).  Its reads,
+# writes, deadlines, transcript and shutdown share the pipes, the pidfd and the sandbox; split
+# in two, the process would have two owners.  Manifests went to arena.manifest, signals to
+# the sandbox.
 
 from __future__ import annotations
 

@@ -20,6 +20,11 @@ Men, empty points and mills are bitmasks over the topology's points (bit ``i`` i
 ``topology.points[i]``), with adjacency and mills precomputed per topology.
 """
 
+# This module is longer than the house's ~600 lines, on purpose: explain_illegal (at the
+# end) reads the same private state as move generation (mill masks, capture rules, mills
+# that may not be re-formed) and parse_move's error uses it, so it cannot move to a module
+# above this one; the engine stays one module, as python-chess keeps its board in one.
+
 from __future__ import annotations
 
 import enum
