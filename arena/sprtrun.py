@@ -1,0 +1,500 @@
+"""Running ``arena sprt``: colour-swapped pairs of A against B until a sequential test
+decides, with its resumable ``--out`` folder, its progress line and its final summary.
+
+:func:`run_sprt` takes a :class:`SprtRun` (everything that decides the games and the test)
+and
+
+1. with a folder, takes it for itself (:class:`~arena.lock.FolderLock`, held until the run
+   ends) and checks it (:func:`prepare_folder`): a new folder gets ``sprt.json`` (the
+   settings, :meth:`SprtRun.settings`); an existing one must hold the same settings (else a
+   :class:`~arena.errors.ConfigError` naming the changed keys, unless ``restart``), and the
+   games already in its ``games.jsonl`` are counted, not played again;
+2. plays pairs ``1, 2, ...`` (:func:`play_pairs`, ``workers`` games at once on threads, each
+   game appended to ``games.jsonl`` as it finishes) and feeds them to the
+   :class:`~arena.ratings.SprtTest` in pair order, so that the verdict never depends on
+   the number of workers;
+3. shows a progress line (:class:`SprtProgress`, redrawn in place on a terminal) or, off a
+   terminal, one line per pair (``pair   12: 1.5/2  pairs ...  LLR ...``), then the verdict
+   and the summary (:func:`format_summary`).
+
+Pair ``k``'s games have the ids ``sprt-<seed>-<k>a`` (A has white) and ``sprt-<seed>-<k>b``,
+one opening (from the book, or ``opening_turns`` random turns) and seeds derived from the
+run's seed, so a rerun of the same command plays the same games and skips those already
+saved.  SIGINT (Ctrl-C) or SIGTERM stops the run: the games in flight are abandoned within a
+move (their bots stopped, nothing saved for them), the summary so far is printed and the
+status is :data:`~arena.tournament.INTERRUPTED_STATUS`; the next run plays them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import random
+import signal
+import sys
+import threading
+import time
+from collections.abc import Generator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Optional, TextIO
+
+from arena.bot import BotSpec
+from arena.clock import TimeControl
+from arena.errors import ConfigError
+from arena.lock import FolderLock
+from arena.openings import Book, BookOrder, book_opening
+from arena.progress import Progress
+from arena.protocol import SEED_MAX
+from arena.ratings import SprtModel, SprtSummary, SprtTest, pentanomial_estimate
+from arena.records import GameRecord, append_record, atomic_write
+from arena.rules import Position
+from arena.schedule import derive_seed, random_opening
+from arena.tournament import (CONFIG_FILE, GAMES_FILE, INTERRUPTED_STATUS, REJECTED_FILE,
+                              read_repaired_games)
+from arena.variants import Variant
+
+__all__ = ["SPRT_FILE", "SprtOutcome", "SprtProgress", "SprtRun", "format_summary",
+           "play_pairs", "prepare_folder", "run_sprt", "sprt_game_id"]
+
+#: in ``sprt --out DIR``: the settings of the run whose games ``DIR/games.jsonl`` holds
+SPRT_FILE = "sprt.json"
+
+
+@dataclass(frozen=True)
+class SprtRun:
+    """What decides an SPRT run's games and statistics.
+
+    ``elo0``/``elo1`` are read in ``model``.  Openings: ``book`` (its openings, shared by
+    both games of a pair, taken in ``book_order``; ``book_name`` is how the header names the
+    file) or, without a book, ``opening_turns`` random legal turns.  ``isolation`` is how bots
+    are sandboxed (None: the best available).
+    """
+
+    a: BotSpec
+    b: BotSpec
+    variant: Variant
+    time_control: TimeControl
+    elo0: float = 0.0
+    elo1: float = 10.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    model: SprtModel = "logistic"
+    opening_turns: int = 4
+    book: Optional[Book] = None
+    book_order: BookOrder = "sequential"
+    book_name: str = ""
+    isolation: Any = None
+
+    def new_test(self) -> SprtTest:
+        """A fresh test of these hypotheses (:raises ArenaError: bad elo0/elo1/alpha/beta)."""
+        return SprtTest(self.elo0, self.elo1, self.alpha, self.beta, model=self.model)
+
+    def settings(self, seed: int) -> dict[str, Any]:
+        """Everything that decides the games and the statistics, as stored in ``sprt.json``
+        (JSON values, so that a stored copy compares equal).  ``max_pairs``, ``workers`` and
+        the isolation level are not in it: a run may be resumed with others.  Keys a run of
+        an earlier version did not have appear only when they differ from what it did (a
+        clock, a book, the normalised model), so its folder still resumes."""
+        def bot(spec: BotSpec) -> dict[str, Any]:
+            return {"name": spec.name, "path": spec.path, "options": dict(spec.options)}
+
+        tc = self.time_control
+        settings: dict[str, Any] = {"a": bot(self.a), "b": bot(self.b),
+                                    "variant": {"name": self.variant.name,
+                                                **self.variant.to_params()}}
+        if tc.movetime_ms is not None and tc == TimeControl(movetime_ms=tc.movetime_ms):
+            settings["movetime"] = tc.movetime_ms
+        else:
+            settings["time_control"] = tc.to_dict()
+        settings.update(elo0=self.elo0, elo1=self.elo1, alpha=self.alpha, beta=self.beta)
+        if self.model != "logistic":
+            settings["model"] = self.model
+        settings["opening_turns"] = 0 if self.book is not None else self.opening_turns
+        if self.book is not None:
+            text = "\n".join(" ".join(line) for line in self.book)
+            settings["book"] = {"sha256": hashlib.sha256(text.encode()).hexdigest(),
+                                "openings": len(self.book), "order": self.book_order}
+        settings["seed"] = seed
+        loaded: dict[str, Any] = json.loads(json.dumps(settings))
+        return loaded
+
+    def opening(self, pair: int, seed: int) -> tuple[str, ...]:
+        """The opening of pair ``pair`` (from 1) of the run with this ``seed``."""
+        if self.book is not None:
+            return book_opening(self.book, pair - 1, seed=derive_seed(seed, "book"),
+                                order=self.book_order)
+        return random_opening(self.variant, self.opening_turns,
+                              derive_seed(seed, "opening", pair))
+
+    def describe(self, seed: int) -> str:
+        """The header line: hypotheses, bounds, variant, time control, openings, seed."""
+        unit = "nElo" if self.model == "normalized" else "Elo"
+        lower, upper = self.new_test().bounds
+        text = (f"SPRT {self.a.name} vs {self.b.name}: H0 {unit} <= {self.elo0:g}, H1 {unit} "
+                f">= {self.elo1:g}, alpha {self.alpha:g}, beta {self.beta:g}, bounds "
+                f"[{lower:.2f}, {upper:.2f}]; {self.variant.name}, "
+                f"{self.time_control.describe()}, seed {seed}")
+        if self.book is not None:
+            text += (f"; book {self.book_name or 'given'} ({len(self.book)} opening"
+                     f"{'s' if len(self.book) != 1 else ''}, {self.book_order} order)")
+        return text
+
+
+def sprt_game_id(tag: str, pair: int, game: int) -> str:
+    """``<tag>-<pair>a`` (A has white) or ``<tag>-<pair>b`` (B has white)."""
+    return f"{tag}-{pair}{'ab'[game]}"
+
+
+class _Abandoned(Exception):
+    """Raised from a game's ``on_move`` to stop it (the referee's ``finally`` stops the bots)."""
+
+
+def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
+               games_file: Optional[Path], done: Mapping[str, GameRecord],
+               stop: threading.Event,
+               on_game: Optional[Callable[[GameRecord], None]] = None,
+               ) -> Generator[tuple[int, GameRecord, GameRecord], None, None]:
+    """Play colour-swapped pairs (``workers`` games at once) and yield ``(pair, A-white game,
+    B-white game)`` in pair order.
+
+    Each game is appended to ``games_file`` (if any) as soon as it finishes, then passed to
+    ``on_game``.  A game whose id is in ``done`` (the records of an earlier run of the same
+    test) is not played again: its record stands in its place.  Once ``stop`` is set no game
+    starts and the games in flight are abandoned at their next move (not saved); the
+    generator then ends.  Closing it abandons the games in flight the same way.
+    """
+    tag = f"sprt-{seed}"
+    abandon = threading.Event()
+    openings: dict[int, tuple[str, ...]] = {}
+
+    def opening_of(k: int) -> tuple[str, ...]:  # computed once for both games of a pair
+        if k not in openings:
+            openings.clear()
+            openings[k] = run.opening(k, seed)
+        return openings[k]
+
+    def check(position: Position, info: Any) -> None:
+        if abandon.is_set() or stop.is_set():
+            raise _Abandoned
+
+    def play(k: int, game: int, opening: tuple[str, ...]) -> GameRecord:
+        from arena.referee import play_game
+
+        white, black = (run.a, run.b) if game == 0 else (run.b, run.a)
+        rec = play_game(white, black, run.variant, run.time_control, opening=opening,
+                        game_id=sprt_game_id(tag, k, game),
+                        seed=derive_seed(seed, "game", k, game), on_move=check,
+                        isolation=run.isolation)
+        rec.tournament, rec.round, rec.pair = tag, k, k
+        return rec
+
+    jobs = ((k, g) for k in range(1, max_pairs + 1) for g in (0, 1))
+    exhausted = False
+    running: dict[Future[GameRecord], tuple[int, int]] = {}
+    finished: dict[tuple[int, int], GameRecord] = {}
+    next_pair = 1
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sprt-game")
+    try:
+        while True:
+            while not exhausted and not stop.is_set() and len(running) < workers:
+                job = next(jobs, None)
+                if job is None:
+                    exhausted = True
+                    break
+                recorded = done.get(sprt_game_id(tag, *job))
+                if recorded is not None:
+                    finished[job] = recorded
+                else:
+                    running[pool.submit(play, *job, opening_of(job[0]))] = job
+            while (next_pair, 0) in finished and (next_pair, 1) in finished:
+                yield next_pair, finished.pop((next_pair, 0)), finished.pop((next_pair, 1))
+                next_pair += 1
+            if not running:
+                if exhausted or stop.is_set():
+                    return
+                continue
+            ready, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in ready:
+                job = running.pop(future)
+                try:
+                    rec = future.result()
+                except _Abandoned:
+                    continue
+                if games_file is not None:
+                    append_record(games_file, rec)
+                finished[job] = rec
+                if on_game is not None:
+                    on_game(rec)
+    finally:
+        abandon.set()
+        for future in running:
+            future.cancel()
+        pool.shutdown(wait=True)
+
+
+def prepare_folder(folder: Path, shown: str, run: SprtRun, seed: Optional[int], restart: bool,
+                   warn: Callable[[str], None]) -> tuple[int, dict[str, GameRecord]]:
+    """For ``sprt --out``, holding the folder's lock: the seed to use and the records of the
+    games already played (by id), after checking that ``sprt.json`` (written here for a new
+    run) holds the same settings.  Without a ``seed`` a resumed run takes the stored one.
+    ``restart`` discards the files an earlier run wrote.  ``warn`` gets a line about
+    unreadable lines of ``games.jsonl`` moved aside.
+
+    :raises ConfigError: the folder holds another run's games (naming the changed settings),
+        a tournament's, or an unreadable ``sprt.json``.
+    """
+    if (folder / CONFIG_FILE).is_file():
+        raise ConfigError(f"{shown} is a tournament's results folder: choose another --out")
+    stored_path, games, side = folder / SPRT_FILE, folder / GAMES_FILE, folder / REJECTED_FILE
+    if restart:
+        for path in (games, side, stored_path):
+            path.unlink(missing_ok=True)
+    stored: Optional[dict[str, Any]] = None
+    if stored_path.exists():
+        try:
+            data = json.loads(stored_path.read_text(encoding="utf-8"))
+            stored = data["settings"] if isinstance(data, dict) else None
+        except (OSError, ValueError, KeyError):
+            stored = None
+        if not isinstance(stored, dict) or not isinstance(stored.get("seed"), int):
+            raise ConfigError(f"{stored_path} is unreadable; use --restart to start over")
+    elif games.exists() and games.stat().st_size:
+        raise ConfigError(f"{games} holds games of no 'arena sprt' run (no {SPRT_FILE}); use "
+                          f"--restart to discard them, or another --out")
+    if seed is None:
+        seed = (stored["seed"] if stored is not None
+                else random.SystemRandom().randrange(SEED_MAX + 1))
+    settings = run.settings(seed)
+    if stored is None:
+        text = json.dumps({"settings": settings, "created": datetime.now(timezone.utc)
+                           .isoformat(timespec="seconds")}, indent=2) + "\n"
+        atomic_write(stored_path, text.encode("utf-8"))
+        return seed, {}
+    changed = [k for k in sorted(set(stored) | set(settings)) if stored.get(k) != settings.get(k)]
+    if changed:
+        raise ConfigError(f"{shown} holds an SPRT run with other settings (changed: "
+                          f"{', '.join(changed)}); use --restart to discard its games, or "
+                          f"another --out")
+    moved, kept = read_repaired_games(folder)
+    if moved:
+        warn(f"warning: {games}: moved {moved} unreadable line{'s' if moved > 1 else ''} to "
+             f"{side}; any game they held is played again")
+    done: dict[str, GameRecord] = {}
+    for rec in kept:
+        done.setdefault(rec.game_id, rec)
+    return seed, done
+
+
+class SprtProgress(Progress):
+    """The live line of an SPRT run: pairs done, rate, A's W-D-L, Elo, LLR and bounds.
+
+    It is :class:`arena.progress.Progress` (redrawn in place on a terminal) counting games,
+    with the test's figures instead of a leader.
+    """
+
+    def __init__(self, test: SprtTest, max_pairs: int, stream: TextIO, *, live: bool,
+                 done_games: int = 0) -> None:
+        super().__init__(2 * max_pairs, done_games, stream, live=live)
+        self.test = test
+        self.max_pairs = max_pairs
+
+    def status(self) -> str:
+        """``[pairs 12/2000] 30.0 games/min  W-D-L 10-4-10  Elo +0.0 ± 35.2  LLR ...``."""
+        elapsed = time.monotonic() - self.t0
+        played = self.done - self.started_with
+        rate = played / elapsed if elapsed > 0 and played else 0.0
+        t = self.test
+        text = (f"[pairs {t.pairs}/{self.max_pairs}, games {self.done}] {rate * 60:.1f} "
+                f"games/min")
+        if t.pairs:
+            w, d, l = t.wdl
+            est = pentanomial_estimate(t.counts)
+            lower, upper = t.bounds
+            text += (f"  W-D-L {w}-{d}-{l}  Elo {est.elo:+.1f} ± {est.elo95:.1f}  "
+                     f"LLR {t.llr:+.2f} [{lower:.2f}, {upper:.2f}]")
+        return text
+
+    def add_game(self, record: GameRecord) -> None:
+        """Count a finished game (already saved) on the live line (nothing off a terminal:
+        the pair lines say it)."""
+        with self.lock:
+            self.done += 1
+            if self.live:
+                self.redraw()
+
+
+@dataclass
+class SprtOutcome:
+    """What a run did: its seed, the summary of the test, whether it was interrupted, and
+    the exit status (0 a verdict, 1 ``max_pairs`` ran out first, 130 interrupted)."""
+
+    seed: int
+    summary: SprtSummary
+    interrupted: bool = False
+    status: int = 1
+    lines: list[str] = field(default_factory=list)
+
+
+class _StopFlag:
+    """Sets ``event`` on SIGINT/SIGTERM while a run is in progress (main thread only; the
+    handlers only set it, the previous ones come back at the end)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.saved: dict[int, Any] = {}
+
+    def __enter__(self) -> threading.Event:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, lambda *_: self.event.set())
+        return self.event
+
+    def __exit__(self, *_: Any) -> None:
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+
+def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[int] = None,
+             folder: Optional[Path] = None, shown: str = "", restart: bool = False,
+             out: Optional[TextIO] = None, console: Optional[TextIO] = None,
+             live: Optional[bool] = None) -> SprtOutcome:
+    """Play ``run`` until its test decides or ``max_pairs`` pairs are counted (see the
+    module's docstring); lines go to ``out``, the live progress line and warnings to
+    ``console`` (default: standard output and standard error; ``live``: redraw one line, by
+    default when ``console`` is a terminal; the pair lines are then left out when ``out`` is
+    a terminal too).
+
+    :raises ConfigError: bad hypotheses, a folder in use (:class:`~arena.lock.FolderInUse`)
+        or holding another run.
+    """
+    test = run.new_test()
+    out = sys.stdout if out is None else out
+    console = sys.stderr if console is None else console
+    if live is None:
+        live = console.isatty()
+    pair_lines = not (live and out.isatty())
+    games_file: Optional[Path] = None
+    done: dict[str, GameRecord] = {}
+    with contextlib.ExitStack() as owned:
+        if folder is not None:
+            shown = shown or str(folder)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise ConfigError(f"cannot create {shown}: {e.strerror}") from None
+            owned.enter_context(FolderLock(folder, shown=shown))  # held until the run ends
+            warnings = console
+
+            def warn(text: str) -> None:
+                warnings.write(text + "\n")
+                warnings.flush()
+
+            seed, done = prepare_folder(folder, shown, run, seed, restart, warn)
+            games_file = folder / GAMES_FILE
+        elif seed is None:
+            seed = random.SystemRandom().randrange(SEED_MAX + 1)
+        return _run(run, test, seed=seed, max_pairs=max_pairs, workers=workers,
+                    games_file=games_file, done=done, out=out, console=console, live=live,
+                    pair_lines=pair_lines)
+
+
+def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: int,
+         games_file: Optional[Path], done: dict[str, GameRecord], out: TextIO,
+         console: TextIO, live: bool, pair_lines: bool) -> SprtOutcome:
+    """The body of :func:`run_sprt` once its seed and folder are settled."""
+    from arena.report import format_estimate
+
+    def say(text: str) -> None:
+        out.write(text + "\n")
+        out.flush()
+
+    a, b = run.a.name, run.b.name
+    lower, upper = test.bounds
+    say(run.describe(seed))
+    tag = f"sprt-{seed}"
+    resumed = sum(1 for game_id in done if game_id.startswith(f"{tag}-"))
+    if resumed:
+        say(f"resuming: {resumed} games already in {games_file} are not played again (their "
+            f"results are counted)")
+    progress = SprtProgress(test, max_pairs, console, live=live, done_games=0)
+    outcome = SprtOutcome(seed=seed, summary=test.summary())
+    with _StopFlag() as stop:
+        pairs = play_pairs(run, seed=seed, max_pairs=max_pairs, workers=workers,
+                           games_file=games_file, done=done, stop=stop,
+                           on_game=progress.add_game)
+        try:
+            for k, first, second in pairs:
+                score_a, score_b = first.score("white"), second.score("black")
+                test.add_games(score_a, score_b)
+                if pair_lines:
+                    progress.clear()
+                    est = format_estimate(pentanomial_estimate(test.counts), nelo=False,
+                                          los=False)
+                    say(f"pair {k:>4}: {score_a + score_b:g}/2  pairs "
+                        f"{'-'.join(map(str, test.counts))}  {est}  LLR {test.llr:+.2f} "
+                        f"[{lower:.2f}, {upper:.2f}]")
+                progress.redraw()
+                if test.verdict is not None:
+                    break
+        finally:
+            pairs.close()
+            progress.close()
+        outcome.interrupted = stop.is_set() and test.verdict is None
+    verdict = test.verdict
+    k = test.pairs
+    unit = "nElo" if run.model == "normalized" else "Elo"
+    if verdict == "H1":
+        say(f"H1 accepted after {k} pairs: {a} is stronger than {b} ({unit} >= "
+            f"{run.elo1:g} favoured)")
+        outcome.status = 0
+    elif verdict == "H0":
+        say(f"H0 accepted after {k} pairs: {a} is not {run.elo1:g} {unit} stronger than {b} "
+            f"({unit} <= {run.elo0:g} favoured)")
+        outcome.status = 0
+    elif outcome.interrupted:
+        again = ("run the same command again to resume" if games_file is not None
+                 else "nothing was saved (no --out)")
+        say(f"interrupted after {k} pairs: {again}")
+        outcome.status = INTERRUPTED_STATUS
+    else:
+        say(f"no decision after {max_pairs} pairs (LLR {test.llr:+.2f})")
+    outcome.summary = test.summary()
+    for line in format_summary(outcome.summary, a, b):
+        say(line)
+    return outcome
+
+
+def format_summary(s: SprtSummary, a: str, b: str) -> list[str]:
+    """The final summary, in the shape fastchess prints it (``Elo: ... nElo: ...``,
+    ``LOS``, ``Games``/W-D-L, ``Ptnml(0-2)``, ``LLR (bounds) [elo0, elo1]``) and a verdict."""
+    lower, upper = s.bounds
+    lines = [f"Results of {a} vs {b} (A's view):"]
+    e = s.estimate
+    if e is None:
+        lines.append("no pair finished")
+    else:
+        prior = " (with a virtual draw: a perfect score so far)" if e.prior else ""
+        nelo = (f"{e.nelo:+.2f} ± {e.nelo95:.2f} (95%)" if math.isfinite(e.nelo)
+                else "n/a (every pair scored the same)")
+        lines.append(f"Elo: {e.elo:+.2f} ± {e.elo95:.2f} (95%){prior}, nElo: {nelo}")
+        draw = s.draws / s.games if s.games else 0.0
+        lines.append(f"LOS: {100 * e.los:.2f} %, DrawRatio: {100 * draw:.2f} %")
+    points = s.wins + 0.5 * s.draws
+    share = f" ({100 * points / s.games:.2f} %)" if s.games else ""
+    lines.append(f"Games: {s.games}, Wins: {s.wins}, Draws: {s.draws}, Losses: {s.losses} "
+                 f"(W-D-L {s.wins}-{s.draws}-{s.losses}), Points: {points:g}{share}")
+    lines.append(f"Ptnml(0-2): [{', '.join(map(str, s.counts))}] (pairs LL, LD, WL+DD, WD, WW)")
+    unit = "nElo" if s.model == "normalized" else "Elo"
+    lines.append(f"LLR: {s.llr:+.2f} ({lower:.2f}, {upper:.2f}) [{s.elo0:.2f}, {s.elo1:.2f}] "
+                 f"({s.model} {unit})")
+    verdict = {"H1": f"H1 accepted ({a} is at least {s.elo1:g} {unit} stronger)",
+               "H0": f"H0 accepted ({a} is at most {s.elo0:g} {unit} stronger)",
+               None: "undecided"}[s.verdict]
+    lines.append(f"Verdict: {verdict}")
+    return lines
+
