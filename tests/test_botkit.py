@@ -544,17 +544,13 @@ DOCS = BOTS_DIR.parent / "docs"
 
 
 def test_protocol_doc_shows_the_minimal_bot_verbatim() -> None:
-    code = (DOCS / "examples" / "minimal_bot.py").read_text()
+    code = (DOCS / "examples" / "minimal" / "bot.py").read_text()
     assert f"```python\n{code}```" in (DOCS / "PROTOCOL.md").read_text()
 
 
 @pytest.mark.parametrize("variant_name", ["nine-mens-morris", "lasker-morris"])
-def test_minimal_bot_from_the_docs_plays_legal_moves(variant_name: str, tmp_path: Path) -> None:
-    folder = tmp_path / "minimal"
-    folder.mkdir()
-    shutil.copy(DOCS / "examples" / "minimal_bot.py", folder / "bot.py")
-    (folder / "bot.yaml").write_text('name: minimal\ncommand: "{python} bot.py"\n')
-    bot = BotPipe(folder)
+def test_minimal_bot_from_the_docs_plays_legal_moves(variant_name: str) -> None:
+    bot = BotPipe(DOCS / "examples" / "minimal")
     try:
         bot.handshake()
         variant = get_variant(variant_name)
