@@ -184,7 +184,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
                f"margin {tc.margin_ms} ms; opponent {opp.name}")
     report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp,
-                       isolation=sandbox)
+                       isolation=sandbox, retry_build=True)  # a check always builds again
     for line in format_report(report):
         click.echo(line)
     if spec.build and report.handshake is not None:  # not checked before the build
