@@ -427,3 +427,84 @@ def test_sprt_opening_turns_stay_within_the_variants_placement(workdir: Path) ->
                                       "three-mens-morris", "--opening-turns", "7"])
     assert result.exit_code == 2, result.output
     assert "--opening-turns: at most 6 for three-mens-morris" in result.output
+
+
+# -- opening books ------------------------------------------------------------------------
+
+BOOKED = """\
+name: booked
+bots: [bots/random, bots/greedy]
+variants: [nine-mens-morris, six-mens-morris]
+games_per_pairing: 6
+openings: {file: book.txt, order: sequential}
+"""
+
+
+def test_an_opening_book_is_read_from_beside_the_tournament_file(workdir: Path) -> None:
+    (workdir / "t").mkdir()
+    write(workdir / "t" / "book.txt", "# three openings\na1 d7\nd1 g7  # a comment\n\nb2\n")
+    config = load_config(write(workdir / "t" / "booked.yaml", BOOKED))
+    assert config.book is not None and config.opening_turns == 0
+    assert config.book.path == "t/book.txt" and config.book.order == "sequential"
+    assert config.book.books["six-mens-morris"] == (("a1", "d7"), ("d1", "g7"), ("b2",))
+    slots = config.schedule()
+    firsts = [s.opening for s in slots if s.game == 0 and s.variant.name == "six-mens-morris"]
+    assert firsts == [("a1", "d7"), ("d1", "g7"), ("b2",)]  # the meeting's pairs, in order
+    assert all(a.opening == b.opening for a, b in zip(slots[::2], slots[1::2]))
+    # random order: the same lines, shuffled by the tournament's seed
+    shuffled = load_config(write(workdir / "t" / "booked.yaml",
+                                 BOOKED.replace("sequential", "random") + "seed: 4\n"))
+    got = [s.opening for s in shuffled.schedule() if s.game == 0][::2]
+    assert sorted(got) == sorted(firsts)
+    assert shuffled.normalised()["openings"] == {
+        "file": "t/book.txt", "order": "random", "sha256": config.book.sha256}
+
+
+@pytest.mark.parametrize("book,openings,message", [
+    ("a1\nc3 d7\n", "{file: book.txt}",
+     r"booked.yaml: book.txt:2: turn 1 \('c3'\) is not legal in six-mens-morris"),
+    ("a1\n", "{file: missing.txt}", r"missing.txt: no such opening book"),
+    ("a1\n", "{file: book.txt, order: shuffled}",
+     r"openings.order: expected one of sequential, random, got 'shuffled'"),
+    ("a1\n", "{file: book.txt, random: 2}", r"openings: random openings or a book, not both"),
+    ("a1\n", "{random: 2, order: random}", r"openings.order: only a book has an order"),
+    ("# nothing\n", "{file: book.txt}", r"no opening in the book"),
+])
+def test_a_bad_opening_book_is_one_line(workdir: Path, book: str, openings: str,
+                                        message: str) -> None:
+    write(workdir / "book.txt", book)
+    path = write(workdir / "booked.yaml", BOOKED.replace(
+        "{file: book.txt, order: sequential}", openings))
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(path)
+    assert "\n" not in str(info.value)
+
+
+def test_a_changed_book_is_a_change_a_moved_one_is_not(workdir: Path) -> None:
+    from arena.tournament import compare_configs
+
+    write(workdir / "book.txt", "a1 d7\nd1\n")
+    path = write(workdir / "booked.yaml", BOOKED)
+    stored = load_config(path).normalised()
+    (workdir / "elsewhere").mkdir()
+    write(workdir / "elsewhere" / "book.txt", "a1 d7\nd1\n")
+    moved = load_config(write(workdir / "booked.yaml",
+                              BOOKED.replace("book.txt", "elsewhere/book.txt")))
+    assert compare_configs(stored, moved).refused == ()
+    write(workdir / "book.txt", "a1 d7\nd1 a4\n")
+    assert compare_configs(stored, load_config(write(workdir / "booked.yaml", BOOKED))
+                           ).refused == ("openings",)
+
+
+def test_a_bot_is_not_scheduled_in_a_variant_its_bot_yaml_does_not_list(workdir: Path) -> None:
+    shutil.copytree(ROOT / "bots" / "random", workdir / "picky")
+    manifest = workdir / "picky" / "bot.yaml"
+    manifest.write_text(manifest.read_text().replace("name: random", "name: picky")
+                        + "variants: [nine-mens-morris, lasker-morris]\n")
+    text = "bots: [picky, bots/greedy]\nvariants: [nine-mens-morris, six-mens-morris]\n"
+    with pytest.raises(ConfigError, match=r"t.yaml: variants: picky plays only "
+                                          r"nine-mens-morris, lasker-morris \(its bot.yaml "
+                                          r"'variants:'\), not six-mens-morris"):
+        load_config(write(workdir / "t.yaml", text))
+    assert load_config(write(workdir / "t.yaml", text.replace("six-mens-morris", "lasker"))
+                       ).players == ("picky", "greedy")
