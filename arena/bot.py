@@ -239,8 +239,16 @@ class BotProcess:
         self._debug = log.isEnabledFor(logging.DEBUG)
         from arena.sandbox import Isolation
 
+        if spec.build:  # a failed build is the reason, not the program it did not make
+            from arena.build import build_failure
+
+            why = build_failure(spec)
+            if why is not None:
+                raise BotStartError(why)
         missing = _missing_program(spec.command[0], spec.cwd, (self.env or os.environ).get("PATH"))
         if missing:  # found here: inside a sandbox it would only show as an early exit
+            if spec.build:
+                missing += " (has its build: step run? 'arena check' builds it)"
             raise BotStartError(f"cannot run {shlex.join(spec.command)!r} in {spec.cwd}: {missing}")
         if self.isolation is None:  # ConfigError: MORRIS_ARENA_ISOLATION names a bad level
             self.isolation = Isolation.default()

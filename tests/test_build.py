@@ -21,9 +21,12 @@ from click.testing import CliRunner
 from arena import build as B
 from arena.build import STAMP, BuildError, build_failure, ensure_built
 from arena.cli import cli
+from arena.clock import TimeControl
 from arena.manifest import load_bot
+from arena.referee import play_game
 from arena.sandbox import Isolation, Level, Limits, available_levels, bwrap_status
 from arena.sandbox.procs import is_root
+from arena.variants import get_variant
 
 ROOT = Path(__file__).resolve().parent.parent
 C_FIRST = ROOT / "bots" / "c-first"
@@ -135,10 +138,14 @@ def test_a_failure_is_one_line_with_the_reason_and_remembered_until_the_folder_c
     assert "\n" not in message and "compiling" in caught.value.log
     assert caught.value.exit == 2
     assert build_failure(spec) == message  # from the stamp, without building
-    started = time.monotonic()
+    stamped = (folder / STAMP).stat().st_mtime_ns
     with pytest.raises(BuildError, match="exit 2"):  # remembered: not built again
         ensure_built(spec, isolation=_iso())
-    assert time.monotonic() - started < 0.5
+    assert (folder / STAMP).stat().st_mtime_ns == stamped  # no new build wrote it
+    record = play_game(spec, load_bot(ROOT / "bots" / "random"), get_variant("nine-mens-morris"),
+                       TimeControl(movetime_ms=100), isolation=_iso())
+    assert record.termination == "start-failure" and record.forfeit == "white"
+    assert message in record.detail  # the game says why: the build, not a missing program
     (folder / "bot.yaml").write_text((folder / "bot.yaml").read_text().replace("exit 2", "true"))
     spec = load_bot(folder)
     assert build_failure(spec) is None  # the folder changed

@@ -120,7 +120,7 @@ def replay(record: GameRecord) -> Replay:
             move = pos.parse_move(info.move)
         except MoveError as e:
             out.error = (f"move {n} ({escape_controls(info.move)}) does not replay: "
-                         f"{str(e).split(' in position')[0]}")
+                         f"{str(e).split(' (position ')[0]}")
             break
         pos.push(move)
         t = pos.topology
