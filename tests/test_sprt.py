@@ -186,3 +186,206 @@ def test_summary_before_any_pair_and_bad_scores() -> None:
     assert s.estimate is None and s.llr == 0 and s.verdict is None and s.games == 0
     with pytest.raises(Exception, match="not a game score"):
         SprtTest().add_games(1, 0.25)
+
+
+# -- the command, with real bots ------------------------------------------------------------
+
+GREEDY, RANDOM = f"{ROOT}/bots/greedy", f"{ROOT}/bots/random"
+
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quick starts (the sandbox is tested elsewhere); the environment reaches subprocesses."""
+    monkeypatch.setenv("MORRIS_ARENA_ISOLATION", "none")
+
+
+def _args(out: Path | None, *extra: str, **options: str) -> list[str]:
+    """greedy vs random on three men's morris, fast; bounds of +-6.9 so that a few pairs
+    decide nothing (a won pair moves the LLR by about 0.03)."""
+    settings = {"--variant": "three-mens-morris", "--movetime": "50", "--alpha": "0.001",
+                "--beta": "0.001", "--max-pairs": "3", "--seed": "5", **options}
+    args = ["sprt", GREEDY, RANDOM]
+    for key, value in settings.items():
+        if value:
+            args += [key, value]
+    return args + (["--out", str(out)] if out is not None else []) + list(extra)
+
+
+def _summary(output: str) -> dict[str, str]:
+    """The summary's ``Key: value`` lines."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Results of "))
+    return dict(line.split(": ", 1) for line in lines[start + 1:] if ": " in line)
+
+
+def _a_scores(records: list) -> list[tuple[float, float]]:
+    """A's (greedy's) score in each game of each pair, from the records alone."""
+    by_id = {r.game_id: r for r in records}
+    pairs = sorted({int(r.game_id.split("-")[-1][:-1]) for r in records})
+    tag = records[0].game_id.rsplit("-", 1)[0]
+    return [(by_id[f"{tag}-{k}a"].score("white"), by_id[f"{tag}-{k}b"].score("black"))
+            for k in pairs]
+
+
+def test_sprt_with_a_clock_and_a_book_prints_the_summary(tmp_path: Path) -> None:
+    book = tmp_path / "book.txt"
+    book.write_text("# two openings\na1 d4\n\nd1 a4  # the other\n", encoding="utf-8")
+    out = tmp_path / "run"
+    res = CliRunner().invoke(cli, _args(out, "--book", str(book), **{"--movetime": "",
+                                                                      "--clock": "5+0.05"}))
+    assert res.exit_code == 1, res.output  # undecided after 3 pairs
+    head = res.output.splitlines()[0]
+    assert "5+0.05 s" in head and f"book {book} (2 openings, sequential order)" in head
+    records = read_records(out / "games.jsonl")
+    assert len(records) == 6
+    for r in records:
+        assert r.time_control["base_ms"] == 5000 and r.time_control["increment_ms"] == 50
+        k = int(r.game_id.split("-")[-1][:-1])
+        assert [m.move for m in r.moves if m.opening] == [["a1", "d4"], ["d1", "a4"]][(k - 1) % 2]
+    scores = _a_scores(records)
+    flat = [x for pair in scores for x in pair]
+    wins, draws, losses = flat.count(1.0), flat.count(0.5), flat.count(0.0)
+    counts = [0] * 5
+    for first, second in scores:
+        counts[int(2 * (first + second))] += 1
+    s = _summary(res.output)
+    assert s["Games"].startswith(f"6, Wins: {wins}, Draws: {draws}, Losses: {losses} "
+                                 f"(W-D-L {wins}-{draws}-{losses})")
+    assert s["Ptnml(0-2)"].startswith(f"[{', '.join(map(str, counts))}]")
+    llr = pentanomial_llr(counts, 0, 10)
+    assert s["LLR"] == f"{llr:+.2f} (-6.91, 6.91) [0.00, 10.00] (logistic Elo)"
+    assert s["Verdict"] == "undecided"
+    assert s["Elo"].startswith("+") and "(95%)" in s["Elo"] and "LOS" in s
+
+
+def test_sprt_normalized_model(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = CliRunner().invoke(cli, _args(out, "--model", "normalized", "--opening-turns", "2",
+                                        **{"--elo1": "5"}))
+    assert res.exit_code == 1, res.output
+    assert "H0 nElo <= 0, H1 nElo >= 5" in res.output.splitlines()[0]
+    counts = [0] * 5
+    for first, second in _a_scores(read_records(out / "games.jsonl")):
+        counts[int(2 * (first + second))] += 1
+    llr = normalized_llr(counts, 0, 5)
+    assert llr != pytest.approx(pentanomial_llr(counts, 0, 5), abs=0.01)
+    assert f"LLR: {llr:+.2f} (-6.91, 6.91) [0.00, 5.00] (normalized nElo)" in res.output
+    pair_lines = [line for line in res.output.splitlines() if line.startswith("pair")]
+    assert pair_lines[-1].split("LLR ")[1].startswith(f"{llr:+.2f}")
+    stored = json.loads((out / "sprt.json").read_text())["settings"]
+    assert stored["model"] == "normalized" and stored["opening_turns"] == 2
+    # the same folder with the other model is another test: refused, naming the key
+    res = CliRunner().invoke(cli, _args(out, "--opening-turns", "2", **{"--elo1": "5"}))
+    assert res.exit_code == 2 and "(changed: model)" in res.output, res.output
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--book", "{book}", "--opening-turns", "2"], "use --book or --opening-turns, not both"),
+    (["--book", "{book}"], "{book}:2: turn 2 ('a1')"),
+    (["--book", "{missing}"], "{missing}: no such opening book"),
+    (["--clock", "5"], "--clock expects BASE+INC"),
+    (["--clock", "5+1", "--movetime", "50"], "use --movetime or --clock, not both"),
+    (["--model", "bayes"], "--model"),
+])
+def test_sprt_refuses_bad_openings_and_time_controls_in_one_line(
+        tmp_path: Path, extra: list[str], message: str) -> None:
+    book = tmp_path / "book.txt"
+    book.write_text("a1\na1 a1\n", encoding="utf-8")
+    names = {"book": str(book), "missing": str(tmp_path / "nope.txt")}
+    args = [a.format(**names) for a in extra]
+    res = CliRunner().invoke(cli, [a for a in _args(tmp_path / "run", **{"--movetime": ""})]
+                             + args)
+    assert res.exit_code == 2, res.output
+    assert message.format(**names) in res.output
+    assert len(res.output.strip().splitlines()) == 1 or "Usage" in res.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_sprt_refuses_an_undeclared_bot_option_before_any_game(tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["sprt", f"{GREEDY}:MobiltyWeight=3", RANDOM, "--out",
+                                   str(tmp_path / "run"), "--variant", "three-mens-morris"])
+    assert res.exit_code == 2, res.output
+    assert "MobiltyWeight" in res.output and len(res.output.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_sprt_progress_line_is_redrawn_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal (a real pseudo-terminal here) one line is redrawn in place instead of a
+    line per pair; the verdict and the summary follow it."""
+    import pty
+
+    from arena.clock import TimeControl
+    from arena.manifest import load_bot
+    from arena.sprtrun import SprtRun, run_sprt
+    from arena.variants import get_variant
+
+    master, slave = pty.openpty()
+    term = os.fdopen(slave, "w", encoding="utf-8")
+    run = SprtRun(load_bot(GREEDY), load_bot(RANDOM), get_variant("three-mens-morris"),
+                  TimeControl(movetime_ms=50), alpha=0.001, beta=0.001, opening_turns=1)
+    outcome = run_sprt(run, max_pairs=2, seed=1, out=term, console=term)
+    term.close()
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    shown = b"".join(chunks).decode()
+    assert outcome.status == 1 and not outcome.interrupted
+    assert shown.count("\r\x1b[K[pairs ") >= 4  # redrawn after each game and each pair
+    assert "[pairs 2/2, games 4]" in shown and "LLR +" in shown
+    assert "pair    1:" not in shown
+    assert "no decision after 2 pairs" in shown and "Verdict: undecided" in shown
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([ARENA, *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_sprt_resumes_after_an_interruption_without_duplicating_ids(
+        tmp_path: Path, sig: signal.Signals) -> None:
+    """A real run is interrupted mid-game by a signal; it exits 130 at once (the game in
+    flight abandoned, not saved) and the same command run again plays on from there."""
+    out = tmp_path / "run"
+    games = out / "games.jsonl"
+    command = _args(out, "-j", "2", **{"--max-pairs": "40"})
+    proc = _start(command, tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not (games.exists() and games.read_bytes().count(b"\n") >= 3):
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "no games saved in 60 s"
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        output, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, output
+    first = read_records(games)
+    k = len([line for line in output.splitlines() if line.startswith("pair")])
+    assert f"interrupted after {k} pairs: run the same command again to resume" in output
+    assert _summary(output)["Verdict"] == "undecided"
+    assert all(r.termination != "error" for r in first)  # nothing abandoned was saved
+    assert 2 * k <= len(first) < 2 * 40
+    saved = games.read_bytes()
+    # the same command again, with room for two more pairs: it plays on from where it stopped
+    pairs = len(first) // 2 + 2
+    res = CliRunner().invoke(cli, _args(out, "-j", "2", **{"--max-pairs": str(pairs)}))
+    assert res.exit_code == 1, res.output
+    assert f"resuming: {len(first)} games already in {games}" in res.output
+    pair_lines = [line for line in res.output.splitlines() if line.startswith("pair")]
+    assert [int(line.split()[1].rstrip(":")) for line in pair_lines] == list(range(1, pairs + 1))
+    ids = [r.game_id for r in read_records(games)]
+    assert len(ids) == len(set(ids)), ids
+    assert sorted(ids) == sorted(f"sprt-5-{p}{g}" for p in range(1, pairs + 1) for g in "ab")
+    assert games.read_bytes().startswith(saved)  # the first run's games kept, byte for byte
+    assert _summary(res.output)["Games"].startswith(f"{2 * pairs}, ")
