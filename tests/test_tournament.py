@@ -212,6 +212,22 @@ def test_a_finished_tournament_grows_keeping_its_games(workdir: Path) -> None:
     assert games.read_bytes() == before
 
 
+def test_a_growth_cut_short_resumes(workdir: Path) -> None:
+    """Growing is one atomic rewrite of config.json before any new game: a run stopped after
+    it (here after one new game) resumes the grown tournament, keeping every game."""
+    path = write_config(workdir, GROW, "grow.yaml")
+    first = run_tournament(load_config(path), console=io.StringIO())
+    games = first.folder / "games.jsonl"
+    before = games.read_bytes()
+    write_config(workdir, GROW.replace("games_per_pairing: 2", "games_per_pairing: 4"),
+                 "grow.yaml")
+    cut = run_tournament(load_config(path), console=io.StringIO(), max_games=1)
+    assert cut.played == 1 and not cut.complete and games.read_bytes().startswith(before)
+    rest = run_tournament(load_config(path), console=io.StringIO())
+    assert rest.played == 1 and rest.complete and games.read_bytes().startswith(before)
+    assert sorted(game_ids(first.folder)) == sorted(schedule_ids(load_config(path)))
+
+
 @pytest.mark.parametrize("old,new,named", [
     ("games_per_pairing: 4", "games_per_pairing: 2", "games_per_pairing (lowered from 4 to 2)"),
     ("seed: 5", "seed: 6", "seed"),
