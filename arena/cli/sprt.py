@@ -14,6 +14,8 @@ from arena.protocol import SEED_MAX
 
 if typing.TYPE_CHECKING:
     from arena.bot import BotSpec
+    from arena.openings import BookOrder
+    from arena.ratings import SprtModel
     from arena.sandbox import Isolation
 
 
@@ -135,9 +137,9 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     if a.name == b.name:
         b = dataclasses.replace(b, name=f"{b.name} (B)")
     run = SprtRun(a, b, rules, tc, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta,
-                  model=typing.cast("typing.Literal['logistic', 'normalized']", model),
+                  model=typing.cast("SprtModel", model),
                   opening_turns=0 if openings is not None else turns, book=openings,
-                  book_order=typing.cast("typing.Literal['sequential', 'random']", book_order),
+                  book_order=typing.cast("BookOrder", book_order),
                   book_name=book or "", isolation=sandbox)
     run.new_test()  # bad hypotheses are refused before any bot starts
     for spec in (a, b):
