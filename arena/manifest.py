@@ -302,9 +302,14 @@ def load_bot(folder: str | os.PathLike[str], *, name: Optional[str] = None,
 
     display = name if name is not None else data.get("name", root.name)
     author = data.get("author", "")
-    for key, value in (("name", display), ("author", author)):
+    for key, value in (("name", display), ("author", author),
+                       *((k, data[k]) for k in ("description", "language") if k in data)):
         if not isinstance(value, str):
             raise ConfigError(f"expected a string, got {_kind(value)}", f"{where}:{key}")
+    version = data.get("version", "")
+    if isinstance(version, bool) or not isinstance(version, (str, int, float)):
+        raise ConfigError(f"expected a string or a number, got {_kind(version)}",
+                          f"{where}:version")
     if name is None and (len(display) > NAME_CAP or not display.isprintable()):
         raise ConfigError(f"expected a display name of at most {NAME_CAP} printable "
                           f"characters on one line", f"{where}:name")
