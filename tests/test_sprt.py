@@ -90,6 +90,8 @@ def _normalized_llr_by_direct_optimisation(counts: list[float], nelo0: float,
     ([3, 9, 20, 12, 6], 0, 10),
     ([10, 30, 50, 25, 8], -5, 5),
     ([0, 4, 10, 7, 1], 0, 20),
+    ([0, 1, 0, 100, 1], 0, 5),      # the iteration ends in rounding noise: settled anyway
+    ([3, 9, 20, 12, 6], -200, 200),  # the widest hypotheses allowed
 ])
 def test_normalized_llr_matches_direct_constrained_mle(counts: list[float], nelo0: float,
                                                        nelo1: float) -> None:
@@ -107,6 +109,9 @@ def test_sprt_test_reads_its_bounds_in_its_model() -> None:
         for _ in range(n):
             test.add_pair(k / 2)
     assert test.llr == pytest.approx(normalized)
+    with pytest.raises(Exception, match="from -200 to 200"):
+        SprtTest(0, 250, model="normalized")
+    assert SprtTest(0, 250).elo1 == 250  # a logistic bound may be larger
     with pytest.raises(Exception, match="unknown SPRT model"):
         SprtTest(0, 10, model="bayesian")  # type: ignore[arg-type]
 
@@ -286,6 +291,7 @@ def test_sprt_normalized_model(tmp_path: Path) -> None:
     (["--clock", "5"], "--clock expects BASE+INC"),
     (["--clock", "5+1", "--movetime", "50"], "use --movetime or --clock, not both"),
     (["--model", "bayes"], "--model"),
+    (["--model", "normalized", "--elo1", "300"], "from -200 to 200 (got 0, 300)"),
 ])
 def test_sprt_refuses_bad_openings_and_time_controls_in_one_line(
         tmp_path: Path, extra: list[str], message: str) -> None:

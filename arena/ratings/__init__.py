@@ -48,7 +48,7 @@ from arena.ratings.fit import (Fit, Rateable, find_rateable, fit_bradley_terry, 
 from arena.ratings.intervals import (MIN_SANDWICH_CLUSTERS, IntervalMethod, bootstrap_covariance,
                                      sandwich_covariance)
 from arena.ratings.mle import FitError, GameArrays, fit_theta, game_arrays, pair_matrices
-from arena.ratings.sprt import (SPRT_MODELS, SprtModel, SprtSummary, SprtTest, SprtVerdict,
+from arena.ratings.sprt import (NELO_BOUND, SPRT_MODELS, SprtModel, SprtSummary, SprtTest, SprtVerdict,
                                 mle_with_mean, mle_with_t_value, normalized_llr,
                                 pentanomial_llr, sprt_bounds, sprt_decision, sprt_llr)
 from arena.ratings.tables import (COLUMNS, BotStanding, Match, Standings, all_matches,
@@ -61,7 +61,7 @@ __all__ = [
     "ScoreEstimate", "cutechess_los", "elo_from_score", "pentanomial_estimate",
     "pentanomial_index", "score_from_elo", "trinomial_estimate", "wilson_interval",
     # sprt
-    "SPRT_MODELS", "SprtModel", "SprtSummary", "SprtTest", "SprtVerdict", "mle_with_mean",
+    "NELO_BOUND", "SPRT_MODELS", "SprtModel", "SprtSummary", "SprtTest", "SprtVerdict", "mle_with_mean",
     "mle_with_t_value", "normalized_llr", "pentanomial_llr", "sprt_bounds", "sprt_decision",
     "sprt_llr",
     # mle
