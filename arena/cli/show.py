@@ -18,7 +18,7 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
     """Show GAME of RESULTS (a results folder or its games.jsonl): its title, the board,
     the moves with their times and how it ended.
 
-    GAME is a game id (e.g. nine-mens-morris/r1/p2/g0), the name of its viewer page
+    GAME is a game id (e.g. nine-mens-morris/r1/m1/p2/g0), the name of its viewer page
     (nine-mens-morris-r1-p2-g0) or a part of either that names one game.
     """
     from arena.report import clean_text, load_games
