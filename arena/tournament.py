@@ -49,11 +49,12 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from arena.config import TournamentConfig
-from arena.errors import ArenaError, ConfigError
+from arena.errors import ArenaError, BotError, ConfigError
 from arena.executors import ExecutorKind, GameExecutor, executor_kind, wrap_executor
 from arena.jobs import GameJob
 from arena.lock import LOCK_FILE, FolderLock
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging
+from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            records_table, repair_records)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
@@ -442,6 +443,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     """:func:`run_tournament` once the results folder is ours.  The games are played on
     ``given``, else on an executor that ``kind`` opens (and this function closes);
     ``where`` says which, for the log."""
+    cannot_start = _preflight_bots(config)  # before the folder is touched: a bad option
     folder, config = open_results(config, restart=restart)  # bots in joining order
     moved, kept = read_repaired_games(folder)
     games_path = folder / GAMES_FILE
@@ -459,6 +461,8 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     result = TournamentResult(total=len(slots), finished=len(done), played=0,
                               interrupted=False, folder=folder)
     try:
+        for line in cannot_start:
+            log.warning("%s", escape_controls(line))
         if moved:
             log.warning("%s: moved %d unreadable line%s to %s; any game they held is played "
                         "again", games_path, moved, "s" if moved > 1 else "",
@@ -504,6 +508,24 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                         folder / LOG_FILE, "\n  ".join(repeats))
         logs.close()
     return result
+
+
+def _preflight_bots(config: TournamentConfig) -> list[str]:
+    """Every bot once before the first game (:func:`arena.preflight.preflight`): its
+    ``build:`` step, a start and the check of its options.  A bad option ends the run
+    (OptionError, exit 2) before any game and before the results folder changes; a bot that
+    fails to build or start is not an error of the run: its games are played as start
+    failures, each with the reason.  Returns one line per such bot, for the run's log."""
+    from arena.preflight import preflight
+
+    failures = []
+    for bot in config.bots:
+        try:
+            preflight(bot, isolation=config.isolation,
+                      handshake_s=config.time_control.handshake_ms / 1000.0)
+        except BotError as e:
+            failures.append(f"{bot.name} cannot start ({e}): its games will be forfeits")
+    return failures
 
 
 def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> GameExecutor:

@@ -597,3 +597,33 @@ def test_isolation_and_charge_errors_name_the_key(workdir: Path, snippet: str, p
     result = CliRunner().invoke(cli, ["run", str(write_config(workdir, text))])
     assert result.exit_code == 2
     assert f"{path}:" in result.output and not (workdir / "results").exists()
+
+
+def test_a_bad_option_ends_the_run_before_any_game_and_changes_no_results(
+        workdir: Path) -> None:
+    path = write_config(workdir, GROW)
+    folder = run_tournament(load_config(path), console=io.StringIO()).folder
+    before = {name: (folder / name).read_bytes() for name in ("games.jsonl", "config.json")}
+    # a third bot, with an option out of its declared range: the tournament would grow
+    write_config(workdir, GROW.replace(
+        f"{ROOT}/bots/greedy]",
+        f"{ROOT}/bots/greedy, {{path: {ROOT}/bots/alphabeta, options: {{Depth: 999}}}}]"))
+    result = CliRunner().invoke(cli, ["run", str(path)])
+    assert result.exit_code == 2
+    assert "Depth=999" in result.output and "spin" in result.output
+    assert {name: (folder / name).read_bytes() for name in before} == before  # nothing changed
+
+
+def test_a_bot_whose_build_fails_forfeits_its_games_with_the_reason(workdir: Path) -> None:
+    broken = workdir / "broken"
+    broken.mkdir(mode=0o755)
+    (broken / "bot.yaml").write_text("command: ./bot\nbuild: \"echo 'bot.c:1: error: oops' >&2; "
+                                     "exit 1\"\n")
+    path = write_config(workdir, GROW.replace(f"{ROOT}/bots/greedy]", f"{broken}]"))
+    result = run_tournament(load_config(path), console=io.StringIO())
+    records = read_records(result.folder / "games.jsonl")
+    assert len(records) == 2
+    for record in records:
+        assert record.termination == "start-failure"
+        assert "build failed (exit 1)" in record.detail and "bot.c:1: error: oops" in record.detail
+    assert "broken cannot start (build failed" in (result.folder / "arena.log").read_text()
