@@ -516,6 +516,7 @@ def _preflight_bots(config: TournamentConfig) -> list[str]:
     (OptionError, exit 2) before any game and before the results folder changes; a bot that
     fails to build or start is not an error of the run: its games are played as start
     failures, each with the reason.  Returns one line per such bot, for the run's log."""
+    from arena.options import OptionError
     from arena.preflight import preflight
 
     failures = []
@@ -523,8 +524,12 @@ def _preflight_bots(config: TournamentConfig) -> list[str]:
         try:
             preflight(bot, isolation=config.isolation,
                       handshake_s=config.time_control.handshake_ms / 1000.0)
+        except OptionError:
+            raise
         except BotError as e:
             failures.append(f"{bot.name} cannot start ({e}): its games will be forfeits")
+        except ArenaError as e:  # e.g. a Dask run whose bots exist only on the workers
+            failures.append(f"{bot.name} cannot be started here ({e}); its games decide")
     return failures
 
 
