@@ -45,9 +45,10 @@ from typing import Any, Callable, Optional, TextIO
 
 from arena.bot import BotSpec
 from arena.clock import TimeControl
-from arena.errors import ConfigError
+from arena.errors import BotError, ConfigError
 from arena.lock import FolderLock
 from arena.openings import Book, BookOrder, book_opening
+from arena.preflight import bot_label, preflight
 from arena.progress import Progress
 from arena.protocol import SEED_MAX
 from arena.ratings import SprtModel, SprtSummary, SprtTest, pentanomial_estimate
@@ -388,6 +389,8 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
             except OSError as e:
                 raise ConfigError(f"cannot create {shown}: {e.strerror}") from None
             owned.enter_context(FolderLock(folder, shown=shown))  # held until the run ends
+            for spec in (run.a, run.b):  # a second run was refused at once; sprt.json waits
+                preflight_bot(spec, run)
             warnings = console
 
             def warn(text: str) -> None:
@@ -396,11 +399,28 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
 
             seed, done = prepare_folder(folder, shown, run, seed, restart, warn)
             games_file = folder / GAMES_FILE
-        elif seed is None:
-            seed = random.SystemRandom().randrange(SEED_MAX + 1)
+        else:
+            for spec in (run.a, run.b):
+                preflight_bot(spec, run)
+            if seed is None:
+                seed = random.SystemRandom().randrange(SEED_MAX + 1)
         return _run(run, test, seed=seed, max_pairs=max_pairs, workers=workers,
                     games_file=games_file, done=done, out=out, console=console, live=live,
                     pair_lines=pair_lines)
+
+
+def preflight_bot(spec: BotSpec, run: SprtRun) -> None:
+    """Build ``spec`` if it has a build step, start it once and check its options against
+    its handshake, before the first game (:func:`arena.preflight.preflight`).
+
+    :raises OptionError: a bad option (exit 2).
+    :raises ConfigError: a bot that cannot be built or started: every game would forfeit.
+    """
+    try:
+        preflight(spec, isolation=run.isolation,
+                  handshake_s=run.time_control.handshake_ms / 1000.0)
+    except BotError as e:
+        raise ConfigError(f"{bot_label(spec)}: cannot be used: {e}") from None
 
 
 def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: int,

@@ -3,6 +3,7 @@ the preflight that reads a real bot's handshake (arena.preflight), and ``arena p
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -108,9 +109,9 @@ def test_preflight_raises_the_start_failure_of_a_bot_that_cannot_start() -> None
 def _built_bot(tmp_path: Path, build: str) -> Path:
     folder = tmp_path / "built"
     folder.mkdir()
+    shutil.copy(EXAMPLE_BOTS / "random" / "bot.py", folder)  # in its folder: bwrap shows no other
     (folder / "bot.yaml").write_text(
-        f'command: ["{{python}}", "{EXAMPLE_BOTS / "random" / "bot.py"}"]\n'
-        f"build: {build!r}\noptions: {{Seed: 3}}\n")
+        f'command: "{{python}} bot.py"\nbuild: {build!r}\noptions: {{Seed: 3}}\n')
     return folder
 
 
@@ -161,9 +162,8 @@ def test_play_suggests_the_option_a_mistyped_name_meant() -> None:
 def test_play_refuses_an_undeclared_option_from_bot_yaml(tmp_path: Path) -> None:
     folder = tmp_path / "typo"
     folder.mkdir()
-    (folder / "bot.yaml").write_text(
-        f'command: ["{{python}}", "{EXAMPLE_BOTS / "random" / "bot.py"}"]\n'
-        "options: {Sede: 3}\n")
+    shutil.copy(EXAMPLE_BOTS / "random" / "bot.py", folder)
+    (folder / "bot.yaml").write_text('command: "{python} bot.py"\noptions: {Sede: 3}\n')
     code, out = play(str(folder), "bots/random")
     assert code == 2
     assert out.startswith("Error: Sede: ") and "(did you mean Seed? it declares Seed)" in out

@@ -16,7 +16,6 @@ if typing.TYPE_CHECKING:
     from arena.bot import BotSpec
     from arena.openings import BookOrder
     from arena.ratings import SprtModel
-    from arena.sandbox import Isolation
 
 
 def _bot_arg(text: str) -> BotSpec:
@@ -37,19 +36,6 @@ def _bot_arg(text: str) -> BotSpec:
     spec = load_bot(folder, options=options)
     shown = ",".join(f"{k}={v}" for k, v in options.items())
     return dataclasses.replace(spec, name=f"{spec.name}({shown})")
-
-
-def _preflight(spec: BotSpec, isolation: Isolation | None, handshake_s: float) -> None:
-    """Build the bot if it has a build step, start it once and check its options against
-    its handshake, before the first game: a bad option is an OptionError (exit 2); a bot that
-    cannot be built or started is a one-line error too (every game would forfeit)."""
-    from arena.errors import BotError
-    from arena.preflight import bot_label, preflight
-
-    try:
-        preflight(spec, isolation=isolation, handshake_s=handshake_s)
-    except BotError as e:
-        raise Failure(f"{bot_label(spec)}: cannot be used: {e}") from None
 
 
 @click.command()
@@ -142,8 +128,6 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
                   book_order=typing.cast("BookOrder", book_order),
                   book_name=book or "", isolation=sandbox)
     run.new_test()  # bad hypotheses are refused before any bot starts
-    for spec in (a, b):
-        _preflight(spec, sandbox, tc.handshake_ms / 1000.0)
     outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
                        folder=None if out is None else Path(out), shown=out or "",
                        restart=restart, out=sys.stdout, console=sys.stderr)
