@@ -32,7 +32,6 @@ import hashlib
 import json
 import math
 import random
-import signal
 import sys
 import threading
 import time
@@ -55,7 +54,7 @@ from arena.ratings import SprtModel, SprtSummary, SprtTest, pentanomial_estimate
 from arena.records import GameRecord, append_record, atomic_write
 from arena.rules import Position
 from arena.schedule import derive_seed, random_opening
-from arena.tournament import (CONFIG_FILE, GAMES_FILE, INTERRUPTED_STATUS, REJECTED_FILE,
+from arena.tournament import (CONFIG_FILE, GAMES_FILE, INTERRUPTED_STATUS, REJECTED_FILE, StopFlag,
                               read_repaired_games)
 from arena.variants import Variant
 
@@ -341,25 +340,6 @@ class SprtOutcome:
     lines: list[str] = field(default_factory=list)
 
 
-class _StopFlag:
-    """Sets ``event`` on SIGINT/SIGTERM while a run is in progress (main thread only; the
-    handlers only set it, the previous ones come back at the end)."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.saved: dict[int, Any] = {}
-
-    def __enter__(self) -> threading.Event:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.saved[sig] = signal.signal(sig, lambda *_: self.event.set())
-        return self.event
-
-    def __exit__(self, *_: Any) -> None:
-        for sig, handler in self.saved.items():
-            signal.signal(sig, handler)
-
-
 def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[int] = None,
              folder: Optional[Path] = None, shown: str = "", restart: bool = False,
              out: Optional[TextIO] = None, console: Optional[TextIO] = None,
@@ -443,7 +423,8 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
             f"results are counted)")
     progress = SprtProgress(test, max_pairs, console, live=live, done_games=0)
     outcome = SprtOutcome(seed=seed, summary=test.summary())
-    with _StopFlag() as stop:
+    with StopFlag() as flag:
+        stop = flag.event
         pairs = play_pairs(run, seed=seed, max_pairs=max_pairs, workers=workers,
                            games_file=games_file, done=done, stop=stop,
                            on_game=progress.add_game)

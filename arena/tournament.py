@@ -378,14 +378,17 @@ def _by_id(records: Sequence[GameRecord], ids: set[str]) -> dict[str, GameRecord
     return out
 
 
-class _StopFlag:
-    """Set by SIGINT/SIGTERM while a run is in progress (the handlers only set it)."""
+class StopFlag:
+    """Set by SIGINT/SIGTERM while a run is in progress (main thread only; the handlers only
+    set it, the previous ones come back at the end).  True once set; ``event`` is the same
+    flag for threads that wait on it (``arena sprt``'s pairs)."""
 
     def __init__(self) -> None:
         self.signal: Optional[int] = None
+        self.event = threading.Event()
         self.saved: dict[int, Any] = {}
 
-    def __enter__(self) -> _StopFlag:
+    def __enter__(self) -> StopFlag:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.saved[sig] = signal.signal(sig, self._handle)
@@ -393,13 +396,14 @@ class _StopFlag:
 
     def _handle(self, signum: int, frame: Any) -> None:
         self.signal = signum
+        self.event.set()
 
     def __exit__(self, *_: Any) -> None:
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
 
     def __bool__(self) -> bool:
-        return self.signal is not None
+        return self.event.is_set()
 
 
 def run_tournament(config: TournamentConfig, *, restart: bool = False,
@@ -473,7 +477,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
         if pending:
             progress.redraw()
             games = given if given is not None else kind.open(config)
-            with _StopFlag() as stop:
+            with StopFlag() as stop:
                 clean = False
                 try:
                     _play_all(config, games, pending, games_path, progress, result, stop,
@@ -540,7 +544,7 @@ def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> 
 
 def _play_all(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
               games_path: Path, progress: Progress, result: TournamentResult,
-              stop: _StopFlag, done: dict[str, GameRecord]) -> None:
+              stop: StopFlag, done: dict[str, GameRecord]) -> None:
     """The submit / as-completed loop.  Each finished game is saved (and added to ``done``,
     the records of ``games.jsonl`` by id) before it is counted.
 
@@ -555,7 +559,7 @@ def _play_all(config: TournamentConfig, games: GameExecutor, pending: deque[Slot
 
 
 def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
-          games_path: Path, progress: Progress, result: TournamentResult, stop: _StopFlag,
+          games_path: Path, progress: Progress, result: TournamentResult, stop: StopFlag,
           in_flight: dict[Future[GameRecord], Slot], done: dict[str, GameRecord]) -> None:
     bots = config.bots
     while (pending or in_flight) and not stop:
@@ -644,7 +648,7 @@ def elo_table(records: Sequence[GameRecord]) -> Optional[str]:
     return text
 
 
-__all__ = ["CONFIG_FILE", "GAMES_CSV", "GAMES_FILE", "INTERRUPTED_STATUS", "LOG_FILE",
+__all__ = ["StopFlag", "CONFIG_FILE", "GAMES_CSV", "GAMES_FILE", "INTERRUPTED_STATUS", "LOG_FILE",
            "REJECTED_FILE", "STANDINGS_FILE", "Comparison", "Progress", "ResultsMismatch",
            "TournamentResult", "WorkerFailure", "compare_configs", "elo_table",
            "finished_records", "format_standings", "lock_results", "open_results",
