@@ -591,6 +591,15 @@ class BotProcess:
             f" (last stderr line: {cut(last, 200)})" if last else "")
         return BotCrashed(msg, returncode=code)
 
+    def game_over(self, result: str, reason: str) -> None:
+        """Say ``gameover`` and keep the bot running for another ``newgame`` (a bot kept
+        between the games of a pairing).  Nothing is read: a line the bot sends in answer
+        is a protocol error at the next :meth:`new_game`, as any unasked line.
+
+        :raises BotError: the line cannot be written (the bot has gone).
+        """
+        self._send([P.format_gameover(result, reason or "-")], time.monotonic() + 0.05)
+
     # -- shutdown ------------------------------------------------------------------------
     def close(self, result: Optional[str] = None, reason: str = "") -> None:
         """Say ``gameover`` (if a result is given) and ``quit``, then end the process group.

@@ -20,12 +20,15 @@ SCHEMA = 1
 
 @dataclass
 class PlayerInfo:
-    """Who played one colour: display name, bot folder name, folder path, options set."""
+    """Who played one colour: display name, bot folder name, folder path, options set, and
+    how many games its process had played before this one (0: a fresh process; more only
+    with ``restart: per-pairing``)."""
 
     name: str
     bot: str = ""
     path: str = ""
     options: dict[str, str] = field(default_factory=dict)
+    games_before: int = 0
 
 
 @dataclass
@@ -74,6 +77,9 @@ class GameRecord:
     stderr: dict[str, str] = field(default_factory=dict)
     #: the sandbox level the bots ran at (``none``, ``basic``, ``bwrap``; see docs/SECURITY.md)
     isolation: str = ""
+    #: ``per-game`` (fresh bot processes) or ``per-pairing`` (processes kept between the
+    #: games of a pairing: see docs/TOURNAMENTS.md, *restart*)
+    restart: str = "per-game"
     schema: int = SCHEMA
 
     @property
