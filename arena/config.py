@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from arena.clock import TimeControl
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
-            "workers", "seed", "output", "report", "executor", "isolation")
+            "workers", "seed", "output", "report", "executor", "isolation", "restart")
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
 OPENING_KEYS = ("random", "file", "order")
@@ -54,7 +54,9 @@ LOCAL_SCHEDULER = "local"
 #: the largest tournament file read (bytes)
 TOURNAMENT_FILE_CAP = 1 << 20
 #: keys of the normalised configuration that do not change which games are played
-_UNHASHED = ("workers", "output", "report", "executor", "isolation")
+_UNHASHED = ("workers", "output", "report", "executor", "isolation", "restart")
+#: ``restart``: a fresh bot process for every game, or one kept for a pairing's games
+RESTART_MODES = ("per-game", "per-pairing")
 _SCHEDULER_RE = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 
 
@@ -188,6 +190,9 @@ class TournamentConfig:
     isolation: Any = None
     book: Optional[OpeningBook] = None
     scheme: int = SCHEME
+    #: ``per-game`` (a fresh process for every game) or ``per-pairing`` (kept between the
+    #: games of a pairing: docs/TOURNAMENTS.md, *restart*)
+    restart: str = "per-game"
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -213,6 +218,7 @@ class TournamentConfig:
             "report": self.report,
             "executor": self.executor.to_dict(),
             "isolation": self.isolation.to_dict() if self.isolation is not None else "best",
+            "restart": self.restart,
         }
 
     def digest(self) -> str:
@@ -374,6 +380,11 @@ class _Parser:
         report = top.get("report", True)
         if not isinstance(report, bool):
             raise ConfigError(f"expected true or false, got {_shown(report)}", "report")
+        restart = top.get("restart", "per-game")
+        if restart not in RESTART_MODES:
+            raise ConfigError(f"expected per-game (a fresh bot process for every game) or "
+                              f"per-pairing (one kept for a pairing's games), got "
+                              f"{_shown(restart)}", "restart")
         return TournamentConfig(
             name=name, bots=bots, variants=variants, format=fmt,
             time_control=self.time(top.get("time")), games_per_pairing=gpp,
@@ -382,7 +393,7 @@ class _Parser:
             workers=self.workers(top.get("workers", "auto")), seed=seed,
             output=output, report=report, source=self.source,
             executor=self.executor(top.get("executor", "local")),
-            isolation=self.isolation(top.get("isolation")))
+            isolation=self.isolation(top.get("isolation")), restart=restart)
 
     def output(self, value: Any) -> Path:
         if not isinstance(value, str) or not value.strip():

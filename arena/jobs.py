@@ -14,23 +14,30 @@ runner leaves no worker, and through the referees no bot, behind.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from arena.records import GameRecord
 from arena.schedule import Slot
 
-__all__ = ["BOT_STOP_GRACE_S", "GameJob", "init_worker", "play_job"]
+__all__ = ["BOT_STOP_GRACE_S", "GameJob", "KEPT", "KeptBots", "init_worker",
+           "play_job"]
 
 
 @dataclass(frozen=True)
 class GameJob:
-    """Everything a worker needs to play one scheduled game (picklable)."""
+    """Everything a worker needs to play one scheduled game (picklable).
+
+    With ``restart="per-pairing"`` the worker keeps both bots' processes after the game for
+    the next game of the same ``pairing`` (a key shared by that pairing's games), unless
+    ``last`` (the pairing's last game: its processes are ended with it)."""
 
     slot: Slot
     white: Any  # BotSpec
@@ -38,6 +45,60 @@ class GameJob:
     time_control: Any  # TimeControl
     tournament: str
     isolation: Any = None  # arena.sandbox.Isolation, or None for the best available
+    restart: str = "per-game"
+    pairing: str = ""
+    last: bool = False
+
+
+class KeptBots:
+    """A worker's bot processes kept between the games of a pairing (``restart:
+    per-pairing``), by pairing and bot.  A game takes its two bots out (so two threads
+    never share one) and gives them back after it: a bot that failed its game, or whose
+    pairing has ended, is closed; at most :attr:`limit` wait, the longest idle closed first
+    (the other games of a pairing may be playing on other workers)."""
+
+    def __init__(self, limit: int = 4) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._idle: OrderedDict[tuple[str, Any], Any] = OrderedDict()
+
+    def take(self, pairing: str, spec: Any, isolation: Any) -> Any:
+        """The kept process of ``spec`` for ``pairing``, or a new one (not started yet)."""
+        from arena.referee import KeptBotPlayer
+
+        with self._lock:
+            player = self._idle.pop((pairing, spec), None)
+        if player is not None and player.alive:
+            return player
+        if player is not None:
+            player.close()
+        return KeptBotPlayer(spec, label=f"{pairing}:{spec.name}", isolation=isolation)
+
+    def give_back(self, pairing: str, spec: Any, player: Any, *, keep: bool) -> None:
+        """After a game: keep ``player`` for the pairing's next game, or close it."""
+        evicted = []
+        if keep and player.alive:
+            with self._lock:
+                self._idle[(pairing, spec)] = player
+                while len(self._idle) > self.limit:
+                    evicted.append(self._idle.popitem(last=False)[1])
+        else:
+            evicted.append(player)
+        for old in evicted:
+            old.close()
+
+    def close_all(self) -> None:
+        """End every kept process (the run, or the worker, is over)."""
+        with self._lock:
+            players = list(self._idle.values())
+            self._idle.clear()
+        for player in players:
+            player.close()
+
+
+#: this process's kept bots (a worker's; the runner's own when it plays games on threads)
+KEPT = KeptBots()
+atexit.register(KEPT.close_all)
 
 
 #: in a worker: a game is being played (SIGTERM then unwinds it rather than exiting at once)
@@ -62,13 +123,23 @@ def play_job(job: GameJob) -> GameRecord:
     from arena.referee import play_game
 
     slot = job.slot
+    white: Any = job.white
+    black: Any = job.black
+    kept = job.restart == "per-pairing"
     try:
         _in_game = True
+        if kept:
+            white = KEPT.take(job.pairing, job.white, job.isolation)
+            black = KEPT.take(job.pairing, job.black, job.isolation)
         try:
-            record = play_game(job.white, job.black, slot.variant, job.time_control,
+            record = play_game(white, black, slot.variant, job.time_control,
                                opening=slot.opening, game_id=slot.game_id, seed=slot.seed,
                                isolation=job.isolation)
         finally:
+            if kept:
+                again = not job.last and not _terminated.is_set()
+                KEPT.give_back(job.pairing, job.white, white, keep=again)
+                KEPT.give_back(job.pairing, job.black, black, keep=again)
             _in_game = False
     except SystemExit:
         os._exit(_TERM_STATUS)  # terminated mid-game: the referee stopped the bots unwinding
@@ -90,6 +161,9 @@ def init_worker(parent_pid: int) -> None:
     and die with the runner (``parent_pid``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    from multiprocessing import util
+
+    util.Finalize(KEPT, KEPT.close_all, exitpriority=10)  # a pool worker exits without atexit
     threading.Thread(target=_watchdog, name="arena-worker-watchdog", daemon=True).start()
     _set_parent_death_signal(signal.SIGTERM)
     if os.getppid() != parent_pid:  # the runner died before the request took effect
@@ -108,6 +182,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     _terminated.set()
     if _in_game:
         raise SystemExit(_TERM_STATUS)
+    _kill_children()  # idle: only bots kept for a pairing's next game are left
     os._exit(_TERM_STATUS)
 
 

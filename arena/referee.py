@@ -90,6 +90,11 @@ class Player(abc.ABC):
     def __init__(self, info: PlayerInfo) -> None:
         self.info = info
 
+    def next_info(self) -> PlayerInfo:
+        """The :class:`PlayerInfo` of the game about to start (a player kept for several
+        games gives each game its own)."""
+        return self.info
+
     def start(self) -> None:
         """Begin starting (spawn a process); may do nothing."""
 
@@ -185,6 +190,89 @@ class BotPlayer(Player):
     def stderr_tail(self) -> str:
         """The bot's stderr tail (capped)."""
         return self.process.stderr_tail()
+
+
+class KeptBotPlayer(BotPlayer):
+    """A bot process kept between games (``restart: per-pairing``): started once, it gets
+    ``newgame`` for each game and ``gameover`` after it, and plays either colour.
+
+    A bot that fails a game (crash, timeout, illegal move, protocol error...) is closed as
+    usual at the end of that game and :attr:`alive` turns False: whoever keeps it starts a
+    fresh one for the next game.  :meth:`close` ends a healthy one (``quit``).  CPU time,
+    sandbox and limits stay the process's own; ``info.games_before`` says how many games the
+    process played before the current one.
+    """
+
+    def __init__(self, spec: BotSpec, *, label: str = "", quit_grace_s: Optional[float] = None,
+                 term_grace_s: Optional[float] = None,
+                 isolation: Optional[Isolation] = None) -> None:
+        super().__init__(spec, label=label, quit_grace_s=quit_grace_s,
+                         term_grace_s=term_grace_s, isolation=isolation)
+        self.games = 0
+        self._seed_option: Optional[str] = None
+        self._handshaken = False
+        self._in_game = False
+        self._failed = False
+
+    @property
+    def alive(self) -> bool:
+        """True while the process can play another game."""
+        return not self._failed and (self.process.proc is None
+                                     or self.process.returncode is None)
+
+    def next_info(self) -> PlayerInfo:
+        """A fresh :class:`PlayerInfo` per game (the records of earlier games keep theirs)."""
+        self.info = PlayerInfo(name=self.spec.name, bot=self.spec.folder_name,
+                               path=self.spec.path, options=dict(self.spec.options),
+                               games_before=self.games)
+        return self.info
+
+    def start(self) -> None:
+        """Spawn the bot for its first game; later games find it running."""
+        if self.process.proc is None:
+            self.process.start()
+
+    def prepare(self, variant: Variant, seed: int, handshake_s: float) -> None:
+        """The first game reads the handshake; every game sets the options (and this game's
+        ``Seed``) and sends ``newgame``."""
+        if not self._handshaken:
+            declared = self.process.read_handshake(handshake_s).option("Seed")
+            self._seed_option = declared.name if declared is not None else None
+            self._handshaken = True
+        options = dict(self.spec.options)
+        if self._seed_option is not None and not any(k.lower() == "seed" for k in options):
+            options[self._seed_option] = str(seed)
+        self.info.options = options
+        self._in_game = True
+        self.process.new_game(variant.name, variant.to_params(), options, handshake_s)
+
+    def begin_finish(self, result: str, reason: str, *, failed: bool = False) -> None:
+        """``gameover`` to a bot that played the game through (it stays up for the next);
+        a bot that failed, or cannot be told, is closed.  A bot whose game never began (the
+        other side failed to start first) is told nothing."""
+        in_game, self._in_game = self._in_game, False
+        if in_game:
+            self.games += 1
+        if not failed and self.alive and not in_game:
+            return  # no newgame was sent this time: nothing to end
+        if not failed and self.alive:
+            try:
+                self.process.game_over(result, reason)
+                return
+            except BotError:
+                pass
+        self._failed = True
+        super().begin_finish(result, reason, failed=failed)
+
+    def end_finish(self) -> None:
+        """Finish closing a bot that failed; a healthy one stays up."""
+        if self._failed:
+            super().end_finish()
+
+    def close(self) -> None:
+        """``quit`` and end the process (safe to call more than once)."""
+        self._failed = True
+        self.process.close()
 
 
 class HumanPlayer(Player):
@@ -308,11 +396,13 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
         isolation = Isolation.default()
     players = (_as_player(white, "white", quit_grace_s, term_grace_s, isolation),
                _as_player(black, "black", quit_grace_s, term_grace_s, isolation))
+    kept = any(isinstance(p, KeptBotPlayer) for p in players)
     record = GameRecord(game_id=game_id, variant=variant.name, variant_params=variant.to_dict(),
-                        white=players[0].info, black=players[1].info, result="*",
+                        white=players[0].next_info(), black=players[1].next_info(), result="*",
                         termination="", opening=list(opening_moves),
                         time_control=time_control.to_dict(), seed=seed, started=_now(),
-                        host=_host(), isolation=isolation.level.value)
+                        host=_host(), isolation=isolation.level.value,
+                        restart="per-pairing" if kept else "per-game")
     game = _Game(players, variant, time_control, seed, on_move, record)
     try:
         game.run(opening_moves)

@@ -51,7 +51,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO, Union
 from arena.config import TournamentConfig
 from arena.errors import ArenaError, BotError, ConfigError
 from arena.executors import ExecutorKind, GameExecutor, executor_kind, wrap_executor
-from arena.jobs import GameJob
+from arena.jobs import KEPT, GameJob
 from arena.lock import LOCK_FILE, FolderLock
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging
 from arena.protocol import escape_controls
@@ -455,6 +455,8 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     order = {s.game_id: s.index for s in slots}
     done = _by_id(kept, set(order))
     pending = deque(s for s in slots if s.game_id not in done)
+    if config.restart == "per-pairing":
+        pending = pairing_order(pending)
     if max_games is not None:
         pending = deque(list(pending)[:max_games])
 
@@ -487,6 +489,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                     result.interrupted = bool(stop)
                     if given is None:  # ours: wait for it, or stop its games
                         games.close(cancel=not clean)
+                    KEPT.close_all()  # bots kept by games played on this process's threads
             progress.close()
             if result.interrupted:
                 log.warning("interrupted: %d of %d games saved in %s; run again to resume",
@@ -537,6 +540,27 @@ def _preflight_bots(config: TournamentConfig) -> list[str]:
     return failures
 
 
+def pairing_key(slot: Slot) -> str:
+    """The games that share kept bot processes (``restart: per-pairing``): a meeting of two
+    bots in one variant and round (its game id without the pair and game)."""
+    low, high = sorted((slot.white, slot.black))
+    return f"{slot.variant.name}/r{slot.round}/{low}-{high}"
+
+
+def pairing_order(slots: Sequence[Slot]) -> deque[Slot]:
+    """``slots`` with each pairing's games together (in the order of each pairing's first
+    game, then their own), so that kept processes play them one after another."""
+    groups: dict[str, list[Slot]] = {}
+    for slot in slots:
+        groups.setdefault(pairing_key(slot), []).append(slot)
+    return deque(slot for group in groups.values() for slot in group)
+
+
+def _last_of_pairings(slots: Sequence[Slot]) -> set[int]:
+    """The indexes of the last game of each pairing in ``slots`` (its bots end with it)."""
+    return {slot.index for slot in {pairing_key(s): s for s in slots}.values()}
+
+
 def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> GameExecutor:
     """An executor passed to :func:`run_tournament`, as a game executor."""
     return wrap_executor(executor, workers) if isinstance(executor, Executor) else executor
@@ -562,12 +586,14 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
           games_path: Path, progress: Progress, result: TournamentResult, stop: StopFlag,
           in_flight: dict[Future[GameRecord], Slot], done: dict[str, GameRecord]) -> None:
     bots = config.bots
+    last = _last_of_pairings(pending) if config.restart == "per-pairing" else set()
     while (pending or in_flight) and not stop:
         cap = games.capacity()
         while pending and len(in_flight) < cap:
             slot = pending.popleft()
             job = GameJob(slot, bots[slot.white], bots[slot.black], config.time_control,
-                          config.name, config.isolation)
+                          config.name, config.isolation, restart=config.restart,
+                          pairing=pairing_key(slot), last=slot.index in last)
             in_flight[games.submit(job)] = slot
         finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
         for future in sorted(finished, key=lambda f: in_flight[f].index):

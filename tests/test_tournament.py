@@ -627,3 +627,60 @@ def test_a_bot_whose_build_fails_forfeits_its_games_with_the_reason(workdir: Pat
         assert record.termination == "start-failure"
         assert "build failed (exit 1)" in record.detail and "bot.c:1: error: oops" in record.detail
     assert "broken cannot start (build failed" in (result.folder / "arena.log").read_text()
+
+
+KEPT_BOTS = f"""\
+name: kept
+bots: [{ROOT}/tests/bots/counter, {ROOT}/bots/random]
+variants: [three-mens-morris]
+games_per_pairing: 4
+time: {{movetime: 200, margin: 300}}
+workers: 1
+seed: 2
+report: false
+"""
+
+
+def _counts(record: GameRecord, name: str) -> list[int]:
+    """The ``game N`` lines of ``name``'s stderr in ``record`` (its process's game count)."""
+    color = "white" if record.white.name == name else "black"
+    return [int(line.split()[1]) for line in record.stderr.get(color, "").splitlines()
+            if line.startswith("game ")]
+
+
+@pytest.mark.parametrize("restart", ["per-game", "per-pairing"])
+def test_restart_modes_fresh_or_kept_processes(workdir: Path, restart: str) -> None:
+    text = KEPT_BOTS + f"restart: {restart}\n"
+    result = run_tournament(load_config(write_config(workdir, text)), console=io.StringIO())
+    records = read_records(result.folder / "games.jsonl")
+    assert len(records) == 4 and all(r.forfeit is None for r in records)
+    assert {r.restart for r in records} == {restart}
+    counts = [_counts(r, "counter")[-1] for r in records]  # the counter's own game count
+    befores = [r.white.games_before for r in records]
+    if restart == "per-game":
+        assert counts == [1, 1, 1, 1] and befores == [0, 0, 0, 0]
+    else:  # one process, both colours, state carried from game to game
+        assert counts == [1, 2, 3, 4] and befores == [0, 1, 2, 3]
+        assert [r.black.games_before for r in records] == [0, 1, 2, 3]
+    import psutil
+
+    assert not psutil.Process().children(recursive=True)  # no kept bot outlives the run
+
+
+def test_a_kept_bot_that_crashes_is_restarted_for_the_next_game(workdir: Path) -> None:
+    text = (KEPT_BOTS.replace(f"{ROOT}/tests/bots/counter,",
+                              f"{{path: {ROOT}/tests/bots/counter, options: {{CrashAtGame: 2}}}},")
+            + "restart: per-pairing\n")
+    path = write_config(workdir, text)
+    result = run_tournament(load_config(path), console=io.StringIO())
+    records = read_records(result.folder / "games.jsonl")
+    assert records[0].forfeit is None and records[1].termination == "crash"
+    assert records[1].forfeit is not None and "exited with code 3" in records[1].detail
+    # game 3: a fresh process (its count starts again), then it crashes again in its 2nd game
+    assert _counts(records[2], "counter")[-1] == 1
+    assert records[2].forfeit is None and records[3].termination == "crash"
+    counter = [r.white if r.white.name == "counter" else r.black for r in records]
+    assert [p.games_before for p in counter] == [0, 1, 0, 1]
+    # the random bot never failed: one process played all four games
+    other = [r.black if r.white.name == "counter" else r.white for r in records]
+    assert [p.games_before for p in other] == [0, 1, 2, 3]
