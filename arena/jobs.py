@@ -20,7 +20,6 @@ import signal
 import sys
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,14 +59,18 @@ class KeptBots:
     def __init__(self, limit: int = 4) -> None:
         self.limit = limit
         self._lock = threading.Lock()
-        self._idle: OrderedDict[tuple[str, Any], Any] = OrderedDict()
+        self._idle: list[tuple[tuple[str, Any], Any]] = []  # longest idle first
 
     def take(self, pairing: str, spec: Any, isolation: Any) -> Any:
-        """The kept process of ``spec`` for ``pairing``, or a new one (not started yet)."""
+        """A kept process of ``spec`` for ``pairing``, or a new one (not started yet)."""
         from arena.referee import KeptBotPlayer
 
+        player = None
         with self._lock:
-            player = self._idle.pop((pairing, spec), None)
+            for i, (key, idle) in enumerate(self._idle):
+                if key == (pairing, spec):
+                    player = self._idle.pop(i)[1]
+                    break
         if player is not None and player.alive:
             return player
         if player is not None:
@@ -79,9 +82,9 @@ class KeptBots:
         evicted = []
         if keep and player.alive:
             with self._lock:
-                self._idle[(pairing, spec)] = player
+                self._idle.append(((pairing, spec), player))
                 while len(self._idle) > self.limit:
-                    evicted.append(self._idle.popitem(last=False)[1])
+                    evicted.append(self._idle.pop(0)[1])
         else:
             evicted.append(player)
         for old in evicted:
@@ -90,7 +93,7 @@ class KeptBots:
     def close_all(self) -> None:
         """End every kept process (the run, or the worker, is over)."""
         with self._lock:
-            players = list(self._idle.values())
+            players = [player for _, player in self._idle]
             self._idle.clear()
         for player in players:
             player.close()

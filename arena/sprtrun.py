@@ -45,6 +45,7 @@ from typing import Any, Callable, Optional, TextIO
 from arena.bot import BotSpec
 from arena.clock import TimeControl
 from arena.errors import BotError, ConfigError
+from arena.jobs import KeptBots
 from arena.lock import FolderLock
 from arena.openings import Book, BookOrder, book_opening
 from arena.preflight import bot_label, preflight
@@ -89,6 +90,9 @@ class SprtRun:
     book_order: BookOrder = "sequential"
     book_name: str = ""
     isolation: Any = None
+    #: ``per-game`` (fresh bot processes) or ``per-pairing`` (each bot's process kept for
+    #: the next game; not part of the settings a resume compares)
+    restart: str = "per-game"
 
     def new_test(self) -> SprtTest:
         """A fresh test of these hypotheses (:raises ArenaError: bad elo0/elo1/alpha/beta)."""
@@ -170,6 +174,7 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
     """
     tag = f"sprt-{seed}"
     abandon = threading.Event()
+    kept = KeptBots(limit=2 * workers) if run.restart == "per-pairing" else None
     openings: dict[int, tuple[str, ...]] = {}
 
     def opening_of(k: int) -> tuple[str, ...]:  # computed once for both games of a pair
@@ -185,11 +190,21 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
     def play(k: int, game: int, opening: tuple[str, ...]) -> GameRecord:
         from arena.referee import play_game
 
-        white, black = (run.a, run.b) if game == 0 else (run.b, run.a)
-        rec = play_game(white, black, run.variant, run.time_control, opening=opening,
-                        game_id=sprt_game_id(tag, k, game),
-                        seed=derive_seed(seed, "game", k, game), on_move=check,
-                        isolation=run.isolation)
+        a: Any = run.a
+        b: Any = run.b
+        if kept is not None:
+            a, b = (kept.take(tag, spec, run.isolation) for spec in (run.a, run.b))
+        white, black = (a, b) if game == 0 else (b, a)
+        try:
+            rec = play_game(white, black, run.variant, run.time_control, opening=opening,
+                            game_id=sprt_game_id(tag, k, game),
+                            seed=derive_seed(seed, "game", k, game), on_move=check,
+                            isolation=run.isolation)
+        finally:
+            if kept is not None:
+                again = not (abandon.is_set() or stop.is_set())
+                kept.give_back(tag, run.a, a, keep=again)
+                kept.give_back(tag, run.b, b, keep=again)
         rec.tournament, rec.round, rec.pair = tag, k, k
         return rec
 
@@ -235,6 +250,8 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
         for future in running:
             future.cancel()
         pool.shutdown(wait=True)
+        if kept is not None:
+            kept.close_all()
 
 
 def prepare_folder(folder: Path, shown: str, run: SprtRun, seed: Optional[int], restart: bool,

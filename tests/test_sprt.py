@@ -396,3 +396,19 @@ def test_sprt_resumes_after_an_interruption_without_duplicating_ids(
     assert sorted(ids) == sorted(f"sprt-5-{p}{g}" for p in range(1, pairs + 1) for g in "ab")
     assert games.read_bytes().startswith(saved)  # the first run's games kept, byte for byte
     assert _summary(res.output)["Games"].startswith(f"{2 * pairs}, ")
+
+
+def test_sprt_restart_bots_per_pairing_keeps_each_bots_process(tmp_path: Path) -> None:
+    counter = f"{ROOT}/tests/bots/counter"
+    res = CliRunner().invoke(cli, ["sprt", counter, RANDOM, "--variant", "three-mens-morris",
+                                   "--movetime", "100", "--max-pairs", "3", "--seed", "4",
+                                   "--restart-bots", "per-pairing", "--out",
+                                   str(tmp_path / "run")])
+    assert res.exit_code in (0, 1), res.output
+    records = read_records(tmp_path / "run" / "games.jsonl")
+    assert len(records) == 6 and {r.restart for r in records} == {"per-pairing"}
+    assert len({r.game_id for r in records}) == 6
+    mine = [r.white if r.white.name == "counter" else r.black for r in records]
+    assert [p.games_before for p in mine] == [0, 1, 2, 3, 4, 5]  # one process, both colours
+    last = records[-1].stderr["white" if records[-1].white.name == "counter" else "black"]
+    assert last.splitlines()[-1] == "game 6"  # its state carried over six games

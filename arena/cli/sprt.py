@@ -76,6 +76,10 @@ def _bot_arg(text: str) -> BotSpec:
               help="Also append every game to OUT/games.jsonl (for 'arena rate' / 'arena report').")
 @click.option("--restart", is_flag=True,
               help="With --out: discard the games of an earlier run in OUT instead of resuming it.")
+@click.option("--restart-bots", type=click.Choice(["per-game", "per-pairing"]),
+              default="per-game", show_default=True,
+              help="A fresh process for every game, or each bot's process kept for the next "
+                   "game (much faster for quick bots; state a bot keeps carries over).")
 @click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=1,
               show_default=True,
               help="Games played at once (2 plays both games of a pair together; at most "
@@ -84,7 +88,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
          model: str, variant: str, movetime: int | None, clock: str | None, handshake: int,
          margin: int, cpu_clock: bool, isolation: str | None, max_pairs: int,
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
-         out: str | None, workers: int, restart: bool) -> None:
+         out: str | None, workers: int, restart: bool, restart_bots: str) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3 (checked
@@ -126,7 +130,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
                   model=typing.cast("SprtModel", model),
                   opening_turns=0 if openings is not None else turns, book=openings,
                   book_order=typing.cast("BookOrder", book_order),
-                  book_name=book or "", isolation=sandbox)
+                  book_name=book or "", isolation=sandbox, restart=restart_bots)
     run.new_test()  # bad hypotheses are refused before any bot starts
     outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
                        folder=None if out is None else Path(out), shown=out or "",
