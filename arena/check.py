@@ -22,7 +22,7 @@ from arena.clock import TimeControl
 from arena.errors import BotError
 from arena.protocol import escape_controls, format_option
 from arena.records import GameRecord
-from arena.referee import play_game
+from arena.referee import KeptBotPlayer, play_game
 from arena.rules import COLOR_NAMES
 from arena.variants import Variant
 
@@ -124,12 +124,19 @@ def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: Ch
     return True
 
 
+#: games one process of the bot plays in a row in the check's last step (``newgame`` twice)
+KEPT_GAMES = 3
+
+
 def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_control: TimeControl,
               opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None,
-              isolation: Optional[Isolation] = None, retry_build: bool = False) -> CheckReport:
+              isolation: Optional[Isolation] = None, retry_build: bool = False,
+              kept_games: int = KEPT_GAMES) -> CheckReport:
     """The build (if any), handshake, then ``games`` games per variant against ``opponent``,
-    colours alternating (the bot is white in the first).  Stops after the build or the
-    handshake if it fails.
+    colours alternating (the bot is white in the first), each with a fresh process; then
+    ``kept_games`` games in a row by one process of the bot (``newgame`` between them, as
+    ``restart: per-pairing`` plays), on the first variant.  Stops after the build or the
+    handshake if it fails, and skips the games in a row if an earlier game failed.
     ``isolation`` sandboxes the build and the games (default: the best level available);
     ``retry_build``: build again even if the last build failed for the same folder state."""
     report = CheckReport(spec)
@@ -143,18 +150,48 @@ def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_co
             white, black = (spec, opponent) if color == 0 else (opponent, spec)
             record = play_game(white, black, variant, time_control, seed=n + 1,
                                game_id=f"{variant.name}-{n + 1}", isolation=isolation)
-            report.games.append(record)
-            if on_game is not None:
-                on_game(record)
-            where = f"{variant.name} game {n + 1} as {COLOR_NAMES[color]}"
-            if record.forfeit == COLOR_NAMES[color]:
-                report.problems.append(Problem(
-                    _KINDS.get(record.termination, record.termination),
-                    f"{where}, move {len(record.moves) + 1}: {record.detail}",
-                    record.offending_line, _last_lines(record.stderr.get(COLOR_NAMES[color], ""))))
-            elif record.forfeit is not None:
-                report.warnings.append(f"{where}: the opponent failed ({record.detail})")
+            _judge(report, record, color, f"{variant.name} game {n + 1} as "
+                                          f"{COLOR_NAMES[color]}", on_game)
+    if kept_games > 1 and not report.problems:
+        _check_kept(spec, variants[0], time_control, opponent, report, isolation, kept_games,
+                    on_game)
     return report
+
+
+def _check_kept(spec: BotSpec, variant: Variant, tc: TimeControl, opponent: BotSpec,
+                report: CheckReport, isolation: Optional[Isolation], games: int,
+                on_game: Optional[Callable[[GameRecord], None]]) -> None:
+    """``games`` games by one process of the bot, colours alternating: a bot that keeps
+    state wrongly between games (or ignores ``newgame``) fails here."""
+    player = KeptBotPlayer(spec, label=f"check-kept:{spec.name}", isolation=isolation)
+    try:
+        for n in range(games):
+            color = n % 2
+            white, black = (player, opponent) if color == 0 else (opponent, player)
+            record = play_game(white, black, variant, tc, seed=100 + n,
+                               game_id=f"{variant.name}-kept-{n + 1}", isolation=isolation)
+            _judge(report, record, color, f"{variant.name} game {n + 1} of {games} played "
+                                          f"by one process (newgame between games) as "
+                                          f"{COLOR_NAMES[color]}", on_game)
+            if not player.alive:
+                break
+    finally:
+        player.close()
+
+
+def _judge(report: CheckReport, record: GameRecord, color: int, where: str,
+           on_game: Optional[Callable[[GameRecord], None]]) -> None:
+    """Add ``record`` (the bot played ``color``) to the report, with its problem, if any."""
+    report.games.append(record)
+    if on_game is not None:
+        on_game(record)
+    if record.forfeit == COLOR_NAMES[color]:
+        report.problems.append(Problem(
+            _KINDS.get(record.termination, record.termination),
+            f"{where}, move {len(record.moves) + 1}: {record.detail}",
+            record.offending_line, _last_lines(record.stderr.get(COLOR_NAMES[color], ""))))
+    elif record.forfeit is not None:
+        report.warnings.append(f"{where}: the opponent failed ({record.detail})")
 
 
 def format_report(report: CheckReport) -> list[str]:

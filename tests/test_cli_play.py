@@ -172,7 +172,7 @@ def test_check_plays_only_the_variants_bot_yaml_lists(tmp_path: Path) -> None:
     folder = _random_bot_folder(tmp_path, "variants: [3mm, six-mens-morris]\n")
     code, out = run("check", str(folder), "--games", "1")
     assert code == 0, out
-    assert set(re.findall(r"^game (\S+)-\d+: ", out, re.M)) == {"three-mens-morris",
+    assert set(re.findall(r"^game (\S+?)(?:-kept)?-\d+: ", out, re.M)) == {"three-mens-morris",
                                                                   "six-mens-morris"}
 
 
@@ -200,3 +200,25 @@ def test_check_refuses_a_bad_option_of_a_bot_with_a_build_step(tmp_path: Path) -
     code, out = run("check", str(folder), "--games", "1", "--variant", "3mm")
     assert code == 2
     assert out.endswith(f"Error: Seed=-4: out of range for {folder} (spin 0..2147483647)\n")
+
+
+def test_check_plays_games_in_a_row_with_one_process_and_fails_a_bot_that_breaks_there(
+        tmp_path: Path) -> None:
+    """A bot that plays well from a fresh process but fails once kept for a second game
+    (here: it exits in its second game) fails the check's last step."""
+    import shutil
+
+    folder = tmp_path / "forgetful"
+    folder.mkdir(mode=0o755)
+    shutil.copy(TEST_BOTS / "counter" / "bot.py", folder)
+    (folder / "bot.yaml").write_text('command: "{python} bot.py"\noptions: {CrashAtGame: 2}\n')
+    code, out = run("check", str(folder), "--variant", "three-mens-morris", "--games", "2",
+                    "--movetime", "100")
+    assert code == 1, out
+    assert "game three-mens-morris-kept-1:" in out and "game three-mens-morris-kept-2:" in out
+    assert re.search(r"problem: crash: three-mens-morris game 2 of 3 played by one process "
+                     r"\(newgame between games\) as black", out), out
+    fresh = TEST_BOTS / "counter"  # the same bot without the option: it passes every step
+    code, out = run("check", str(fresh), "--variant", "three-mens-morris", "--games", "2",
+                    "--movetime", "100")
+    assert code == 0 and "game three-mens-morris-kept-3:" in out, out
