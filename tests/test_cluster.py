@@ -343,3 +343,23 @@ def test_a_worker_killed_mid_game_costs_only_that_game(workdir: Path,
         time.sleep(0.05)
     assert is_gone(killed["pid"]) and all(is_gone(p) for p in killed["bots"])
 
+
+
+@needs_dask
+def test_a_cluster_keeps_bots_for_a_pairing_with_restart_per_pairing(workdir: Path) -> None:
+    import psutil
+
+    text = SMALL.replace("games_per_pairing: 10", "games_per_pairing: 6") + (
+        "restart: per-pairing\nexecutor: dask\n")
+    result = run_tournament(load_config(write_config(workdir, text)), console=io.StringIO())
+    records = read_records(result.folder / "games.jsonl")
+    assert result.complete and len(records) == 6
+    assert all(r.forfeit is None and r.restart == "per-pairing" for r in records)
+    assert all(r.worker.startswith("tcp://127.0.0.1:") for r in records)
+    # each worker's processes play on: at most two fresh starts per bot (two workers)
+    for name in ("random", "random-2"):
+        mine = [r.white if r.white.name == name else r.black for r in records]
+        assert sum(p.games_before == 0 for p in mine) <= 2
+        assert max(p.games_before for p in mine) >= 1
+    left = [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)]
+    assert not [c for c in left if "bot.py" in c], left  # no kept bot outlives the cluster
