@@ -115,8 +115,9 @@ def test_same_games_whatever_the_worker_count(workdir: Path) -> None:
     assert len(one) == 6
 
 
-def test_resume_after_an_interrupted_run(workdir: Path) -> None:
-    config = load_config(write_config(workdir))
+@pytest.mark.parametrize("restart", ["per-game", "per-pairing"])
+def test_resume_after_an_interrupted_run(workdir: Path, restart: str) -> None:
+    config = load_config(write_config(workdir, SMALL + f"restart: {restart}\n"))
     first = run_tournament(config, console=io.StringIO(), max_games=3)
     assert (first.played, first.finished, first.complete) == (3, 3, False)
     folder = first.folder
