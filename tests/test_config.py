@@ -117,6 +117,9 @@ ERRORS = {
     "empty glob": ("bots: [bots/random, 'nowhere/*']\n",
                    "bots[1].path: no bot folder (a folder with a bot.yaml) matches nowhere/*"),
     "bots not a list": ("bots: bots/random\n", "bots: expected a non-empty list"),
+    "restart mode": ("bots: [bots/random, bots/greedy]\nrestart: per-round\n",
+                     "restart: expected per-game (a fresh bot process for every game) or "
+                     "per-pairing"),
     "wrong type": ("bots: [bots/random, bots/greedy]\ngames_per_pairing: two\n",
                    "games_per_pairing: expected an integer in 2..1000000 games, got 'two'"),
     "odd games": ("bots: [bots/random, bots/greedy]\ngames_per_pairing: 3\n",
