@@ -131,6 +131,24 @@ _MOVE_CACHE: dict[str, dict[RawMove, Move]] = {}
 _MOVE_CACHE_SIZE = 1 << 16
 
 
+#: the board text of 8 points (``W``, ``B`` or ``.``, lowest point first) by their white
+#: and black men as ``white | black << 8``; filled as met (at most 6561 entries)
+_BOARD_CHUNKS: dict[int, str] = {}
+
+
+def _board_text(white: int, black: int, size: int) -> str:
+    """One character per point (``W``, ``B`` or ``.``) in point order, 8 points at a time."""
+    chunks = []
+    for shift in range(0, size, 8):
+        key = (white >> shift & 255) | (black >> shift & 255) << 8
+        text = _BOARD_CHUNKS.get(key)
+        if text is None:
+            text = _BOARD_CHUNKS[key] = "".join(
+                "W" if key >> i & 1 else "B" if key >> (i + 8) & 1 else "." for i in range(8))
+        chunks.append(text)
+    return "".join(chunks)[:size]
+
+
 def _bits(mask: int) -> Iterator[int]:
     while mask:
         low = mask & -mask
@@ -295,6 +313,12 @@ class Position:
 
     def generate_raw(self) -> list[RawMove]:
         """Every move the rules allow as :data:`RawMove` tuples, ignoring game end (for searches)."""
+        return self._generate(-2, -1)
+
+    def _generate(self, src: int, dst_mask: int) -> list[RawMove]:
+        """:meth:`generate_raw` restricted to the moves from ``src`` (-1: placing, -2: any
+        source) to a point of ``dst_mask`` (-1: any): the same code, so a legality check
+        (one source, one destination) costs a fraction of generating every move."""
         t = self.turn
         own = self.men[t]
         opp = self.men[1 - t]
@@ -303,16 +327,17 @@ class Position:
         empty = self._full & ~(own | opp)
         hand = self.hand[t]
         # (source or -1, the mover's men other than the moving one, destinations)
-        groups: list[tuple[int, int, int]] = [(-1, own, empty)] if hand else []
-        if not hand or v.move_in_placement:
+        groups: list[tuple[int, int, int]] = ([(-1, own, empty & dst_mask)]
+                                              if hand and src < 0 else [])
+        if (not hand or v.move_in_placement) and src != -1:
             flying = not hand and v.flying and own.bit_count() <= v.fly_at
             adj = self._adj
-            rest = own
+            rest = own if src == -2 else own & (1 << src)
             while rest:
                 low = rest & -rest
                 rest ^= low
                 s = low.bit_length() - 1
-                dests = empty if flying else adj[s] & empty
+                dests = (empty if flying else adj[s] & empty) & dst_mask
                 if dests:
                     groups.append((s, own ^ low, dests))
         # points where a man arriving completes a mill: the last empty point of a mill whose
@@ -380,7 +405,7 @@ class Position:
         return self._is_legal_raw(raw)
 
     def _is_legal_raw(self, raw: RawMove) -> bool:
-        return self._ended_by_rule() is None and raw in self.generate_raw()
+        return self._ended_by_rule() is None and raw in self._generate(raw[0], 1 << raw[1])
 
     def parse_move(self, text: str) -> Move:
         """Parse ``text`` as a move legal here.
@@ -519,8 +544,7 @@ class Position:
         ``<points>`` has one character per point in name order (``W``, ``B`` or ``.``);
         forbidden mills are ``-`` or comma-separated point triples such as ``a1a4a7``.
         """
-        board = "".join("W" if self.men[0] >> i & 1 else "B" if self.men[1] >> i & 1 else "."
-                        for i in range(self.topology.size))
+        board = _board_text(self.men[0], self.men[1], self.topology.size)
 
         def mills(nums: int) -> str:
             if not nums:
