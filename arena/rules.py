@@ -105,6 +105,17 @@ class Move:
     @classmethod
     def parse(cls, text: str) -> Move:
         """Parse move text (``d6``, ``a1-a4``, ``d6xg7xa1``); raises :class:`InvalidMoveError`."""
+        if cls is Move:  # moves are immutable values: one per text (the referee parses every move)
+            known = _PARSED.get(text)
+            if known is None:
+                known = cls._parse(text)
+                if len(_PARSED) < _MOVE_CACHE_SIZE:
+                    _PARSED[text] = known
+            return known
+        return cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> Move:
         m = _MOVE_RE.match(text.strip().lower())
         if not m:
             raise InvalidMoveError(f"not a move: {text!r} (expected e.g. d6, a1-a4, d6xg7)")
@@ -126,6 +137,8 @@ class Move:
     text = property(__str__, doc="The move as text; ``Move.parse(m.text) == m``.")
 
 
+#: :meth:`Move.parse`'s moves by the text parsed (only texts that are moves)
+_PARSED: dict[str, Move] = {}
 #: Moves are immutable values, so one per raw move and board is shared by every position
 _MOVE_CACHE: dict[str, dict[RawMove, Move]] = {}
 _MOVE_CACHE_SIZE = 1 << 16
