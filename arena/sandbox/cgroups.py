@@ -14,6 +14,7 @@ import functools
 import logging
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,6 +252,8 @@ class Cgroups:
         """Make the cgroups ``name`` with ``limits``; ``None``: take existing ones as they are."""
         self.dirs: dict[str, Path] = {}
         self.versions: dict[str, int] = {}
+        self._cpu_fd = -1  # the CPU accounting file, kept open (read with pread on every move)
+        self._cpu_lock = threading.Lock()  # the descriptor is not reused while being read
         if limits is not None:
             sweep_stale()
         try:
@@ -308,19 +311,35 @@ class Cgroups:
         return str(path / ("cpuacct.usage" if version == 1 else "cpu.stat")), version
 
     def cpu_ns(self) -> Optional[int]:
-        """CPU nanoseconds used by every process that was ever in the cgroup, or None."""
+        """CPU nanoseconds used by every process that was ever in the cgroup, or None.
+
+        The file is opened once and read from its start with ``pread`` (a seq_file is
+        generated afresh for a read at offset 0): one system call per reading, not four."""
         found = self._cpu_file
+        if found is None:
+            return None
         try:
-            if found is not None and found[1] == 1:
-                return int(read(found[0]))
-            if found is not None:
-                for line in read(found[0]).splitlines():
-                    key, _, value = line.partition(" ")
-                    if key == "usage_usec":
-                        return int(value) * 1000
+            with self._cpu_lock:
+                if self._cpu_fd < 0:
+                    if self._cpu_fd == -2:  # removed
+                        return None
+                    self._cpu_fd = os.open(found[0], os.O_RDONLY | os.O_CLOEXEC)
+                text = os.pread(self._cpu_fd, 4096, 0)
+            if found[1] == 1:
+                return int(text)
+            for line in text.decode("ascii", "replace").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) * 1000
         except (OSError, ValueError):
             pass
         return None
+
+    def _close_cpu_file(self) -> None:
+        with self._cpu_lock:
+            if self._cpu_fd >= 0:
+                os.close(self._cpu_fd)
+            self._cpu_fd = -2
 
     def _freeze(self, frozen: bool) -> bool:
         """Freeze (or thaw) the bot: v1 freezer, else v2 ``cgroup.freeze``; False if neither."""
@@ -381,6 +400,7 @@ class Cgroups:
 
     def remove(self) -> None:
         """Remove the folders (retrying while the last members exit) and empty parents."""
+        self._close_cpu_file()
         for path in sorted(set(self.dirs.values()), key=str):
             end = time.monotonic() + 2.0
             while path.exists() and not _rmdir_quietly(path) and time.monotonic() < end:
