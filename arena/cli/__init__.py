@@ -2,7 +2,7 @@
 
 :data:`cli` is the click group and :func:`main` the console script.  The commands live in one
 module per concern (:mod:`.rules`, :mod:`.play`, :mod:`.run`, :mod:`.analysis`, :mod:`.show`,
-:mod:`.sprt`, :mod:`.export`)
+:mod:`.sprt`, :mod:`.export`, :mod:`.server`)
 and are added to the group here; what they share is in :mod:`.common`.  Importing this package
 stays cheap (``arena --help`` must start fast): each command imports the library it needs when
 it runs.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli import analysis, export, play, rules, run, show, sprt
+from arena.cli import analysis, export, play, rules, run, server, show, sprt
 from arena.cli.common import ArenaGroup, Failure
 
 
@@ -23,7 +23,8 @@ def cli() -> None:
 
 
 for _command in (rules.variants, rules.perft, play.play, play.check, play.doctor, run.run,
-                 analysis.rate, analysis.report, export.export, show.show, sprt.sprt):
+                 analysis.rate, analysis.report, export.export, show.show, sprt.sprt,
+                 server.server):
     cli.add_command(_command)
 del _command
 

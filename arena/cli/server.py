@@ -1,0 +1,85 @@
+"""``arena server``: a competition server (``docs/SERVER.md``).  Option parsing only: the
+competition is :mod:`arena.server.service`, the site :mod:`arena.server.web`.
+
+``init`` makes a competition folder, ``user`` adds a participant (their token is the last
+line printed), ``run`` serves the site and runs the judge.  Needs the ``server`` extra.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+
+@click.group()
+def server() -> None:
+    """A competition: participants upload bots over the web, a sandboxed judge runs a ladder."""
+
+
+_DB_URL = click.option("--db-url", default=None, metavar="URL",
+                       help="A database URL (postgresql://user@host/db) instead of DIR/arena.db "
+                            "(or the config's db_url).")
+
+
+@server.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True),
+              default=None, help="The competition's YAML settings (docs/SERVER.md).")
+@_DB_URL
+def init(folder: str, config_file: Optional[str], db_url: Optional[str]) -> None:
+    """Make a new competition in DIR: settings, database, folders for uploads."""
+    import dataclasses
+
+    from arena.server import require_server_extra
+
+    require_server_extra()
+    from arena.server.config import ServerConfig, load_server_config
+    from arena.server.service import init_competition
+
+    config = load_server_config(config_file) if config_file else ServerConfig()
+    if db_url:
+        config = dataclasses.replace(config, db_url=db_url)
+    out = init_competition(folder, config)
+    click.echo(f"competition {config.name!r} in {out}")
+    click.echo(f"next: arena server user {folder} NAME [--admin], then arena server run {folder}")
+
+
+@server.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="The participant may administer the competition.")
+@_DB_URL
+def user(folder: str, name: str, admin: bool, db_url: Optional[str]) -> None:
+    """Add participant NAME; prints their access token as the last line (keep it: only its
+    hash is stored)."""
+    from arena.server import require_server_extra
+
+    require_server_extra()
+    from arena.server.service import Competition
+
+    comp = Competition(folder, db_url=db_url)
+    try:
+        token = comp.add_user(name, admin=admin)
+    finally:
+        comp.close()
+    click.echo(f"added {'admin' if admin else 'participant'} {name}; their token:")
+    click.echo(token)
+
+
+@server.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on (0.0.0.0: every interface; see docs/SERVER.md "
+                   "before doing so).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@_DB_URL
+def run(folder: str, host: str, port: int, db_url: Optional[str]) -> None:
+    """Serve the site and API of DIR and run its judge until interrupted."""
+    from arena.server import require_server_extra
+
+    require_server_extra()
+    from arena.server.web import serve
+
+    click.echo(f"serving {folder} on http://{host}:{port}/ (Ctrl-C stops)")
+    serve(folder, host=host, port=port, db_url=db_url)

@@ -1,0 +1,225 @@
+"""A competition's settings: ``DIR/server.yaml`` checked once into a frozen :class:`ServerConfig`.
+
+The file is YAML, checked like a tournament file (:mod:`arena.config`): unknown keys, wrong
+types and values out of range are one :class:`~arena.errors.ConfigError` naming the key
+path.  Every key is optional::
+
+    name: classroom                # shown on the pages
+    variants: [nine-mens-morris]   # the ladder's variants (a leaderboard each)
+    time: 200                      # ms per move, "60+1" (a clock), or {movetime, handshake, margin}
+    isolation: bwrap               # the sandbox level (default: best available)
+    pairs: 2                       # colour-swapped pairs a new bot plays against each active bot
+    check_games: 2                 # check games per variant against bots/random
+    workers: 2                     # games played at once
+    executor: local                # or {kind: dask, scheduler: tcp://host:8786}
+    upload:
+      max_bytes: 5000000           # the archive
+      max_unpacked_bytes: 50000000 # what it unpacks to
+      max_files: 2000
+      per_hour: 10                 # uploads per participant per hour
+    db_url: sqlite:///...          # default: DIR/arena.db (a PostgreSQL URL is accepted)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from arena import ranges as R
+from arena.clock import TimeControl
+from arena.errors import ConfigError
+from arena.variants import Variant, get_variant
+
+#: the settings file inside a competition folder
+CONFIG_FILE = "server.yaml"
+
+_TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "workers", "executor",
+        "upload", "db_url")
+_UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour")
+_TIME = ("movetime", "clock", "handshake", "margin")
+_EXECUTOR = ("kind", "scheduler")
+
+PAIRS = R.Range(1, 100, "pairs")
+CHECK_GAMES = R.Range(1, 20, "games")
+WORKERS = R.Range(1, 256, "workers")
+BYTES = R.Range(1, 1 << 32, "bytes")
+FILES = R.Range(1, 100_000, "files")
+PER_HOUR = R.Range(1, 10_000, "uploads")
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """What one upload may be: the archive's size, what it unpacks to, and how often."""
+
+    max_bytes: int = 5_000_000
+    max_unpacked_bytes: int = 50_000_000
+    max_files: int = 2000
+    per_hour: int = 10
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """A competition's settings (see the module's docstring for the file)."""
+
+    name: str = "competition"
+    variants: tuple[Variant, ...] = field(default_factory=lambda: (get_variant("nine-mens-morris"),))
+    time_control: TimeControl = field(default_factory=lambda: TimeControl(movetime_ms=200))
+    #: the sandbox level's name or settings as given (None: the best available)
+    isolation: Any = None
+    pairs: int = 2
+    check_games: int = 2
+    workers: int = 2
+    executor: str = "local"
+    scheduler: Optional[str] = None
+    upload: UploadLimits = field(default_factory=UploadLimits)
+    db_url: Optional[str] = None
+
+    def isolation_object(self) -> Any:
+        """The :class:`arena.sandbox.Isolation` the judge uses (None: the best available)."""
+        if self.isolation is None:
+            return None
+        from arena.sandbox import Isolation
+
+        return Isolation.parse(self.isolation, "isolation")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data that :func:`parse_server_config` reads back to an equal config."""
+        tc = self.time_control
+        time: dict[str, Any] = {"handshake": tc.handshake_ms, "margin": tc.margin_ms}
+        if tc.movetime_ms is not None:
+            time["movetime"] = tc.movetime_ms
+        if tc.base_ms is not None:
+            time["clock"] = f"{tc.base_ms / 1000:g}+{tc.increment_ms / 1000:g}"
+        out: dict[str, Any] = {
+            "name": self.name, "variants": [v.name for v in self.variants], "time": time,
+            "pairs": self.pairs, "check_games": self.check_games, "workers": self.workers,
+            "executor": (self.executor if self.scheduler is None
+                         else {"kind": self.executor, "scheduler": self.scheduler}),
+            "upload": {k: getattr(self.upload, k) for k in _UPLOAD}}
+        if self.isolation is not None:
+            out["isolation"] = self.isolation
+        if self.db_url is not None:
+            out["db_url"] = self.db_url
+        return out
+
+
+def _mapping(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"expected a mapping with keys {', '.join(known)}, got "
+                          f"{type(value).__name__}", where or "(top level)")
+    for key in value:
+        if key not in known:
+            raise ConfigError(f"unknown key (expected one of: {', '.join(known)})",
+                              f"{where}.{key}" if where else str(key))
+    return dict(value)
+
+
+def _time(value: Any) -> TimeControl:
+    if value is None:
+        return TimeControl(movetime_ms=200)
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        try:
+            return TimeControl.parse(str(value))
+        except ConfigError as e:
+            raise ConfigError(str(e), "time") from None
+    tm = _mapping(value, "time", _TIME)
+    kwargs: dict[str, Any] = {"movetime_ms": None}
+    if "movetime" in tm:
+        kwargs["movetime_ms"] = R.MOVETIME_MS.check(tm["movetime"], "time.movetime")
+    if "handshake" in tm:
+        kwargs["handshake_ms"] = R.HANDSHAKE_MS.check(tm["handshake"], "time.handshake")
+    if "margin" in tm:
+        kwargs["margin_ms"] = R.MARGIN_MS.check(tm["margin"], "time.margin")
+    if "clock" in tm:
+        if not isinstance(tm["clock"], str):
+            raise ConfigError("expected base+increment in seconds (e.g. 60+1)", "time.clock")
+        try:
+            clock = TimeControl.parse(tm["clock"])
+        except ConfigError as e:
+            raise ConfigError(str(e), "time.clock") from None
+        kwargs["base_ms"], kwargs["increment_ms"] = clock.base_ms, clock.increment_ms
+    if kwargs["movetime_ms"] is None and "base_ms" not in kwargs:
+        raise ConfigError("expected 'movetime' (ms per move), 'clock' or both", "time")
+    try:
+        return TimeControl(**kwargs)
+    except ConfigError as e:
+        raise ConfigError(str(e), "time") from None
+
+
+def parse_server_config(data: Any) -> ServerConfig:
+    """Check ``data`` (parsed YAML; None for an empty file) into a :class:`ServerConfig`.
+
+    :raises ConfigError: naming the key path and what was expected.
+    """
+    top = _mapping({} if data is None else data, "", _TOP)
+    name = top.get("name", "competition")
+    if not isinstance(name, str) or not name.strip() or len(name) > R.NAME_MAX:
+        raise ConfigError(f"expected a name of 1..{R.NAME_MAX} characters", "name")
+    raw_variants = top.get("variants", ["nine-mens-morris"])
+    if isinstance(raw_variants, str):
+        raw_variants = [raw_variants]
+    if not isinstance(raw_variants, list) or not raw_variants:
+        raise ConfigError("expected a list of variant names", "variants")
+    variants = []
+    for i, v in enumerate(raw_variants):
+        if not isinstance(v, str):
+            raise ConfigError("expected a variant name", f"variants[{i}]")
+        try:
+            variants.append(get_variant(v))
+        except ConfigError as e:
+            raise ConfigError(str(e), f"variants[{i}]") from None
+    isolation = top.get("isolation")
+    if isolation is not None:
+        from arena.sandbox import Isolation
+
+        Isolation.parse(isolation, "isolation")  # checked now; kept as given (plain data)
+    executor, scheduler = top.get("executor", "local"), None
+    if isinstance(executor, Mapping):
+        ex = _mapping(executor, "executor", _EXECUTOR)
+        executor, scheduler = ex.get("kind", "local"), ex.get("scheduler")
+        if scheduler is not None and (not isinstance(scheduler, str) or not scheduler):
+            raise ConfigError("expected a scheduler address (tcp://host:8786)",
+                              "executor.scheduler")
+    if executor not in ("local", "dask"):
+        raise ConfigError(f"expected local or dask, got {executor!r}", "executor")
+    if executor == "dask" and scheduler is None:
+        raise ConfigError("a dask executor needs a scheduler address", "executor.scheduler")
+    up = _mapping(top.get("upload", {}), "upload", _UPLOAD)
+    upload = UploadLimits(
+        max_bytes=BYTES.check(up.get("max_bytes", 5_000_000), "upload.max_bytes"),
+        max_unpacked_bytes=BYTES.check(up.get("max_unpacked_bytes", 50_000_000),
+                                       "upload.max_unpacked_bytes"),
+        max_files=FILES.check(up.get("max_files", 2000), "upload.max_files"),
+        per_hour=PER_HOUR.check(up.get("per_hour", 10), "upload.per_hour"))
+    db_url = top.get("db_url")
+    if db_url is not None and (not isinstance(db_url, str) or "://" not in db_url):
+        raise ConfigError("expected a database URL (postgresql://user@host/db)", "db_url")
+    return ServerConfig(
+        name=name.strip(), variants=tuple(variants), time_control=_time(top.get("time")),
+        isolation=isolation, pairs=PAIRS.check(top.get("pairs", 2), "pairs"),
+        check_games=CHECK_GAMES.check(top.get("check_games", 2), "check_games"),
+        workers=WORKERS.check(top.get("workers", 2), "workers"), executor=executor,
+        scheduler=scheduler, upload=upload, db_url=db_url)
+
+
+def load_server_config(path: str | os.PathLike[str]) -> ServerConfig:
+    """Read and check a server YAML file.
+
+    :raises ConfigError: unreadable, not YAML, or a wrong value (with the file's name).
+    """
+    import yaml
+
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot read {p}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p.name}: not valid YAML ({str(e).splitlines()[0]})") from None
+    try:
+        return parse_server_config(data)
+    except ConfigError as e:
+        raise ConfigError(str(e), p.name) from None

@@ -1,0 +1,70 @@
+"""The competition's database: the engine (SQLite in the folder, or a PostgreSQL URL), the
+migrations (Alembic revisions shipped in the package, run by :func:`migrate`), sessions.
+
+SQLite runs in WAL mode with a busy timeout, so that the web threads read while the judge
+writes.  Nothing here generates migrations at run time: ``migrations/versions`` holds them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy.orm import Session, sessionmaker
+
+from arena.errors import ConfigError
+
+#: the database file of a competition folder (unless the config names a URL)
+DB_FILE = "arena.db"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def database_url(folder: str | Path, url: Optional[str] = None) -> str:
+    """``url`` or the SQLite file inside ``folder``."""
+    return url or f"sqlite:///{Path(folder).resolve() / DB_FILE}"
+
+
+def open_engine(url: str) -> Engine:
+    """An engine for ``url`` (SQLite: WAL, foreign keys, a 30 s busy timeout).
+
+    :raises ConfigError: a URL SQLAlchemy cannot use (unknown dialect, missing driver).
+    """
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"check_same_thread": False,
+                                                      "timeout": 30})
+
+            @event.listens_for(engine, "connect")
+            def _pragmas(conn: Any, _record: Any) -> None:
+                cur = conn.cursor()
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA foreign_keys=ON")
+                cur.close()
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+    except Exception as e:  # noqa: BLE001 - SQLAlchemy's errors for a bad URL vary
+        raise ConfigError(f"cannot use database {url.split('@')[-1]!r}: {e}") from None
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest revision (a no-op when it is there)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+def table_names(engine: Engine) -> list[str]:
+    """The tables in the database (for tests and ``init``'s check)."""
+    return sorted(inspect(engine).get_table_names())
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions bound to ``engine`` (objects stay readable after commit)."""
+    return sessionmaker(engine, expire_on_commit=False)

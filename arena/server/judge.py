@@ -1,0 +1,188 @@
+"""The judge: two threads of the server process working through the database's queue.
+
+* The **checker** takes queued checks one at a time: the upload's ``build:`` step and
+  ``arena check`` (:func:`arena.check.check_bot`, in the sandbox, against ``bots/random``),
+  then stores the verdict and, for a bot that passed, queues its ladder games
+  (:meth:`~arena.server.service.Competition.finish_check`).
+* The **dispatcher** keeps the executor busy with queued games (each a
+  :class:`~arena.jobs.GameJob` played by :func:`~arena.jobs.play_job`, the tournament's own
+  machinery: the local process pool of :func:`arena.executors.process_pool`, or a Dask
+  scheduler's workers) and stores each record as it comes back.
+
+Nothing lives only in memory: a killed server's running work is requeued at the next start
+(:meth:`~arena.server.service.Competition.recover`) and a game counts once, when its record
+is stored.  A bot's failure is its game's result; an exception of the referee or the
+executor requeues the game (given up after a few attempts), never stops the judge.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from typing import Any, Optional
+
+from arena.server.service import Competition
+
+log = logging.getLogger("arena.server.judge")
+
+#: seconds between looks at an empty queue
+POLL_S = 0.2
+
+
+class Judge:
+    """The checker and dispatcher threads of one competition (see the module docstring)."""
+
+    def __init__(self, competition: Competition, executor: Optional[Executor] = None) -> None:
+        self.competition = competition
+        self._executor = executor
+        self._own_executor = executor is None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Requeue interrupted work, open the executor, start both threads."""
+        checks, games = self.competition.recover()
+        if checks or games:
+            log.info("resuming: %d check(s) and %d game(s) requeued", checks, games)
+        if self._executor is None:
+            self._executor = _open_executor(self.competition)
+        for target, name in ((self._check_loop, "judge-checker"),
+                             (self._game_loop, "judge-games")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        """Stop taking work; abandon games in flight (they are requeued at the next start)."""
+        self._stop.set()
+        if self._own_executor and self._executor is not None:
+            from concurrent.futures import ProcessPoolExecutor
+
+            from arena.executors import stop_pool
+
+            if isinstance(self._executor, ProcessPoolExecutor):
+                stop_pool(self._executor)
+            else:
+                self._executor.shutdown(wait=False, cancel_futures=True)
+        for t in self._threads:
+            t.join(10)
+
+    # ---- checks --------------------------------------------------------------------
+
+    def _check_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.competition.paused() or not self._check_one():
+                    self._stop.wait(POLL_S)
+            except Exception:  # noqa: BLE001 - the judge never dies of one bad check
+                log.exception("the checker failed; going on")
+                self._stop.wait(1.0)
+
+    def _check_one(self) -> bool:
+        claimed = self.competition.claim_check()
+        if claimed is None:
+            return False
+        job_id, bot_id, _ = claimed
+        passed, verdict, text = check_upload(self.competition, bot_id)
+        if self._stop.is_set():
+            return True  # interrupted: requeued at the next start
+        queued = self.competition.finish_check(job_id, bot_id, passed, verdict, text)
+        log.info("bot %d: %s (%d games queued)", bot_id, verdict, queued)
+        return True
+
+    # ---- games ---------------------------------------------------------------------
+
+    def _game_loop(self) -> None:
+        running: dict[Future[Any], int] = {}
+        capacity = 2 * max(1, self.competition.config.workers)
+        while not self._stop.is_set():
+            try:
+                if not self.competition.paused():
+                    for claimed in self.competition.claim_games(capacity - len(running)):
+                        running[self._submit(claimed)] = claimed[0]
+                if not running:
+                    self._stop.wait(POLL_S)
+                    continue
+                done, _ = wait(list(running), timeout=POLL_S, return_when=FIRST_COMPLETED)
+                for future in done:
+                    game_id = running.pop(future)
+                    self._store(game_id, future)
+            except Exception:  # noqa: BLE001 - the judge never dies of one bad game
+                log.exception("the game dispatcher failed; going on")
+                self._stop.wait(1.0)
+
+    def _submit(self, claimed: tuple[int, int, int, str, int, int, int]) -> Future[Any]:
+        from arena.jobs import GameJob, play_job
+        from arena.schedule import Slot
+        from arena.variants import get_variant
+
+        game_id, white_id, black_id, variant, pair, game, seed = claimed
+        comp = self.competition
+        try:
+            slot = Slot(index=game_id, game_id=f"g{game_id}", variant=get_variant(variant),
+                        round=1, pair=pair, game=game, white=0, black=1, opening=(), seed=seed)
+            job = GameJob(slot=slot, white=comp.bot_spec(white_id), black=comp.bot_spec(black_id),
+                          time_control=comp.config.time_control, tournament=comp.config.name,
+                          isolation=comp.config.isolation_object())
+            assert self._executor is not None
+            return self._executor.submit(play_job, job)
+        except Exception as e:  # noqa: BLE001 - a vanished folder, a bad manifest: a failure
+            failed: Future[Any] = Future()
+            failed.set_exception(e)
+            return failed
+
+    def _store(self, game_id: int, future: Future[Any]) -> None:
+        try:
+            record = future.result()
+        except Exception as e:  # noqa: BLE001 - lost or failed: requeued
+            log.warning("game %d was not played (%s); requeued", game_id, e)
+            self.competition.finish_game(game_id, None)
+            return
+        self.competition.finish_game(game_id, record)
+
+
+def check_upload(competition: Competition, bot_id: int) -> tuple[bool, str, str]:
+    """Build and check one upload: (passed, verdict line, the check's text)."""
+    from arena.check import DEFAULT_OPPONENT, check_bot, format_report
+    from arena.manifest import load_bot
+
+    cfg = competition.config
+    try:
+        spec = competition.bot_spec(bot_id)
+        report = check_bot(spec, variants=cfg.variants, games=cfg.check_games,
+                           time_control=cfg.time_control, opponent=load_bot(DEFAULT_OPPONENT),
+                           isolation=cfg.isolation_object(), kept_games=2)
+        lines = format_report(report)
+    except Exception as e:  # noqa: BLE001 - whatever the upload did, it is a verdict
+        log.warning("bot %d: the check failed: %s", bot_id, traceback.format_exc())
+        return False, f"FAIL: the check could not run ({e})", ""
+    text = "\n".join(lines).replace(str(competition.folder), "<competition>")
+    if report.passed:
+        return True, lines[-1], text
+    first = report.problems[0]
+    return False, f"FAIL: {first.kind}: {first.text}"[:500], text
+
+
+def _open_executor(competition: Competition) -> Executor:
+    cfg = competition.config
+    if cfg.executor == "dask":
+        from distributed import Client
+
+        client = Client(cfg.scheduler)
+        return client.get_executor()
+    from arena.executors import process_pool
+
+    return process_pool(cfg.workers)
+
+
+def wait_for(predicate: Any, timeout: float, step: float = 0.1) -> bool:
+    """Poll ``predicate()`` until true or ``timeout`` seconds (for tests and tools)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return bool(predicate())

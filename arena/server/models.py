@@ -1,0 +1,118 @@
+"""The competition's schema: SQLAlchemy 2 models (one schema for SQLite and PostgreSQL).
+
+* :class:`User`: a participant; only the SHA-256 of their token is stored.
+* :class:`Bot`: one upload (a version of the owner's bot of that name): ``checking`` ->
+  ``rejected`` or ``active`` -> ``retired`` (a newer version became active, or an admin).
+* :class:`Job`: the judge's queue of checks (survives restarts: a ``running`` job found at
+  start was interrupted and runs again).
+* :class:`Game`: one scheduled ladder game; ``queued`` -> ``running`` -> ``done`` with its
+  :class:`~arena.records.GameRecord` as JSON.  A game is counted once because its record is
+  stored in the same transaction that marks it done; an interrupted one is played again.
+* :class:`Setting`: small key/value state (the judge paused or not).
+
+The migrations in ``arena/server/migrations`` create exactly these tables; a test compares
+them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Optional
+
+from sqlalchemy import (Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+BOT_STATUSES = ("checking", "rejected", "active", "retired")
+GAME_STATUSES = ("queued", "running", "done")
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware UTC."""
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    """The declarative base of the competition's tables."""
+
+
+class User(Base):
+    """A participant (or an admin)."""
+
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    bots: Mapped[list[Bot]] = relationship(back_populates="owner")
+
+
+class Bot(Base):
+    """One uploaded version of a participant's bot."""
+
+    __tablename__ = "bots"
+    __table_args__ = (UniqueConstraint("owner_id", "name", "version"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    version: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="checking", index=True)
+    verdict: Mapped[str] = mapped_column(Text, default="")
+    check_log: Mapped[str] = mapped_column(Text, default="")
+    #: the unpacked folder, relative to the competition folder
+    folder: Mapped[str] = mapped_column(String(400), default="")
+    sha256: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    judged_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    owner: Mapped[User] = relationship(back_populates="bots")
+
+    @property
+    def label(self) -> str:
+        """The bot's name in game records: unique per upload (``name#id``)."""
+        return f"{self.name}#{self.id}"
+
+
+class Job(Base):
+    """A check waiting for (or being done by) the judge."""
+
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), default="check")
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Game(Base):
+    """One scheduled ladder game between two uploads."""
+
+    __tablename__ = "games"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    white_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    black_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    variant: Mapped[str] = mapped_column(String(100))
+    #: the colour-swapped pair (its two games share it) and the game in it (0 or 1)
+    pair: Mapped[int] = mapped_column(Integer)
+    game: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    result: Mapped[str] = mapped_column(String(16), default="")
+    record: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
+                                                            nullable=True)
+
+    white: Mapped[Bot] = relationship(foreign_keys=[white_id])
+    black: Mapped[Bot] = relationship(foreign_keys=[black_id])
+
+
+class Setting(Base):
+    """A small piece of server state (``paused``)."""
+
+    __tablename__ = "settings"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text, default="")
