@@ -403,8 +403,9 @@ class Cgroups:
         self._close_cpu_file()
         for path in sorted(set(self.dirs.values()), key=str):
             end = time.monotonic() + 2.0
+            pauses = procs.pauses(most_s=0.005)
             while path.exists() and not _rmdir_quietly(path) and time.monotonic() < end:
-                time.sleep(0.005)
+                time.sleep(next(pauses))
             if path.exists():
                 log.warning("cgroup %s could not be removed", path)
             _rmdir_quietly(path.parent)  # only succeeds once no other bot uses it

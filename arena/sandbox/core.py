@@ -450,8 +450,9 @@ class Sandbox:
         log.debug("%s: sending SIGTERM to %d process(es)", self, len(live))
         self._signal(live, signal.SIGTERM)
         end = time.monotonic() + grace_s
+        pauses = procs.pauses()
         while any(procs.alive(p) for p in live) and time.monotonic() < end:
-            time.sleep(0.01)
+            time.sleep(next(pauses))
         survivors = {p.pid for p in live if procs.alive(p)}
         if survivors:
             log.debug("%s: sending SIGKILL (still running after SIGTERM: %s)", self,
@@ -506,6 +507,7 @@ class Sandbox:
                 pass
         end = time.monotonic() + procs.KILL_WAIT_S
         live = self._everything()
+        pauses = procs.pauses(most_s=0.005)
         while live and time.monotonic() < end:
             for p in live:
                 try:
@@ -513,7 +515,7 @@ class Sandbox:
                     killed.add(p.pid)
                 except psutil.Error:
                     pass
-            time.sleep(0.005)
+            time.sleep(next(pauses))
             live = self._everything()
         if live:
             log.warning("%s: processes survived SIGKILL: %s", self, [p.pid for p in live])

@@ -12,7 +12,7 @@ import functools
 import itertools
 import os
 import threading
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from arena.sandbox.values import Check
 
@@ -26,6 +26,15 @@ KILL_WAIT_S = 3.0
 
 _counter = itertools.count(1)
 _subreaper_lock = threading.Lock()
+
+
+def pauses(first_s: float = 0.0005, most_s: float = 0.01) -> Iterator[float]:
+    """Sleep lengths for waiting on the kernel (a process to exit, a cgroup to empty): from
+    ``first_s``, doubling up to ``most_s`` (a process that exits at once costs no 10 ms tick)."""
+    pause = first_s
+    while True:
+        yield pause
+        pause = min(2 * pause, most_s)
 
 
 def serial() -> int:
