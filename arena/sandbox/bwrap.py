@@ -62,7 +62,21 @@ def bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[in
                 command: Sequence[str] = (), read_only: Sequence[str] = (),
                 writable: bool = False) -> list[str]:
     """The bwrap prefix (ending with ``--`` and, as root, a ``setpriv`` privilege drop).
-    ``writable``: ``folder`` is bound writable (a build's scratch copy), not read-only."""
+    ``writable``: ``folder`` is bound writable (a build's scratch copy), not read-only.
+
+    The mounts are worked out once per bot and settings (they look at the file system:
+    a millisecond or two per bot start); only the uid changes from one start to the next."""
+    args = list(_mounts(folder, cwd, tmp_mb, tuple(command), tuple(read_only), writable))
+    if uid is not None:
+        args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    return args
+
+
+@functools.lru_cache(maxsize=64)
+def _mounts(folder: Optional[str], cwd: str, tmp_mb: int, command: tuple[str, ...],
+            read_only: tuple[str, ...], writable: bool) -> tuple[str, ...]:
+    """The bwrap command up to its ``--`` (see :func:`bwrap_args`)."""
     args = [shutil.which("bwrap") or "bwrap"]
     mounted: list[str] = []  # read-only trees already visible
     for name in SYSTEM_DIRS:
@@ -98,10 +112,7 @@ def bwrap_args(*, folder: Optional[str], cwd: str, tmp_mb: int, uid: Optional[in
         mounted.append(src)
     args += ["--chdir", cwd, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
              "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--"]
-    if uid is not None:
-        args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-    return args
+    return tuple(args)
 
 
 def trampoline(pipes: tuple[int, int]) -> list[str]:

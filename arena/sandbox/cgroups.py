@@ -255,7 +255,7 @@ class Cgroups:
         self._cpu_fd = -1  # the CPU accounting file, kept open (read with pread on every move)
         self._cpu_lock = threading.Lock()  # the descriptor is not reused while being read
         if limits is not None:
-            sweep_stale()
+            _sweep_now_and_then()
         try:
             for role in _ROLES:
                 h = _hierarchy(role)
@@ -435,6 +435,20 @@ def sweep_stale() -> None:
     :func:`arena.sandbox.watchdog.watch_referee`, normally did this already.)
     """
     remove_cgroups(procs.is_stale)
+
+
+#: seconds between two sweeps for stale cgroups when making a bot's (a sweep reads the
+#: parent folders: a millisecond per bot start otherwise)
+SWEEP_EVERY_S = 1.0
+_last_sweep = [-SWEEP_EVERY_S]
+
+
+def _sweep_now_and_then() -> None:
+    """:func:`sweep_stale`, unless this process swept less than :data:`SWEEP_EVERY_S` ago."""
+    now = time.monotonic()
+    if now - _last_sweep[0] >= SWEEP_EVERY_S:
+        _last_sweep[0] = now
+        sweep_stale()
 
 
 def remove_cgroups(wanted: Callable[[str], bool]) -> int:
