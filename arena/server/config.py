@@ -169,8 +169,8 @@ def parse_server_config(data: Any) -> ServerConfig:
             raise ConfigError("expected a variant name", f"variants[{i}]")
         try:
             variants.append(get_variant(v))
-        except ConfigError as e:
-            raise ConfigError(str(e), f"variants[{i}]") from None
+        except KeyError as e:
+            raise ConfigError(str(e.args[0]), f"variants[{i}]") from None
     isolation = top.get("isolation")
     if isolation is not None:
         from arena.sandbox import Isolation

@@ -65,8 +65,8 @@ def _unpack_zip(archive: Path, dest: Path, max_bytes: int, max_files: int) -> No
         declared = 0
         for info in infos:
             _check_name(info.filename)
-            mode = info.external_attr >> 16
-            if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no Unix type recorded
+            if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
                 raise UnpackError(f"refused: {info.filename[:80]!r} is a link or special file")
             declared += info.file_size
         if declared > max_bytes:

@@ -1,0 +1,304 @@
+"""The competition server's parts without a server process: safe unpacking of hostile
+archives, the settings file, the schema's migrations against its models, the library's
+access rules and rate limit on a real SQLite file, and the ``arena server`` commands.
+Skipped with a reason where the ``server`` extra is not installed."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("sqlalchemy", reason="the server extra is not installed "
+                                         "(pip install -e '.[server]')")
+pytest.importorskip("alembic", reason="the server extra is not installed")
+pytest.importorskip("fastapi", reason="the server extra is not installed")
+
+from arena.cli import cli  # noqa: E402
+from arena.errors import ConfigError  # noqa: E402
+from arena.server.config import ServerConfig, parse_server_config  # noqa: E402
+from arena.server.unpack import UnpackError, safe_unpack  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MB = 1 << 20
+
+
+def _zip(path: Path, entries: list[tuple[str, bytes, int]]) -> Path:
+    """A zip of (name, data, unix mode) entries."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return path
+
+
+def _tar(path: Path, entries: list[tarfile.TarInfo], data: dict[str, bytes] | None = None
+         ) -> Path:
+    with tarfile.open(path, "w:gz") as tf:
+        for info in entries:
+            payload = (data or {}).get(info.name)
+            tf.addfile(info, io.BytesIO(payload) if payload is not None else None)
+    return path
+
+
+def _reg(name: str, data: bytes) -> tuple[tarfile.TarInfo, dict[str, bytes]]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    return info, {name: data}
+
+
+BOT_YAML = b"name: tiny\ncommand: \"{python} bot.py\"\n"
+
+
+def _unpack(archive: Path, dest: Path, max_bytes: int = MB, max_files: int = 50) -> Path:
+    return safe_unpack(archive, dest, max_bytes=max_bytes, max_files=max_files)
+
+
+def _outside_untouched(tmp_path: Path, dest: Path) -> None:
+    """Nothing but the archive(s) next to the destination, and the destination is gone."""
+    assert not dest.exists()
+    assert not (tmp_path / "evil.txt").exists()
+    assert not (tmp_path.parent / "evil.txt").exists()
+
+
+def test_a_good_zip_and_tar_unpack_to_the_bot_folder(tmp_path: Path) -> None:
+    z = _zip(tmp_path / "bot.zip", [("mybot/bot.yaml", BOT_YAML, 0o644),
+                                    ("mybot/bot.py", b"print()\n", 0o755)])
+    folder = _unpack(z, tmp_path / "a")
+    assert folder == tmp_path / "a" / "mybot"
+    assert (folder / "bot.yaml").read_bytes() == BOT_YAML
+    assert os.stat(folder / "bot.py").st_mode & stat.S_IXUSR
+    info, data = _reg("bot.yaml", BOT_YAML)
+    t = _tar(tmp_path / "bot.tar.gz", [info], data)
+    assert _unpack(t, tmp_path / "b") == tmp_path / "b"
+
+
+@pytest.mark.parametrize("name", ["../evil.txt", "/tmp/evil.txt", "a/../../evil.txt",
+                                  "..\\evil.txt"])
+def test_zip_slip_is_refused_without_writing_outside(tmp_path: Path, name: str) -> None:
+    z = _zip(tmp_path / "slip.zip", [("bot.yaml", BOT_YAML, 0o644), (name, b"x", 0o644)])
+    with pytest.raises(UnpackError, match="refused"):
+        _unpack(z, tmp_path / "dest")
+    _outside_untouched(tmp_path, tmp_path / "dest")
+
+
+@pytest.mark.parametrize("name", ["../evil.txt", "/tmp/evil.txt"])
+def test_tar_slip_is_refused(tmp_path: Path, name: str) -> None:
+    info, data = _reg(name, b"x")
+    t = _tar(tmp_path / "slip.tar.gz", [info], data)
+    with pytest.raises(UnpackError, match="outside"):
+        _unpack(t, tmp_path / "dest")
+    _outside_untouched(tmp_path, tmp_path / "dest")
+
+
+def test_links_are_refused(tmp_path: Path) -> None:
+    link = tarfile.TarInfo("bot.yaml")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    with pytest.raises(UnpackError, match="link"):
+        _unpack(_tar(tmp_path / "sym.tar.gz", [link]), tmp_path / "d1")
+    first, data = _reg("a.txt", b"x")
+    hard = tarfile.TarInfo("bot.yaml")
+    hard.type, hard.linkname = tarfile.LNKTYPE, "a.txt"
+    with pytest.raises(UnpackError, match="link"):
+        _unpack(_tar(tmp_path / "hard.tar.gz", [first, hard], data), tmp_path / "d2")
+    z = _zip(tmp_path / "sym.zip", [("bot.yaml", b"/etc/passwd", stat.S_IFLNK | 0o777)])
+    with pytest.raises(UnpackError, match="link"):
+        _unpack(z, tmp_path / "d3")
+    for d in ("d1", "d2", "d3"):
+        assert not (tmp_path / d).exists()
+
+
+def test_archive_bombs_are_refused_at_the_size_cap(tmp_path: Path) -> None:
+    zeros = bytes(20 * MB)  # compresses to ~20 KB
+    z = _zip(tmp_path / "bomb.zip", [("bot.yaml", BOT_YAML, 0o644), ("zeros", zeros, 0o644)])
+    assert z.stat().st_size < 100_000
+    with pytest.raises(UnpackError, match="size limit"):
+        _unpack(z, tmp_path / "d1")
+    info, data = _reg("zeros", zeros)
+    t = _tar(tmp_path / "bomb.tar.gz", [info], data)
+    with pytest.raises(UnpackError, match="size limit"):
+        _unpack(t, tmp_path / "d2")
+    many = _zip(tmp_path / "many.zip", [(f"f{i}", b"", 0o644) for i in range(60)])
+    with pytest.raises(UnpackError, match="more than 50 files"):
+        _unpack(many, tmp_path / "d3")
+    assert not any((tmp_path / d).exists() for d in ("d1", "d2", "d3"))
+
+
+def test_a_zip_that_lies_about_its_sizes_stops_at_the_cap(tmp_path: Path) -> None:
+    """A member whose header claims 10 bytes but holds 2 MB is refused while writing."""
+    path = _zip(tmp_path / "liar.zip", [("bot.yaml", BOT_YAML, 0o644),
+                                        ("big", bytes(2 * MB), 0o644)])
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        big = zf.getinfo("big")
+    # the uncompressed size of "big" in the central directory (offset 24 of its record)
+    pos = raw.find(b"PK\x01\x02")
+    while pos >= 0:
+        name_len = int.from_bytes(raw[pos + 28:pos + 30], "little")
+        if raw[pos + 46:pos + 46 + name_len] == b"big":
+            raw[pos + 24:pos + 28] = (10).to_bytes(4, "little")
+        pos = raw.find(b"PK\x01\x02", pos + 4)
+    assert big.file_size == 2 * MB
+    path.write_bytes(bytes(raw))
+    with zipfile.ZipFile(path) as zf:
+        assert zf.getinfo("big").file_size == 10
+    with pytest.raises(UnpackError):
+        _unpack(path, tmp_path / "d", max_bytes=MB)
+    assert not (tmp_path / "d").exists()
+
+
+def test_not_an_archive_or_no_manifest(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"this is not an archive")
+    with pytest.raises(UnpackError, match="not a .zip or .tar.gz"):
+        _unpack(junk, tmp_path / "d1")
+    z = _zip(tmp_path / "empty.zip", [("readme.txt", b"hi", 0o644)])
+    with pytest.raises(UnpackError, match="no bot.yaml"):
+        _unpack(z, tmp_path / "d2")
+
+
+# ---- settings --------------------------------------------------------------------------
+
+
+def test_server_config_round_trips_and_names_wrong_keys() -> None:
+    cfg = parse_server_config({"name": "class", "variants": ["nine-mens-morris"],
+                               "time": {"movetime": 50}, "pairs": 3, "workers": 1,
+                               "upload": {"per_hour": 4}, "isolation": "none"})
+    assert cfg.pairs == 3 and cfg.upload.per_hour == 4 and cfg.time_control.movetime_ms == 50
+    assert parse_server_config(cfg.to_dict()) == cfg
+    assert parse_server_config(None) == ServerConfig()
+    for bad, where in (({"pairz": 1}, "pairz"), ({"pairs": 0}, "pairs"),
+                       ({"upload": {"max_files": "many"}}, "upload.max_files"),
+                       ({"variants": ["no-such-game"]}, "variants[0]"),
+                       ({"executor": "dask"}, "executor.scheduler"),
+                       ({"time": {"movetime": -1}}, "time.movetime"),
+                       ({"isolation": "no-such-level"}, "isolation")):
+        with pytest.raises(ConfigError) as e:
+            parse_server_config(bad)
+        assert str(e.value).startswith(where), str(e.value)
+
+
+# ---- the schema ------------------------------------------------------------------------
+
+
+def test_migrations_make_the_models_tables(tmp_path: Path) -> None:
+    from sqlalchemy import inspect
+
+    from arena.server.db import migrate, open_engine
+    from arena.server.models import Base
+
+    engine = open_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    migrate(engine)
+    migrate(engine)  # again: a no-op
+    found = inspect(engine)
+    for table in Base.metadata.sorted_tables:
+        columns = {c["name"]: c["nullable"] for c in found.get_columns(table.name)}
+        assert columns == {c.name: c.nullable for c in table.columns}, table.name
+        assert {i["name"] for i in found.get_indexes(table.name)} >= {
+            i.name for i in table.indexes}
+    engine.dispose()
+
+
+# ---- the library on a real SQLite file -------------------------------------------------
+
+
+def _bot_zip(tmp_path: Path, bot: str = "random", name: str | None = None) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for f in ("bot.py", "bot.yaml"):
+            data = (ROOT / "bots" / bot / f).read_bytes()
+            if f == "bot.yaml" and name:
+                data = data.replace(f"name: {bot}".encode(), f"name: {name}".encode())
+            zf.writestr(f"{bot}/{f}", data)
+    return buf.getvalue()
+
+
+def test_library_tokens_access_and_rate_limit(tmp_path: Path) -> None:
+    from arena.server.config import UploadLimits
+    from arena.server.service import (ANONYMOUS, Competition, Forbidden, RateLimited, Refused,
+                                      init_competition)
+
+    init_competition(tmp_path / "c", ServerConfig(upload=UploadLimits(per_hour=2)))
+    comp = Competition(tmp_path / "c")
+    try:
+        alice_token = comp.add_user("alice")
+        bob = comp.authenticate(comp.add_user("bob"))
+        admin = comp.authenticate(comp.add_user("root", admin=True))
+        alice = comp.authenticate(alice_token)
+        assert alice.name == "alice" and not alice.is_admin and admin.is_admin
+        assert comp.authenticate("wrong") == ANONYMOUS
+        assert alice_token not in (tmp_path / "c" / "arena.db").read_bytes().decode("latin-1")
+        with pytest.raises(ConfigError, match="exists already"):
+            comp.add_user("alice")
+        with pytest.raises(ConfigError, match="name"):
+            comp.add_user("<script>")
+        with pytest.raises(Forbidden):
+            comp.submit(ANONYMOUS, "bot.zip", _bot_zip(tmp_path))
+        with pytest.raises(Refused, match=".zip or .tar.gz"):
+            comp.submit(alice, "bot.exe", _bot_zip(tmp_path))
+        first = comp.submit(alice, "bot.zip", _bot_zip(tmp_path))
+        second = comp.submit(alice, "bot.zip", _bot_zip(tmp_path))
+        assert first == {"id": 1, "status": "checking"} and second["id"] == 2
+        with pytest.raises(RateLimited):
+            comp.submit(alice, "bot.zip", _bot_zip(tmp_path))
+        assert comp.bot_view(2, alice)["version"] == 2  # same name: a new version
+        assert comp.bot_view(1, admin)["check_log"] == ""
+        with pytest.raises(Forbidden):
+            comp.bot_view(1, bob)
+        public = comp.bot_view(1, bob, private=False)
+        assert "check_log" not in public and "verdict" not in public
+        with pytest.raises(Forbidden):
+            comp.retire(1, bob)
+        with pytest.raises(Forbidden):
+            comp.set_paused(True, alice)
+        comp.set_paused(True, admin)
+        assert comp.paused()
+        assert comp.csrf_token(alice) != comp.csrf_token(bob)
+        with pytest.raises(Forbidden):
+            comp.check_csrf(alice, comp.csrf_token(bob))
+        comp.check_csrf(alice, comp.csrf_token(alice))
+    finally:
+        comp.close()
+
+
+# ---- the commands ----------------------------------------------------------------------
+
+
+def test_server_commands_init_user_and_their_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    for args in (["server", "--help"], ["server", "init", "--help"],
+                 ["server", "user", "--help"], ["server", "run", "--help"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0 and "Usage" in result.output
+    assert "127.0.0.1" in runner.invoke(cli, ["server", "run", "--help"]).output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("pairs: 0\n")
+    result = runner.invoke(cli, ["server", "init", str(tmp_path / "x"), "--config", str(bad)])
+    assert result.exit_code == 2 and "bad.yaml: pairs: expected an integer" in result.output
+    good = tmp_path / "good.yaml"
+    good.write_text("name: club\ntime: 50\npairs: 1\n")
+    result = runner.invoke(cli, ["server", "init", str(tmp_path / "c"), "--config", str(good)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["server", "init", str(tmp_path / "c")])
+    assert result.exit_code == 2 and "already holds a competition" in result.output
+    result = runner.invoke(cli, ["server", "user", str(tmp_path / "c"), "ann", "--admin"])
+    assert result.exit_code == 0
+    token = result.output.strip().splitlines()[-1]
+    from arena.server.service import Competition
+
+    comp = Competition(tmp_path / "c")
+    try:
+        assert comp.authenticate(token).is_admin
+        assert comp.config.name == "club" and comp.config.pairs == 1
+    finally:
+        comp.close()
+    result = runner.invoke(cli, ["server", "user", str(tmp_path), "ann"])
+    assert result.exit_code == 2 and "not a competition folder" in result.output
