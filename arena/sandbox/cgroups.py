@@ -255,7 +255,7 @@ class Cgroups:
         self._cpu_fd = -1  # the CPU accounting file, kept open (read with pread on every move)
         self._cpu_lock = threading.Lock()  # the descriptor is not reused while being read
         if limits is not None:
-            _sweep_now_and_then()
+            sweep_stale()
         try:
             for role in _ROLES:
                 h = _hierarchy(role)
@@ -437,31 +437,20 @@ def sweep_stale() -> None:
     remove_cgroups(procs.is_stale)
 
 
-#: seconds between two sweeps for stale cgroups when making a bot's (a sweep reads the
-#: parent folders: a millisecond per bot start otherwise)
-SWEEP_EVERY_S = 1.0
-_last_sweep = [-SWEEP_EVERY_S]
-
-
-def _sweep_now_and_then() -> None:
-    """:func:`sweep_stale`, unless this process swept less than :data:`SWEEP_EVERY_S` ago."""
-    now = time.monotonic()
-    if now - _last_sweep[0] >= SWEEP_EVERY_S:
-        _last_sweep[0] = now
-        sweep_stale()
-
-
 def remove_cgroups(wanted: Callable[[str], bool]) -> int:
     """Kill what runs in, then remove, the sandbox cgroups whose name ``wanted`` accepts
     and that exist under every parent this process uses; returns how many were found."""
     parents = {h.parent for h in _cgroup_layout()[0] if h is not None}
     names: Optional[set[str]] = None
-    for parent in parents:
+    for parent in parents:  # names first, then (d_type, no stat) whether it is a folder
         try:
-            found = {c.name for c in parent.iterdir() if c.is_dir() and wanted(c.name)}
+            with os.scandir(parent) as entries:
+                found = {e.name for e in entries if wanted(e.name) and e.is_dir()}
         except OSError:
             found = set()
         names = found if names is None else names & found
+        if not names:
+            break  # a stale sandbox has a folder under every parent
     for name in sorted(names or ()):
         log.info("removing the sandbox %s of a referee that is gone", name)
         left = Cgroups(name, None)
