@@ -1,0 +1,404 @@
+"""The competition server end to end: a real ``arena server run`` process on a free local
+port over a real SQLite file, real uploads (copies of bots/random and bots/greedy, zipped
+here), the real judge (build, check, sandboxed ladder games at 50 ms a move), the JSON API,
+the pages with their CSRF tokens, hostile archives, a ``kill -9`` in the middle of judging,
+and (where Chromium is installed) a participant in a real browser.  Skipped with a reason
+where the ``server`` extra is not installed."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the server extra is not installed "
+                                      "(pip install -e '.[server]')")
+pytest.importorskip("sqlalchemy", reason="the server extra is not installed")
+pytest.importorskip("uvicorn", reason="the server extra is not installed")
+
+from urllib3 import encode_multipart_formdata  # noqa: E402  (selenium's dependency)
+
+ROOT = Path(__file__).resolve().parent.parent
+ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
+SETTINGS = """name: test ladder
+time: {movetime: 50}
+pairs: 2
+check_games: 1
+workers: 2
+"""
+SECRET = "SECRET-of-alice"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _arena(*args: str) -> str:
+    done = subprocess.run([*ARENA, *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+class Server:
+    """One ``arena server run`` process of a competition folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: Optional[subprocess.Popen[bytes]] = None
+
+    def start(self) -> None:
+        log = open(self.folder / "server.log", "ab")
+        self.proc = subprocess.Popen([*ARENA, "server", "run", str(self.folder),
+                                      "--port", str(self.port)], stdout=log, stderr=log,
+                                     start_new_session=True)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                self.get("/api/status")
+                return
+            except OSError:
+                assert self.proc.poll() is None, (self.folder / "server.log").read_text()
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL the server process (by its pid) and wait for it."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def request(self, method: str, path: str, token: Optional[str] = None,
+                body: Optional[bytes] = None, content_type: Optional[str] = None,
+                cookie: Optional[str] = None) -> tuple[int, bytes]:
+        req = urllib.request.Request(self.url + path, data=body, method=method)
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
+        if content_type:
+            req.add_header("Content-Type", content_type)
+        if cookie:
+            req.add_header("Cookie", f"arena_token={cookie}")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def get(self, path: str, token: Optional[str] = None) -> Any:
+        status, body = self.request("GET", path, token)
+        assert status == 200, (path, status, body[:300])
+        return json.loads(body)
+
+    def upload(self, token: Optional[str], filename: str, data: bytes) -> tuple[int, Any]:
+        body, ctype = encode_multipart_formdata({"file": (filename, data)})
+        status, out = self.request("POST", "/api/bots", token, body, ctype)
+        return status, json.loads(out)
+
+
+def _wait(what: str, predicate: Callable[[], Any], timeout: float = 90) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def bot_archive(bot: str, kind: str, *, name: Optional[str] = None,
+                stderr_line: Optional[str] = None) -> bytes:
+    """A copy of bots/<bot> as a .zip or .tar.gz (renamed, or writing a line to stderr)."""
+    files = {}
+    for f in ("bot.py", "bot.yaml"):
+        text = (ROOT / "bots" / bot / f).read_text()
+        if f == "bot.yaml" and name:
+            text = text.replace(f"name: {bot}", f"name: {name}")
+        if f == "bot.py" and stderr_line:
+            text = text.replace("from __future__ import annotations\n",
+                                "from __future__ import annotations\nimport sys\n"
+                                f"sys.stderr.write({stderr_line!r} + '\\n')\n", 1)
+        files[f"{name or bot}/{f}"] = text.encode()
+    buf = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path, data in files.items():
+                zf.writestr(path, data)
+    else:
+        with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+            for path, data in files.items():
+                info = tarfile.TarInfo(path)
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _competition(folder: Path, settings: str) -> dict[str, str]:
+    (folder.parent / f"{folder.name}.yaml").write_text(settings)
+    _arena("server", "init", str(folder), "--config", str(folder.parent / f"{folder.name}.yaml"))
+    return {who: _arena("server", "user", str(folder), who, *(["--admin"] if who == "root"
+                                                              else [])).strip().splitlines()[-1]
+            for who in ("alice", "bob", "root")}
+
+
+@pytest.fixture(scope="module")
+def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    folder = tmp_path_factory.mktemp("server") / "comp"
+    tokens = _competition(folder, SETTINGS)
+    server = Server(folder)
+    server.start()
+    try:
+        yield server, tokens
+    finally:
+        server.stop()
+
+
+def _judged(server: Server, token: str, bot_id: int) -> Any:
+    view = server.get(f"/api/bots/{bot_id}", token)
+    return view if view["status"] != "checking" else None
+
+
+def _settled(server: Server, games: int) -> Any:
+    status = server.get("/api/status")
+    g = status["games"]
+    return status if g.get("done", 0) >= games and not g.get("queued") and not g.get(
+        "running") else None
+
+
+def test_uploads_need_a_valid_token(ladder: tuple[Server, dict[str, str]]) -> None:
+    server, _ = ladder
+    data = bot_archive("random", "zip")
+    assert server.upload(None, "random.zip", data)[0] == 401
+    assert server.upload("not-a-token", "random.zip", data)[0] == 401
+    assert server.request("GET", "/api/bots/1")[0] in (401, 404)
+
+
+def test_two_participants_upload_and_play_the_ladder(
+        ladder: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = ladder
+    started = time.monotonic()
+    status, a = server.upload(tokens["alice"], "random.zip",
+                              bot_archive("random", "zip", stderr_line=SECRET))
+    assert (status, a["status"]) == (201, "checking")
+    status, b = server.upload(tokens["bob"], "greedy.tar.gz", bot_archive("greedy", "tgz"))
+    assert (status, b["status"]) == (201, "checking")
+    for who, bot in (("alice", a), ("bob", b)):
+        view = _wait(f"{who}'s verdict", lambda: _judged(server, tokens[who], bot["id"]))
+        assert view["status"] == "active", view
+        assert view["verdict"].startswith("PASS") and "handshake" in view["check_log"]
+    _wait("the ladder games", lambda: _settled(server, 4))
+    print(f"two uploads checked and 4 ladder games played in {time.monotonic() - started:.1f} s")
+    rows = server.get("/api/leaderboard")
+    assert {(r["bot"], r["owner"]) for r in rows} == {("random", "alice"), ("greedy", "bob")}
+    for r in rows:
+        assert set(r) >= {"bot", "owner", "rank", "elo", "elo95", "games", "score"}
+        assert r["games"] == 4 and r["rank"] in (1, 2) and r["elo95"] > 0
+    assert sum(r["score"] for r in rows) == pytest.approx(1.0)
+
+    # one participant cannot read the other's check log; an admin can
+    assert server.request("GET", f"/api/bots/{a['id']}", tokens["bob"])[0] == 403
+    assert server.request("GET", f"/api/bots/{a['id']}")[0] == 401
+    assert "check_log" in server.get(f"/api/bots/{a['id']}", tokens["root"])
+    # the game records: alice's stderr for alice (and admins) only
+    games = server.get(f"/api/bots/{a['id']}", tokens["alice"])["games"]
+    assert len(games) == 4 and all(g["status"] == "done" for g in games)
+    game = games[0]
+    alice_color = "white" if game["white_id"] == a["id"] else "black"
+    mine = server.get(f"/api/games/{game['id']}", tokens["alice"])
+    assert SECRET in mine["stderr"][alice_color]
+    assert mine["white"]["name"] and mine["moves"] and mine["result"] == game["result"]
+    for other in (tokens["bob"], None):
+        assert alice_color not in server.get(f"/api/games/{game['id']}", other)["stderr"]
+    assert SECRET in server.get(f"/api/games/{game['id']}", tokens["root"])["stderr"][
+        alice_color]
+    assert server.request("GET", "/api/games/99999")[0] == 404
+    # the pages: the leaderboard, the bot's page (log only for its owner), the viewer
+    _, page = server.request("GET", "/")
+    assert b"random" in page and b"greedy" in page and b"alice" in page
+    _, own = server.request("GET", f"/bots/{a['id']}", cookie=tokens["alice"])
+    _, other = server.request("GET", f"/bots/{a['id']}", cookie=tokens["bob"])
+    assert b'id="check-log"' in own and b'id="check-log"' not in other
+    status, viewer = server.request("GET", f"/games/{game['id']}", cookie=tokens["bob"])
+    assert status == 200 and b'id="game-data"' in viewer and SECRET.encode() not in viewer
+
+
+def test_hostile_archives_are_refused_and_the_ladder_goes_on(
+        ladder: tuple[Server, dict[str, str]], tmp_path: Path) -> None:
+    server, tokens = ladder
+    before = sorted(p.name for p in (server.folder / "bots").iterdir())
+    slip = io.BytesIO()
+    with zipfile.ZipFile(slip, "w") as zf:
+        zf.writestr("bot.yaml", "name: slip\ncommand: \"{python} bot.py\"\n")
+        zf.writestr("../../evil.txt", "pwned")
+    bomb = io.BytesIO()
+    with tarfile.open(fileobj=bomb, mode="w:gz") as tf:
+        info = tarfile.TarInfo("zeros")
+        info.size = 200 << 20  # 200 MB of zeros, a few hundred KB packed
+        tf.addfile(info, io.BytesIO(bytes(info.size)))
+    link = io.BytesIO()
+    with tarfile.open(fileobj=link, mode="w:gz") as tf:
+        info = tarfile.TarInfo("bot.yaml")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tf.addfile(info)
+    for name, data, why in (("slip.zip", slip.getvalue(), "outside"),
+                            ("bomb.tar.gz", bomb.getvalue(), "size limit"),
+                            ("link.tar.gz", link.getvalue(), "link")):
+        status, out = server.upload(tokens["bob"], name, data)
+        assert status == 400 and why in out["detail"], out
+    for where in (server.folder, server.folder.parent, server.folder / "bots"):
+        assert not (where / "evil.txt").exists()
+    assert sorted(p.name for p in (server.folder / "bots").iterdir()) == before
+    assert not [p for p in (server.folder / "uploads").iterdir()
+                if p.name.startswith(("slip", "bomb", "link"))]
+    # a bot that fails its check is rejected; the server and the ladder carry on
+    broken = io.BytesIO()
+    with zipfile.ZipFile(broken, "w") as zf:
+        zf.writestr("bot.yaml", "name: crasher\ncommand: \"{python} -c 'raise SystemExit(3)'\"\n")
+    status, out = server.upload(tokens["bob"], "crasher.zip", broken.getvalue())
+    assert status == 201
+    view = _wait("the crasher's verdict", lambda: _judged(server, tokens["bob"], out["id"]))
+    assert view["status"] == "rejected" and view["verdict"].startswith("FAIL")
+    assert len(server.get("/api/leaderboard")) == 2
+
+
+def test_forms_need_their_csrf_token(ladder: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = ladder
+    root = tokens["root"]
+    form = "application/x-www-form-urlencoded"
+    status, _ = server.request("POST", "/admin/pause", body=b"csrf=forged", content_type=form,
+                               cookie=root)
+    assert status == 403 and server.get("/api/status")["paused"] is False
+    _, page = server.request("GET", "/admin", cookie=root)
+    m = re.search(rb'name="csrf" value="([0-9a-f]+)"', page)
+    assert m is not None
+    status, _ = server.request("POST", "/admin/pause", body=b"csrf=" + m.group(1),
+                               content_type=form, cookie=root)
+    assert status in (200, 303) and server.get("/api/status")["paused"] is True
+    # alice's own form token does not work for the admin's action
+    _, alice_page = server.request("GET", "/submit", cookie=tokens["alice"])
+    m2 = re.search(rb'name="csrf" value="([0-9a-f]+)"', alice_page)
+    assert m2 is not None and m2.group(1) != m.group(1)
+    status, _ = server.request("POST", "/admin/pause", body=b"csrf=" + m2.group(1),
+                               content_type=form, cookie=tokens["alice"])
+    assert status == 403 and server.get("/api/status")["paused"] is True
+    server.request("POST", "/admin/pause", body=b"csrf=" + m.group(1), content_type=form,
+                   cookie=root)
+    assert server.get("/api/status")["paused"] is False
+    assert server.request("GET", "/admin", cookie=tokens["alice"])[0] == 403
+
+
+@pytest.mark.slow
+def test_a_killed_server_resumes_and_counts_no_game_twice(tmp_path: Path) -> None:
+    folder = tmp_path / "comp"
+    tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 3"))
+    server = Server(folder)
+    server.start()
+    try:
+        _, a = server.upload(tokens["alice"], "random.zip", bot_archive("random", "zip"))
+        _, b = server.upload(tokens["bob"], "r2.zip", bot_archive("random", "zip", name="r2"))
+        # kill it while the ladder's games are being played
+        _wait("games in play", lambda: server.get("/api/status")["games"].get("running"))
+        server.kill()
+        running = server.get  # the process is gone: nothing answers
+        with pytest.raises(OSError):
+            running("/api/status")
+        server.start()
+        _wait("the ladder after the restart", lambda: _settled(server, 6))
+        status = server.get("/api/status")
+        assert status["games"] == {"done": 6}
+        rows = server.get("/api/leaderboard")
+        assert [r["games"] for r in rows] == [6, 6]
+        games = server.get("/api/games")
+        assert len(games) == 6 and len({g["id"] for g in games}) == 6
+        assert sorted((g["pair"], g["white_id"]) for g in games) == sorted(
+            (p, w) for p in {g["pair"] for g in games} for w in (a["id"], b["id"]))
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------------------------------
+# A participant in a real browser
+# ---------------------------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("no chromium or chromedriver (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver",
+                                    reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--window-size=1200,900",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    d = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+@pytest.mark.slow
+def test_a_participant_submits_from_the_browser_and_watches_a_game(
+        ladder: tuple[Server, dict[str, str]], driver: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    server, tokens = ladder
+    archive = tmp_path / "browser-bot.zip"
+    archive.write_bytes(bot_archive("random", "zip", name="browser-bot"))
+    driver.get(server.url + "/login")
+    driver.find_element(By.ID, "token").send_keys(tokens["alice"])
+    driver.find_element(By.ID, "login").click()
+    driver.get(server.url + "/submit")
+    driver.find_element(By.ID, "file").send_keys(str(archive))
+    driver.find_element(By.ID, "upload").click()
+    _wait("the bot's page", lambda: re.search(r"/bots/\d+$", driver.current_url), 20)
+
+    def active() -> bool:
+        driver.refresh()
+        return driver.find_element(By.ID, "status").text == "active"
+
+    _wait("the browser bot's check", active)
+    assert driver.find_element(By.ID, "verdict").text.startswith("PASS")
+    bot_id = int(driver.current_url.rsplit("/", 1)[1])
+    _wait("its games", lambda: _settled(server, 4 + 8))
+    driver.get(server.url + "/")
+    assert f"/bots/{bot_id}" in driver.page_source and "browser-bot" in driver.page_source
+    driver.get(f"{server.url}/bots/{bot_id}")
+    driver.find_element(By.CSS_SELECTOR, "a.game-link").click()
+    _wait("the viewer", lambda: driver.find_elements(By.CSS_SELECTOR, "svg.board"), 10)
+    assert driver.find_element(By.ID, "viewer").get_attribute("data-ply") is not None
