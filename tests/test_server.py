@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -51,9 +52,14 @@ def _free_port() -> int:
 
 
 def _arena(*args: str) -> str:
-    done = subprocess.run([*ARENA, *args], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    """An ``arena`` command in this process (``init`` and ``user``: no server involved)."""
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
 
 
 class Server:
@@ -199,6 +205,7 @@ def test_uploads_need_a_valid_token(ladder: tuple[Server, dict[str, str]]) -> No
     assert server.request("GET", "/api/bots/1")[0] in (401, 404)
 
 
+@pytest.mark.slow
 def test_two_participants_upload_and_play_the_ladder(
         ladder: tuple[Server, dict[str, str]]) -> None:
     server, tokens = ladder
@@ -316,7 +323,7 @@ def test_forms_need_their_csrf_token(ladder: tuple[Server, dict[str, str]]) -> N
 @pytest.mark.slow
 def test_a_killed_server_resumes_and_counts_no_game_twice(tmp_path: Path) -> None:
     folder = tmp_path / "comp"
-    tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 3"))
+    tokens = _competition(folder, SETTINGS)
     server = Server(folder)
     server.start()
     try:
@@ -329,17 +336,34 @@ def test_a_killed_server_resumes_and_counts_no_game_twice(tmp_path: Path) -> Non
         with pytest.raises(OSError):
             running("/api/status")
         server.start()
-        _wait("the ladder after the restart", lambda: _settled(server, 6))
+        _wait("the ladder after the restart", lambda: _settled(server, 4))
         status = server.get("/api/status")
-        assert status["games"] == {"done": 6}
+        assert status["games"] == {"done": 4}
         rows = server.get("/api/leaderboard")
-        assert [r["games"] for r in rows] == [6, 6]
+        assert [r["games"] for r in rows] == [4, 4]
         games = server.get("/api/games")
-        assert len(games) == 6 and len({g["id"] for g in games}) == 6
+        assert len(games) == 4 and len({g["id"] for g in games}) == 4
         assert sorted((g["pair"], g["white_id"]) for g in games) == sorted(
             (p, w) for p in {g["pair"] for g in games} for w in (a["id"], b["id"]))
+        with sqlite3.connect(folder / "arena.db") as db:  # the kill did cut a game short
+            assert db.execute("SELECT max(attempts) FROM games").fetchone()[0] >= 2
     finally:
         server.stop()
+    # nothing of the killed server (workers, bots) outlives it
+    left = _wait("the killed server's processes to end", lambda: not _processes_in(folder), 15)
+    assert left
+
+
+def _processes_in(folder: Path) -> list[int]:
+    """Processes whose working directory or command line is inside ``folder``."""
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["pid", "cwd", "cmdline"]):
+        text = " ".join([p.info.get("cwd") or "", *(p.info.get("cmdline") or [])])
+        if str(folder) in text:
+            found.append(p.info["pid"])
+    return found
 
 
 # ---------------------------------------------------------------------------------------
