@@ -37,6 +37,7 @@ from urllib3 import encode_multipart_formdata  # noqa: E402  (selenium's depende
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
 SETTINGS = """name: test ladder
+upload: {max_bytes: 1000000}
 time: {movetime: 50}
 pairs: 2
 check_games: 1
@@ -283,15 +284,23 @@ def test_hostile_archives_are_refused_and_the_ladder_goes_on(
     assert sorted(p.name for p in (server.folder / "bots").iterdir()) == before
     assert not [p for p in (server.folder / "uploads").iterdir()
                 if p.name.startswith(("slip", "bomb", "link"))]
-    # a bot that fails its check is rejected; the server and the ladder carry on
+    status, out = server.upload(tokens["bob"], "big.zip", os.urandom(1_100_000))
+    assert status == 413  # over upload.max_bytes: refused before the body is read
+    # a bot that fails its check is rejected; the server and the ladder carry on, and what
+    # the bot wrote is shown escaped on its page
     broken = io.BytesIO()
     with zipfile.ZipFile(broken, "w") as zf:
-        zf.writestr("bot.yaml", "name: crasher\ncommand: \"{python} -c 'raise SystemExit(3)'\"\n")
+        zf.writestr("bot.yaml", 'name: crasher\ncommand: "{python} bot.py"\n')
+        zf.writestr("bot.py", "import sys\nsys.stderr.write('<script>alert(1)</script>\\n')\n"
+                              "raise SystemExit(3)\n")
     status, out = server.upload(tokens["bob"], "crasher.zip", broken.getvalue())
     assert status == 201
     view = _wait("the crasher's verdict", lambda: _judged(server, tokens["bob"], out["id"]))
     assert view["status"] == "rejected" and view["verdict"].startswith("FAIL")
-    assert len(server.get("/api/leaderboard")) == 2
+    assert "<script>alert(1)</script>" in view["check_log"]
+    _, page = server.request("GET", f"/bots/{out['id']}", cookie=tokens["bob"])
+    assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in page and b"<script>alert" not in page
+    assert "crasher" not in {r["bot"] for r in server.get("/api/leaderboard")}
 
 
 def test_forms_need_their_csrf_token(ladder: tuple[Server, dict[str, str]]) -> None:
