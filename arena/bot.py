@@ -38,6 +38,7 @@ import sys
 import termios
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
@@ -182,7 +183,9 @@ class BotProcess:
         self.stderr_cap = stderr_cap
         self.quit_grace_s = quit_grace_s
         self.term_grace_s = term_grace_s
-        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self._proc: Optional[subprocess.Popen[bytes]] = None
+        self._spawning: Optional[Future[None]] = None  # the spawn started by start()
+        self._spawn_error: Optional[BotStartError] = None
         self.handshake: Handshake = Handshake()
         #: the last lines sent (``<<``) and received (``>>``)
         self.transcript: collections.deque[tuple[str, str]] = collections.deque(maxlen=TRANSCRIPT_CAP)
@@ -231,9 +234,13 @@ class BotProcess:
     def start(self) -> None:
         """Spawn the bot and send ``morris <version>``; :meth:`read_handshake` reads the answer.
 
+        The spawn itself (which waits for the sandbox's ``exec``) runs on a spawner thread,
+        so that both bots of a game are spawned at once; whatever needs the process waits
+        for it (:attr:`proc`), and a spawn that failed is raised by :meth:`read_handshake`.
+
         :raises BotStartError: the command cannot be run.
         """
-        if self.proc is not None:
+        if self._proc is not None or self._spawning is not None:
             raise RuntimeError("BotProcess.start called twice")
         spec = self.spec
         self._debug = log.isEnabledFor(logging.DEBUG)
@@ -253,34 +260,70 @@ class BotProcess:
         if self.isolation is None:  # ConfigError: MORRIS_ARENA_ISOLATION names a bad level
             self.isolation = Isolation.default()
         # ConfigError/SandboxError here are the referee's setup, not the bot's fault
-        self.sandbox = sb = self.isolation.sandbox(spec.path, cwd=spec.cwd, label=self.label)
+        self.sandbox = self.isolation.sandbox(spec.path, cwd=spec.cwd, label=self.label)
+        self._spawning = _spawner().submit(self._spawn)
+
+    def _spawn(self) -> None:
+        """Start the process in the sandbox (on a spawner thread: see :func:`_spawner`)."""
+        spec, sb = self.spec, self.sandbox
+        assert sb is not None
         try:
-            self.proc = sb.popen(spec.command, cwd=spec.cwd, env=self.env)
+            proc = sb.popen(spec.command, cwd=spec.cwd, env=self.env)
         except (OSError, subprocess.SubprocessError) as e:
             sb.close()
             raise BotStartError(f"cannot run {shlex.join(spec.command)!r} in {spec.cwd}: "
                                 f"{getattr(e, 'strerror', None) or e}") from None
         self._spawned_at = time.monotonic()
-        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
-        self._stdin = self.proc.stdin.fileno()
-        self._stdout = self.proc.stdout.fileno()
-        for fd in (self._stdin, self._stdout, self.proc.stderr.fileno()):
+        assert proc.stdin and proc.stdout and proc.stderr
+        self._stdin = proc.stdin.fileno()
+        self._stdout = proc.stdout.fileno()
+        for fd in (self._stdin, self._stdout, proc.stderr.fileno()):
             os.set_blocking(fd, False)
         self._poll_in = select.poll()
         self._poll_in.register(self._stdout, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._poll_out = select.poll()
         self._poll_out.register(self._stdin, select.POLLOUT | select.POLLERR)
-        self._stderr = _StderrTail(self.proc.stderr.fileno(), self.stderr_cap, self.label)
+        self._stderr = _StderrTail(proc.stderr.fileno(), self.stderr_cap, self.label)
         try:  # a pidfd wakes the wait for the exit at once (Linux 5.3+)
-            self._pidfd = os.pidfd_open(self.proc.pid)
+            self._pidfd = os.pidfd_open(proc.pid)
         except (AttributeError, OSError):
             self._pidfd = -1
-        log.debug("%s: started pid %d: %s (cwd %s, sandbox %s)", self.label, self.proc.pid,
+        self._proc = proc
+        log.debug("%s: started pid %d: %s (cwd %s, sandbox %s)", self.label, proc.pid,
                   shlex.join(spec.command), spec.cwd, sb.describe())
         try:
             self._send([P.format_hello()], self._spawned_at + 1.0)
         except BotError:
             pass  # an early exit shows up in handshake()
+
+    @property
+    def proc(self) -> Optional[subprocess.Popen[bytes]]:
+        """The process (``bwrap`` itself at that level), once spawned: waits for a spawn
+        under way; None before :meth:`start`, or when the spawn failed."""
+        self._wait_spawn()
+        return self._proc
+
+    def _wait_spawn(self) -> None:
+        """Wait for the spawn :meth:`start` began; keep its failure for :meth:`_spawned`."""
+        spawning = self._spawning
+        if spawning is None:
+            return
+        try:
+            spawning.result()
+        except BotStartError as e:
+            self._spawn_error = e
+        self._spawning = None
+
+    def _spawned(self) -> None:
+        """Wait for the spawn; raise its failure.
+
+        :raises BotStartError: the command could not be run.
+        """
+        self._wait_spawn()
+        if self._spawn_error is not None:
+            raise self._spawn_error
+        if self._proc is None:
+            raise RuntimeError(f"{self.label}: BotProcess.start was not called")
 
     def read_handshake(self, timeout_s: float) -> Handshake:
         """Read the handshake up to ``morrisok``, within ``timeout_s`` of the spawn.
@@ -288,6 +331,7 @@ class BotProcess:
         :raises BotStartError: silence (timeout), an exit, or a line other than ``id``,
             ``option``, ``info`` or ``morrisok``; the error's ``line`` is the offending line.
         """
+        self._spawned()
         deadline = self._spawned_at + timeout_s
         hs = self.handshake
         try:
@@ -339,6 +383,7 @@ class BotProcess:
             the handshake and before ``isready`` was read (see :meth:`check_idle`).
         :raises BotStartError: no ``readyok`` in time, an exit, or another line instead.
         """
+        self._spawned()
         lines = [P.format_setoption(k, v) for k, v in options.items()]
         ask = P.format_isready()
         lines += [P.format_newgame(variant_name, params), ask]
@@ -452,6 +497,8 @@ class BotProcess:
         :raises ProtocolError: a line other than ``info``, with that line.
         :raises BotCrashed: the bot closed its output (after any such line).
         """
+        if self._poll_in is None:
+            self._spawned()
         self._drain()
         self._check_extra()
         if self._eof:
@@ -696,6 +743,27 @@ def _unread_bytes(fd: int) -> int:
         return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
     except OSError:
         return 0
+
+
+#: threads that spawn bots (several, so the two bots of a game, or of concurrent games,
+#: spawn at once)
+SPAWNERS = 4
+_spawners: tuple[int, Optional[ThreadPoolExecutor]] = (0, None)
+_spawners_lock = threading.Lock()
+
+
+def _spawner() -> ThreadPoolExecutor:
+    """This process's spawner threads.  They live as long as the process: a bot's
+    parent-death signal (:class:`~arena.sandbox.Sandbox`) fires when the thread that spawned
+    it exits, so bots spawned here die with the referee, never with a thread that outlived
+    its use.  A forked worker process makes its own."""
+    global _spawners
+    with _spawners_lock:
+        pid, pool = _spawners
+        if pool is None or pid != os.getpid():
+            pool = ThreadPoolExecutor(SPAWNERS, thread_name_prefix="arena-spawn")
+            _spawners = (os.getpid(), pool)
+        return pool
 
 
 def _missing_program(program: str, cwd: str, path: Optional[str]) -> str:
