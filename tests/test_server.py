@@ -7,6 +7,7 @@ where the ``server`` extra is not installed."""
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import os
@@ -284,8 +285,15 @@ def test_hostile_archives_are_refused_and_the_ladder_goes_on(
     assert sorted(p.name for p in (server.folder / "bots").iterdir()) == before
     assert not [p for p in (server.folder / "uploads").iterdir()
                 if p.name.startswith(("slip", "bomb", "link"))]
-    status, out = server.upload(tokens["bob"], "big.zip", os.urandom(1_100_000))
-    assert status == 413  # over upload.max_bytes: refused before the body is read
+    # over upload.max_bytes: refused on its headers, before the body is sent or read
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.putrequest("POST", "/api/bots")
+    conn.putheader("Authorization", f"Bearer {tokens['bob']}")
+    conn.putheader("Content-Type", "multipart/form-data; boundary=x")
+    conn.putheader("Content-Length", str(1_100_000))
+    conn.endheaders()
+    assert conn.getresponse().status == 413
+    conn.close()
     # a bot that fails its check is rejected; the server and the ladder carry on, and what
     # the bot wrote is shown escaped on its page
     broken = io.BytesIO()

@@ -32,8 +32,10 @@ def open_engine(url: str) -> Engine:
     """
     try:
         if url.startswith("sqlite"):
+            # as many connections as the web server's worker threads (40) use at once
             engine = create_engine(url, connect_args={"check_same_thread": False,
-                                                      "timeout": 30})
+                                                      "timeout": 30},
+                                   pool_size=8, max_overflow=40)
 
             @event.listens_for(engine, "connect")
             def _pragmas(conn: Any, _record: Any) -> None:

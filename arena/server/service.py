@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from sqlalchemy import CursorResult, delete, func, or_, select, update
+from sqlalchemy.orm import joinedload
 
 from arena.errors import ArenaError, ConfigError
 from arena.records import GameRecord
@@ -271,7 +272,7 @@ class Competition:
     def bots(self, status: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
         """Every upload (newest first), optionally of some statuses: public facts only."""
         with self.sessions() as s:
-            q = select(Bot).order_by(Bot.id.desc())
+            q = select(Bot).options(joinedload(Bot.owner)).order_by(Bot.id.desc())
             if status:
                 q = q.where(Bot.status.in_(status))
             return [{"id": b.id, "bot": b.name, "version": b.version, "owner": b.owner.name,
@@ -297,7 +298,10 @@ class Competition:
     def games(self, *, limit: int = 200) -> list[dict[str, Any]]:
         """The latest games, queued, running and finished (the live view)."""
         with self.sessions() as s:
-            rows = s.scalars(select(Game).order_by(Game.id.desc()).limit(limit)).all()
+            rows = s.scalars(select(Game).options(
+                joinedload(Game.white).joinedload(Bot.owner),
+                joinedload(Game.black).joinedload(Bot.owner)).order_by(Game.id.desc())
+                .limit(limit)).all()
             return [_game_row(g) for g in rows]
 
     def records(self) -> list[GameRecord]:
@@ -314,7 +318,8 @@ class Competition:
         ``owner``, ``elo``, ``elo95``, ``games``, ``score`` (points per game) and W/D/L,
         rated like ``arena rate`` (:func:`arena.ratings.rate`: Bradley-Terry, intervals)."""
         with self.sessions() as s:
-            bots = {b.label: b for b in s.scalars(select(Bot).where(Bot.status == "active"))}
+            bots = {b.label: b for b in s.scalars(select(Bot).options(joinedload(Bot.owner))
+                                                  .where(Bot.status == "active"))}
             owners = {b.label: b.owner.name for b in bots.values()}
             key = (s.scalar(select(func.max(Game.id)).where(Game.status == "done")),
                    tuple(sorted(bots)))

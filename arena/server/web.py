@@ -252,6 +252,7 @@ def serve(folder: str, *, host: str = "127.0.0.1", port: int = 8000,
     from arena.server.judge import Judge
 
     comp = Competition(folder, db_url=db_url)
+    comp.leaderboard()  # loads the ratings (numpy, scipy) now rather than on the first page
     judge = Judge(comp)
     judge.start()
     try:
