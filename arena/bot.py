@@ -416,8 +416,8 @@ class BotProcess:
     def go(self, position_text: str, moves: Sequence[str], go: P.Go,
            timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
            legal: Optional[Sequence[str]] = None) -> tuple[str, float]:
-        """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` to
-        reading ``bestmove``.  ``timeout_s`` ``None`` waits forever (never for games).
+        """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` (the
+        clock starts as the write begins) to reading ``bestmove``.  ``timeout_s`` ``None`` waits forever (never for games).
         ``legal`` (the legal moves' texts, for a bot that asked for them) is sent as a
         ``legalmoves`` line between ``position`` and ``go``.
 
@@ -434,7 +434,8 @@ class BotProcess:
             than the cap.
         """
         self.check_idle()
-        if self._last_go[0] != go:  # with a fixed time per move, every go line is the same
+        # with a fixed time per move, every go line is the same: formatted once
+        if self._last_go[0] is not go and self._last_go[0] != go:
             self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
         ask = self._last_go[1]
         lines = [P.format_position(position_text, moves), ask]
@@ -442,9 +443,11 @@ class BotProcess:
             lines.insert(1, P.format_legalmoves(legal))
         limit = timeout_s if timeout_s is not None else float("inf")
         self.last_cpu_ms = None
-        deadline = time.monotonic() + limit  # a bot too slow to read its input uses its own time
-        self._send(lines, deadline)
+        # the clock starts before the write: a bot too slow to read its input uses its own
+        # time, and so does a bot woken by the write that runs while the referee is still in it
         start = time.monotonic()
+        deadline = start + limit
+        self._send(lines, deadline)
         watch = None if cpu_limit_s is None else self._cpu_watch(cpu_limit_s)
         while True:
             try:
