@@ -11,6 +11,7 @@ import stat
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -302,3 +303,103 @@ def test_server_commands_init_user_and_their_errors(tmp_path: Path) -> None:
         comp.close()
     result = runner.invoke(cli, ["server", "user", str(tmp_path), "ann"])
     assert result.exit_code == 2 and "not a competition folder" in result.output
+
+
+# ---- the judge's queue on SQLite and PostgreSQL ----------------------------------------
+
+PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster (Debian's postgresql package) on a Unix socket."""
+    import shutil
+    import subprocess
+
+    if not PG_BIN:
+        pytest.skip("no PostgreSQL server here (apt-get install postgresql)")
+    pytest.importorskip("psycopg", reason="no psycopg (pip install 'psycopg[binary]')")
+    import tempfile
+
+    bindir = PG_BIN[-1].parent
+    folder = Path(tempfile.mkdtemp(prefix="arena-pg-"))  # pytest's root folder is private
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        if shutil.which("runuser") is None:
+            pytest.skip("running as root without runuser: cannot start PostgreSQL")
+        shutil.chown(folder, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, port = folder / "data", 15432 + os.getpid() % 1000
+    subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-A", "trust",
+                    "-U", "arena"], check=True, capture_output=True, timeout=120)
+    subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l",
+                    str(folder / "log"), "-o", f"-k {folder} -p {port} -c listen_addresses=''",
+                    "start"], check=True, capture_output=True, timeout=120)
+    try:
+        yield f"postgresql+psycopg://arena@/postgres?host={folder}&port={port}"
+    finally:
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
+                        "stop"], capture_output=True, timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql",
+                                                             marks=pytest.mark.slow)])
+def test_the_judges_queue_counts_each_game_once(request: pytest.FixtureRequest,
+                                                 tmp_path: Path, database: str) -> None:
+    """Checks, scheduling, claims, a restart's recovery and stored records, on a real
+    database of each kind."""
+    from sqlalchemy import text
+
+    from arena.server.service import Competition, init_competition
+    from tests.synth_records import make_record
+
+    url = request.getfixturevalue("postgres_url") if database == "postgresql" else None
+    init_competition(tmp_path / "c", ServerConfig(pairs=2, db_url=url))
+    comp = Competition(tmp_path / "c")
+    try:
+        if url:
+            with comp.engine.begin() as conn:  # really PostgreSQL
+                assert conn.dialect.name == "postgresql"
+        alice = comp.authenticate(comp.add_user(f"alice-{database}"))
+        bob = comp.authenticate(comp.add_user(f"bob-{database}"))
+        a = comp.submit(alice, "a.zip", _bot_zip(tmp_path))["id"]
+        b = comp.submit(bob, "b.zip", _bot_zip(tmp_path, "greedy"))["id"]
+        for bot in (a, b):
+            claimed = comp.claim_check()
+            assert claimed is not None and claimed[1] == bot
+            comp.finish_check(claimed[0], bot, True, "PASS", "log")
+        assert comp.claim_check() is None
+        assert comp.status()["games"] == {"queued": 4}
+        first = comp.claim_games(3)
+        assert len(first) == 3 and comp.status()["games"] == {"queued": 1, "running": 3}
+        # a record comes back, then the server dies with two games running
+        gid, w, _, variant, pair, game, _ = first[0]
+        labels = {a: f"random#{a}", b: f"greedy#{b}"}
+        rec = make_record(labels[w], labels[first[0][2]], 1.0, game_id=f"g{gid}", pair=pair)
+        assert comp.finish_game(gid, rec)
+        assert not comp.finish_game(gid, rec)  # twice: not counted again
+        comp.close()
+        comp = Competition(tmp_path / "c")
+        assert comp.recover() == (0, 2)
+        rest = comp.claim_games(10)
+        assert len(rest) == 3 and gid not in {g[0] for g in rest}
+        for g in rest:
+            comp.finish_game(g[0], make_record(labels[g[1]], labels[g[2]], 0.5,
+                                               game_id=f"g{g[0]}", pair=g[4]))
+        assert comp.status()["games"] == {"done": 4}
+        rows = comp.leaderboard()
+        assert sorted(r["games"] for r in rows) == [4, 4]
+        with comp.engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM games")).scalar() == 4
+        # a new version of alice's bot retires the old and drops nothing played
+        a2 = comp.submit(alice, "a.zip", _bot_zip(tmp_path))["id"]
+        claimed = comp.claim_check()
+        assert claimed is not None
+        assert comp.finish_check(claimed[0], a2, True, "PASS", "log") == 4
+        statuses = {r["id"]: r["status"] for r in comp.bots()}
+        assert statuses == {a: "retired", b: "active", a2: "active"}
+        assert comp.status()["games"] == {"done": 4, "queued": 4}
+        assert {r["id"] for r in comp.leaderboard()} == {a2, b}
+    finally:
+        comp.close()
