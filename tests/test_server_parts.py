@@ -376,9 +376,18 @@ def test_the_judges_queue_counts_each_game_once(request: pytest.FixtureRequest,
         # a record comes back, then the server dies with two games running
         gid, w, _, variant, pair, game, _ = first[0]
         labels = {a: f"random#{a}", b: f"greedy#{b}"}
-        rec = make_record(labels[w], labels[first[0][2]], 1.0, game_id=f"g{gid}", pair=pair)
+        loser = first[0][2]
+        rec = make_record(labels[w], labels[loser], 1.0, game_id=f"g{gid}", pair=pair,
+                          termination="crash", forfeit="black", stderr={"black": "boom"})
         assert comp.finish_game(gid, rec)
         assert not comp.finish_game(gid, rec)  # twice: not counted again
+        owner, other = (alice, bob) if loser == a else (bob, alice)
+        view = comp.bot_view(loser, owner)
+        assert view["forfeits"] == 1 and view["forfeit_games"] == [
+            {"id": gid, "termination": "crash", "detail": "", "stderr": "boom"}]
+        assert "forfeit_games" not in comp.bot_view(loser, other, private=False)
+        assert comp.game_view(gid, other)["stderr"] == {}
+        assert comp.game_view(gid, owner)["stderr"] == {"black": "boom"}
         comp.close()
         comp = Competition(tmp_path / "c")
         assert comp.recover() == (0, 2)

@@ -267,6 +267,8 @@ class Competition:
             if mine:
                 out["verdict"] = bot.verdict
                 out["check_log"] = bot.check_log
+                out["forfeit_games"] = [_forfeit_row(g, bot_id) for g in games
+                                        if g.status == "done" and _forfeited(g, bot_id)]
             return out
 
     def bots(self, status: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
@@ -517,6 +519,15 @@ def _forfeited(game: Game, bot_id: int) -> bool:
         return False
     return (forfeit == "white" and game.white_id == bot_id) or (
         forfeit == "black" and game.black_id == bot_id)
+
+
+def _forfeit_row(game: Game, bot_id: int) -> dict[str, Any]:
+    """A game the bot lost by a referee ending: what happened and its stderr tail."""
+    record = json.loads(game.record)
+    color = "white" if game.white_id == bot_id else "black"
+    return {"id": game.id, "termination": record.get("termination", ""),
+            "detail": record.get("detail", ""),
+            "stderr": record.get("stderr", {}).get(color, "")}
 
 
 def _game_row(g: Game) -> dict[str, Any]:
