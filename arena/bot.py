@@ -608,6 +608,12 @@ class BotProcess:
                 self._lines.append(buf.decode("utf-8", "replace").rstrip("\r"))
                 buf.clear()
             return
+        if not buf and chunk.endswith(b"\n") and chunk.count(b"\n") == 1:
+            # one whole line, the usual reply: no copy into the buffer
+            if len(chunk) - 1 > self.line_cap:
+                self._too_long(chunk[:-1])
+            self._lines.append(chunk[:-1].decode("utf-8", "replace").rstrip("\r"))
+            return
         buf += chunk
         if b"\n" in chunk:
             complete = buf.split(b"\n")

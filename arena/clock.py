@@ -177,12 +177,14 @@ class GameClock:
         #: ms left per colour (index 0 white, 1 black), or ``None`` without a clock
         self.remaining: Optional[list[float]] = (
             [float(tc.base_ms), float(tc.base_ms)] if tc.base_ms is not None else None)
+        #: the one ``go`` of a fixed time per move (a frozen value: the same for every move)
+        self._fixed_go = Go(movetime=tc.movetime_ms)
 
     def go(self) -> Go:
         """The ``go`` command for the next move (times in whole ms)."""
         tc = self.tc
         if self.remaining is None:
-            return Go(movetime=tc.movetime_ms)
+            return self._fixed_go
         return Go(wtime=int(self.remaining[0]), btime=int(self.remaining[1]),
                   winc=tc.increment_ms, binc=tc.increment_ms, movetime=tc.movetime_ms)
 
