@@ -294,6 +294,13 @@ def test_hostile_archives_are_refused_and_the_ladder_goes_on(
     conn.endheaders()
     assert conn.getresponse().status == 413
     conn.close()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.putrequest("POST", "/api/bots")
+    conn.putheader("Authorization", f"Bearer {tokens['bob']}")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders()
+    assert conn.getresponse().status == 411  # a body of unknown size is not read either
+    conn.close()
     # a bot that fails its check is rejected; the server and the ladder carry on, and what
     # the bot wrote is shown escaped on its page
     broken = io.BytesIO()
@@ -424,6 +431,7 @@ def test_a_participant_submits_from_the_browser_and_watches_a_game(
     driver.get(server.url + "/login")
     driver.find_element(By.ID, "token").send_keys(tokens["alice"])
     driver.find_element(By.ID, "login").click()
+    _wait("the login", lambda: "Log out" in driver.page_source, 20)
     driver.get(server.url + "/submit")
     driver.find_element(By.ID, "file").send_keys(str(archive))
     driver.find_element(By.ID, "upload").click()

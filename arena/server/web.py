@@ -43,7 +43,9 @@ def _status(error: ArenaError, viewer: Viewer) -> int:
 
 
 class _BodyLimit(BaseHTTPMiddleware):
-    """Refuse a request whose declared body is over the upload limit before reading it."""
+    """Refuse a request whose declared body is over the upload limit before reading it, and
+    a POST that does not declare its size (chunked: it could fill the disk while the
+    multipart parser spools it)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         super().__init__(app)
@@ -51,6 +53,8 @@ class _BodyLimit(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         length = request.headers.get("content-length")
+        if request.method == "POST" and length is None:  # chunked: its size is unknown
+            return JSONResponse({"detail": "a request body needs a Content-Length"}, 411)
         if length is not None and (not length.isdigit() or int(length) > self.limit):
             return JSONResponse({"detail": "the request is over the upload limit"}, 413)
         return await call_next(request)
