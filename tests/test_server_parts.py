@@ -248,8 +248,15 @@ def test_library_tokens_access_and_rate_limit(tmp_path: Path) -> None:
         first = comp.submit(alice, "bot.zip", _bot_zip(tmp_path))
         second = comp.submit(alice, "bot.zip", _bot_zip(tmp_path))
         assert first == {"id": 1, "status": "checking"} and second["id"] == 2
-        with pytest.raises(RateLimited):
+        with pytest.raises(RateLimited, match="uploads an hour"):
             comp.submit(alice, "bot.zip", _bot_zip(tmp_path))
+        # refused uploads count too: three attempts per upload allowed (2 an hour here)
+        for _ in range(6):
+            with pytest.raises(Refused, match="not a .zip"):
+                comp.submit(bob, "bot.zip", b"junk")
+        with pytest.raises(RateLimited, match="attempts"):
+            comp.submit(bob, "bot.zip", _bot_zip(tmp_path))
+        comp.submit(admin, "bot.zip", _bot_zip(tmp_path))  # admins are not limited
         assert comp.bot_view(2, alice)["version"] == 2  # same name: a new version
         assert comp.bot_view(1, admin)["check_log"] == ""
         with pytest.raises(Forbidden):

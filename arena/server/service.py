@@ -21,6 +21,7 @@ import re
 import secrets
 import shutil
 import threading
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -42,6 +43,8 @@ BOTS = "bots"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 #: attempts of a game whose executor keeps failing before it is given up
 MAX_ATTEMPTS = 3
+#: upload attempts (refused ones included) a participant may make per upload allowed
+ATTEMPTS_PER_UPLOAD = 3
 
 
 class NotFound(ArenaError):
@@ -124,6 +127,8 @@ class Competition:
         migrate(self.engine)
         self.sessions = session_factory(self.engine)
         self._board_lock = threading.Lock()
+        #: each participant's recent upload attempts (monotonic times), refused ones too
+        self._attempts: dict[int, list[float]] = {}
         self._board_cache: tuple[Any, list[dict[str, Any]]] = (None, [])
 
     def close(self) -> None:
@@ -191,6 +196,7 @@ class Competition:
         if not viewer.known:
             raise Forbidden("log in to upload a bot")
         limits = self.config.upload
+        self._count_attempt(viewer)
         if len(data) > limits.max_bytes:
             raise Refused(f"the archive has {len(data)} bytes, over the limit of "
                           f"{limits.max_bytes}")
@@ -228,6 +234,21 @@ class Competition:
             bot.folder = str(root.relative_to(self.folder))
             s.add(Job(kind="check", bot_id=bot_id))
         return {"id": bot_id, "status": "checking"}
+
+    def _count_attempt(self, viewer: Viewer) -> None:
+        """Refused uploads cost unpacking too: at most :data:`ATTEMPTS_PER_UPLOAD` times
+        ``per_hour`` attempts an hour (in memory: a restart forgets them).
+
+        :raises RateLimited:"""
+        if viewer.is_admin or viewer.id is None:
+            return
+        now = time.monotonic()
+        with self._board_lock:
+            recent = [t for t in self._attempts.get(viewer.id, []) if now - t < 3600]
+            if len(recent) >= ATTEMPTS_PER_UPLOAD * self.config.upload.per_hour:
+                raise RateLimited("too many upload attempts in the last hour: try later")
+            recent.append(now)
+            self._attempts[viewer.id] = recent
 
     # ---- views ---------------------------------------------------------------------
 
