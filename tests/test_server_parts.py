@@ -358,7 +358,7 @@ def test_the_judges_queue_counts_each_game_once(request: pytest.FixtureRequest,
     database of each kind."""
     from sqlalchemy import text
 
-    from arena.server.service import Competition, init_competition
+    from arena.server.service import Competition, Forbidden, init_competition
     from tests.synth_records import make_record
 
     url = request.getfixturevalue("postgres_url") if database == "postgresql" else None
@@ -417,5 +417,17 @@ def test_the_judges_queue_counts_each_game_once(request: pytest.FixtureRequest,
         assert statuses == {a: "retired", b: "active", a2: "active"}
         assert comp.status()["games"] == {"done": 4, "queued": 4}
         assert {r["id"] for r in comp.leaderboard()} == {a2, b}
+        # an admin re-judges bob's bot: back to checking, its queued games dropped
+        admin = comp.authenticate(comp.add_user(f"root-{database}", admin=True))
+        with pytest.raises(Forbidden):
+            comp.rejudge(b, alice)
+        comp.rejudge(b, admin)
+        assert comp.bot_view(b, bob)["status"] == "checking"
+        assert comp.status()["games"] == {"done": 4}
+        claimed = comp.claim_check()
+        assert claimed is not None and claimed[1] == b
+        assert comp.finish_check(claimed[0], b, False, "FAIL: crash", "log") == 0
+        assert comp.bot_view(b, bob)["status"] == "rejected"
+        assert {r["id"] for r in comp.leaderboard()} == {a2}
     finally:
         comp.close()

@@ -252,7 +252,7 @@ class Competition:
 
     # ---- views ---------------------------------------------------------------------
 
-    def _bot(self, s: Any, bot_id: int, viewer: Viewer) -> Bot:
+    def _bot(self, s: Any, bot_id: int) -> Bot:
         bot = s.get(Bot, bot_id)
         if bot is None:
             raise NotFound(f"no bot {bot_id}")
@@ -271,7 +271,7 @@ class Competition:
         :raises Forbidden: ``private`` and the viewer is neither its owner nor an admin.
         """
         with self.sessions() as s:
-            bot = self._bot(s, bot_id, viewer)
+            bot = self._bot(s, bot_id)
             mine = self.may_see_private(viewer, bot.owner_id)
             if private and not mine:
                 raise Forbidden("only its owner and admins may see a bot's check")
@@ -387,7 +387,7 @@ class Competition:
         :raises NotFound, Forbidden:
         """
         with self.sessions.begin() as s:
-            bot = self._bot(s, bot_id, viewer)
+            bot = self._bot(s, bot_id)
             if not self.may_see_private(viewer, bot.owner_id):
                 raise Forbidden("only its owner and admins may retire a bot")
             self._retire(s, [bot_id])
@@ -407,7 +407,7 @@ class Competition:
         if not viewer.is_admin:
             raise Forbidden("only admins may re-judge a bot")
         with self.sessions.begin() as s:
-            bot = self._bot(s, bot_id, viewer)
+            bot = self._bot(s, bot_id)
             self._retire(s, [bot.id])
             bot.status = "checking"
             bot.verdict = ""
