@@ -74,10 +74,10 @@ class Server:
         self.proc: Optional[subprocess.Popen[bytes]] = None
 
     def start(self) -> None:
-        log = open(self.folder / "server.log", "ab")
-        self.proc = subprocess.Popen([*ARENA, "server", "run", str(self.folder),
-                                      "--port", str(self.port)], stdout=log, stderr=log,
-                                     start_new_session=True)
+        with open(self.folder / "server.log", "ab") as log:
+            self.proc = subprocess.Popen([*ARENA, "server", "run", str(self.folder),
+                                          "--port", str(self.port)], stdout=log, stderr=log,
+                                         start_new_session=True)
         deadline = time.monotonic() + 20
         while True:
             try:
