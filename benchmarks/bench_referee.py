@@ -7,7 +7,7 @@
 * whole games between two ``bots/random`` processes through :func:`play_game`: games/s,
   moves/s, the wall time per move (go -> bestmove, which includes the bot's own work) and the
   referee's own time per move (from ``bestmove`` to the next ``go``: legality, outcome, clock,
-  record);
+  record), and the CPU time of the referee's thread per move (everything it does, I/O included);
 * the start floor: the two bots of a game (``bots/random``) started one after the other
   without a sandbox or :class:`BotProcess`: spawn, ``morris`` -> ``morrisok``, ``quit``, exit;
   against the referee's time per game (spawn in the default sandbox, handshake, play,
@@ -143,21 +143,26 @@ def games(n: int, variant: str) -> dict[str, float]:
     loop_s = 0.0
     total = 0.0
     floor_ms = 0.0
+    cpu_s = 0.0
     stamps: list[float] = []
+    cpu_stamps: list[float] = []
 
     def on_move(pos: Position, info: MoveInfo) -> None:
         stamps.append(time.perf_counter())
+        cpu_stamps.append(time.thread_time())
 
     _bot_start_exit(folder)  # warm the file cache: the first start is not representative
     for seed in range(n):
         floor_ms += start_floor_ms(folder)
         stamps.clear()
+        cpu_stamps.clear()
         t0 = time.perf_counter()
         record = play_game(spec, spec, variant, tc, seed=seed, on_move=on_move)
         total += time.perf_counter() - t0
         plies += len(record.moves)
         if len(stamps) > 1:
             loop_s += stamps[-1] - stamps[0]
+            cpu_s += cpu_stamps[-1] - cpu_stamps[0]
             go_ms += sum(m.wall_ms for m in record.moves[1:])
     loop_moves = plies - n
     return {
@@ -169,6 +174,7 @@ def games(n: int, variant: str) -> dict[str, float]:
         "go_us": go_ms / loop_moves * 1000,
         "referee_us": (loop_s * 1000 - go_ms) / loop_moves * 1000,
         "in_game_moves_per_s": loop_moves / loop_s,
+        "referee_cpu_us": cpu_s / loop_moves * 1e6,
     }
 
 
@@ -199,6 +205,8 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
          f"{g['go_us'] / pipe:5.2f}x the pipe (includes the bot's move generation)")
     echo(f"  move in a game: referee's own work       {g['referee_us']:9.1f} µs   "
          f"{g['referee_us'] / pipe:5.2f}x the pipe (target <= 4x)")
+    echo(f"  move in a game: referee's CPU (thread)   {g['referee_cpu_us']:9.1f} µs   "
+         f"(all of it, BotProcess.go's included; load from elsewhere barely moves it)")
     echo(f"  moves/s inside games                     {g['in_game_moves_per_s']:9.0f}")
     echo(f"  games/s (spawn to shutdown)              {g['games_per_s']:9.2f}     "
          f"{g['ms_per_game']:.0f} ms/game, {g['plies_per_game']:.0f} plies/game")
