@@ -40,8 +40,13 @@ WHITE = 0
 BLACK = 1
 COLOR_NAMES = ("white", "black")
 
-#: a move inside the engine: (source index or -1 for a placement, destination index, capture mask)
+#: a move inside the engine: (source index or -1 for a placement, destination index, capture
+#: mask); men taken from the opponent's hand (``placement_mill=hand``) are counted in the mask's
+#: bits from :data:`HAND_SHIFT` up
 RawMove = tuple[int, int, int]
+HAND_SHIFT = 32
+#: the point name of a capture from the opponent's hand in move text (``d6x*``)
+FROM_HAND = "*"
 
 
 class Termination(enum.Enum):
@@ -85,12 +90,13 @@ class Outcome:
         return {WHITE: "1-0", BLACK: "0-1", None: "1/2-1/2"}[self.winner]
 
 
-_MOVE_RE = re.compile(r"^([a-g][1-7])(?:-([a-g][1-7]))?((?:x[a-g][1-7])*)$")
+_MOVE_RE = re.compile(r"^([a-g][1-7])(?:-([a-g][1-7]))?((?:x(?:[a-g][1-7]|\*))*)$")
 
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    """One turn: an optional source point, a destination, and the captured points (sorted)."""
+    """One turn: an optional source point, a destination, and the captured points (sorted;
+    ``*`` for each man taken from the opponent's hand, which sorts first)."""
 
     src: Optional[str]
     dst: str
@@ -104,7 +110,8 @@ class Move:
 
     @classmethod
     def parse(cls, text: str) -> Move:
-        """Parse move text (``d6``, ``a1-a4``, ``d6xg7xa1``); raises :class:`InvalidMoveError`."""
+        """Parse move text (``d6``, ``a1-a4``, ``d6xg7xa1``, ``d6x*``); raises
+        :class:`InvalidMoveError`."""
         if cls is Move:  # moves are immutable values: one per text (the referee parses every move)
             known = _PARSED.get(text)
             if known is None:
@@ -123,8 +130,10 @@ class Move:
         second: Optional[str] = m.group(2)
         caps: str = m.group(3)
         src, dst = (None, first) if second is None else (first, second)
-        captures = tuple(sorted(caps[i:i + 2] for i in range(1, len(caps), 3)))
-        if len(set(captures)) != len(captures):
+        captures = tuple(sorted(caps.replace("x*", "").split("x")[1:]
+                                + [FROM_HAND] * caps.count("*")))
+        points = [c for c in captures if c != FROM_HAND]
+        if len(set(points)) != len(points):
             raise InvalidMoveError(f"not a move: {text!r} (a point is captured twice)")
         if src == dst:
             raise InvalidMoveError(f"not a move: {text!r} (source and destination are the same)")
@@ -194,6 +203,8 @@ class Position:
         self.turn = WHITE
         self.quiet = 0  # turns since the last capture or the end of placement
         self.forbidden = [0, 0]  # per player: mill numbers that may not be re-formed this turn
+        self.used = [0, 0]  # per player: mill numbers formed so far (``one_time_mill`` only)
+        self.marks = 0  # points blocked until placement ends (``placement_mill=mark``)
         self.ply = 0
         # per push: (state before, move, repetition key before)
         self._stack: list[tuple[tuple[int, ...], RawMove, tuple[int, ...]]] = []
@@ -205,23 +216,26 @@ class Position:
     # -- state helpers -------------------------------------------------------------------
     def _state(self) -> tuple[int, ...]:
         return (self.men[0], self.men[1], self.hand[0], self.hand[1], self.turn, self.quiet,
-                self.forbidden[0], self.forbidden[1], self.ply)
+                self.forbidden[0], self.forbidden[1], self.ply, self.used[0], self.used[1],
+                self.marks)
 
     def _set_state(self, s: tuple[int, ...]) -> None:
         self.men[0], self.men[1], self.hand[0], self.hand[1] = s[0], s[1], s[2], s[3]
         self.turn, self.quiet = s[4], s[5]
         self.forbidden[0], self.forbidden[1], self.ply = s[6], s[7], s[8]
+        self.used[0], self.used[1], self.marks = s[9], s[10], s[11]
 
     def _key(self) -> tuple[int, ...]:
         """What makes two positions the same for the repetition rule."""
         return (self.men[0], self.men[1], self.hand[0], self.hand[1], self.turn,
-                self.forbidden[0], self.forbidden[1])
+                self.forbidden[0], self.forbidden[1], self.used[0], self.used[1], self.marks)
 
     def copy(self) -> Position:
         """An independent copy, with the move stack."""
         other = Position.__new__(Position)
         other.__dict__.update(self.__dict__)
         other.men, other.hand, other.forbidden = list(self.men), list(self.hand), list(self.forbidden)
+        other.used = list(self.used)
         other._stack = list(self._stack)
         other._reps = dict(self._reps)
         other._capture_cache = {}
@@ -298,7 +312,7 @@ class Position:
         """(source or -1, destination) for every move the movement rules allow."""
         t = self.turn
         own = self.men[t]
-        empty = self._full & ~(own | self.men[1 - t])
+        empty = self._full & ~(own | self.men[1 - t] | self.marks)
         v = self.variant
         if self.hand[t]:
             for d in _bits(empty):
@@ -337,7 +351,9 @@ class Position:
         opp = self.men[1 - t]
         v = self.variant
         forbidden = self.forbidden[t]
-        empty = self._full & ~(own | opp)
+        used = self.used[t] if v.one_time_mill else 0
+        opp_hand = self.hand[1 - t]
+        empty = self._full & ~(own | opp | self.marks)
         hand = self.hand[t]
         # (source or -1, the mover's men other than the moving one, destinations)
         groups: list[tuple[int, int, int]] = ([(-1, own, empty & dst_mask)]
@@ -381,15 +397,27 @@ class Position:
                     if others & pair == pair:
                         count += 1
                         nums |= bit
-                if not count:
-                    append((s, d, 0))
-                elif nums & forbidden:
+                if nums & forbidden:
                     continue
-                elif mill_wins:
+                if nums & used:  # one_time_mill: only lines never formed before capture
+                    count = (nums & ~used).bit_count()
+                if not count or mill_wins:
                     append((s, d, 0))
+                elif s < 0 and opp_hand and v.placement_mill == "hand":
+                    out += self._hand_captures(d, min(count, most), opp, opp_hand)
                 else:
                     for caps in self._capture_sets(opp, min(count, most)):
                         append((s, d, caps))
+        return out
+
+    def _hand_captures(self, d: int, k: int, opp: int, opp_hand: int) -> list[RawMove]:
+        """``placement_mill=hand``: a placement on ``d`` entitled to ``k`` captures takes them
+        from the opponent's hand while it holds men (no choice), the rest from the board;
+        with ``optional_capture`` any smaller number."""
+        taken = min(k, opp_hand)
+        out = [(-1, d, taken << HAND_SHIFT | caps) for caps in self._capture_sets(opp, k - taken)]
+        if self.variant.optional_capture:
+            out += [(-1, d, fewer << HAND_SHIFT) for fewer in range(taken)]
         return out
 
     def _has_move(self) -> bool:
@@ -463,15 +491,27 @@ class Position:
             self.hand[t] -= 1
             if self.variant.no_immediate_reform:
                 self.forbidden[t] = 0
-        self.men[t] = own | (1 << d)
+        self.men[t] = own = own | (1 << d)
+        if self.variant.one_time_mill:
+            for n, m in self._mills_at[d]:
+                if own & m == m:
+                    self.used[t] |= 1 << n
         if caps:
             self.men[1 - t] &= ~caps
+            if s < 0 and self.variant.placement_mill == "mark":
+                self.marks |= caps
+            if caps >> HAND_SHIFT:
+                self.hand[1 - t] -= caps >> HAND_SHIFT
             self.quiet = 0
         elif hands_before and not self.hand[0] + self.hand[1]:
             self.quiet = 0
         else:
             self.quiet += 1
+        if self.marks and not self.hand[0] + self.hand[1]:
+            self.marks = 0  # placement is over: marked points are free again
         self.turn = 1 - t
+        if self.variant.second_moves_first and hands_before and not self.hand[0] + self.hand[1]:
+            self.turn = BLACK  # placement is over: black moves first
         self.ply += 1
         key = self._cur_key = self._key()
         self._reps[key] = self._reps.get(key, 0) + 1
@@ -495,7 +535,7 @@ class Position:
         for side in (t, 1 - t):
             if self.men[side].bit_count() + self.hand[side] < v.lose_below:
                 return Outcome(Termination.TOO_FEW_MEN, 1 - side)
-        if not self._full & ~(self.men[0] | self.men[1]):
+        if not self._full & ~(self.men[0] | self.men[1] | self.marks):
             return Outcome(Termination.BOARD_FULL, None if v.board_full == "draw" else 1 - t)
         return self._drawn()
 
@@ -532,7 +572,9 @@ class Position:
         if move is None:
             s, d, caps = raw
             names = self._names
-            move = Move(None if s < 0 else names[s], names[d], tuple(names[i] for i in _bits(caps)))
+            move = Move(None if s < 0 else names[s], names[d],
+                        (FROM_HAND,) * (caps >> HAND_SHIFT)
+                        + tuple(names[i] for i in _bits(caps & self._full)))
             if len(self._moves) < _MOVE_CACHE_SIZE:
                 self._moves[raw] = move
         return move
@@ -544,7 +586,10 @@ class Position:
             d = idx[move.dst]
             caps = 0
             for c in move.captures:
-                caps |= 1 << idx[c]
+                if c == FROM_HAND:
+                    caps += 1 << HAND_SHIFT
+                else:
+                    caps |= 1 << idx[c]
         except KeyError as e:
             raise InvalidMoveError(f"not a move here: {move} (point {e.args[0]} is not on the "
                                    f"{self.topology.name} board)") from None
@@ -552,20 +597,26 @@ class Position:
 
     def to_text(self) -> str:
         """Compact text: ``<points> <w|b> <white in hand> <black in hand> <quiet turns>
-        <white's forbidden mills> <black's forbidden mills> <ply>``.
+        <white's forbidden mills> <black's forbidden mills> <ply>``, then
+        ``used=<white's>;<black's>`` when a player has used a mill (``one_time_mill``).
 
         ``<points>`` has one character per point in name order (``W``, ``B`` or ``.``);
-        forbidden mills are ``-`` or comma-separated point triples such as ``a1a4a7``.
+        forbidden and used mills are ``-`` or comma-separated point triples such as ``a1a4a7``.
         """
         board = _board_text(self.men[0], self.men[1], self.topology.size)
+        if self.marks:
+            board = "".join("X" if self.marks >> i & 1 else ch for i, ch in enumerate(board))
 
         def mills(nums: int) -> str:
             if not nums:
                 return "-"
             return ",".join("".join(self.topology.mask_points(self._mills[n])) for n in _bits(nums))
 
-        return (f"{board} {'wb'[self.turn]} {self.hand[0]} {self.hand[1]} {self.quiet} "
+        text = (f"{board} {'wb'[self.turn]} {self.hand[0]} {self.hand[1]} {self.quiet} "
                 f"{mills(self.forbidden[0])} {mills(self.forbidden[1])} {self.ply}")
+        if self.used[0] | self.used[1]:
+            text += f" used={mills(self.used[0])};{mills(self.used[1])}"
+        return text
 
     @classmethod
     def from_text(cls, variant: Variant | str, text: str) -> Position:
@@ -573,10 +624,19 @@ class Position:
         pos = cls(variant)
         t = pos.topology
         fields = text.split()
-        if len(fields) != 8:
+        if len(fields) < 8:
             raise PositionError(f"expected 8 fields in position text, got {len(fields)}: {text!r}")
-        board, turn, hw, hb, quiet, fw, fb, ply = fields
-        if len(board) != t.size or set(board) - set("WB."):
+        board, turn, hw, hb, quiet, fw, fb, ply = fields[:8]
+        used = ["-", "-"]
+        for extra in fields[8:]:
+            key, _, value = extra.partition("=")
+            if key != "used" or value.count(";") != 1:
+                raise PositionError(f"unknown field after the 8 fields of position text (known: "
+                                    f"used=<white's mills>;<black's mills>): {extra!r}")
+            if not pos.variant.one_time_mill:
+                raise PositionError(f"used mills in a variant without one_time_mill: {extra!r}")
+            used = value.split(";")
+        if len(board) != t.size or set(board) - set("WBX."):
             raise PositionError(f"expected {t.size} characters of W, B or . for the "
                                 f"{t.name} board, got {board!r}")
         if turn not in ("w", "b"):
@@ -587,9 +647,14 @@ class Position:
             raise PositionError(f"hands, quiet turns and ply must be integers: {text!r}") from None
         if min(numbers) < 0:
             raise PositionError(f"negative count in position text: {text!r}")
+        if "X" in board and (pos.variant.placement_mill != "mark" or not numbers[0] + numbers[1]):
+            raise PositionError("marked points (X) exist only while placing with "
+                                f"placement_mill=mark: {text!r}")
         men = [0, 0]
         for i, ch in enumerate(board):
-            if ch != ".":
+            if ch == "X":
+                pos.marks |= 1 << i
+            elif ch != ".":
                 men[ch == "B"] |= 1 << i
         for side in (0, 1):
             if men[side].bit_count() + numbers[side] > pos.variant.men:
@@ -612,15 +677,17 @@ class Position:
         pos.turn = WHITE if turn == "w" else BLACK
         pos.quiet = numbers[2]
         pos.forbidden = [parse_mills(fw), parse_mills(fb)]
+        pos.used = [parse_mills(used[0]), parse_mills(used[1])]
         pos.ply = numbers[3]
         pos._cur_key = pos._key()
         pos._reps = {pos._cur_key: 1}
         return pos
 
     def board_text(self) -> str:
-        """A readable ASCII board with ``W``/``B`` men, plus hands and side to move."""
-        occ = {p: "W" if self.men[0] >> i & 1 else "B" for i, p in enumerate(self._names)
-               if (self.men[0] | self.men[1]) >> i & 1}
+        """A readable ASCII board with ``W``/``B`` men (``X``: a marked point), plus hands and
+        side to move."""
+        occ = {p: "W" if self.men[0] >> i & 1 else "B" if self.men[1] >> i & 1 else "X"
+               for i, p in enumerate(self._names) if (self.men[0] | self.men[1] | self.marks) >> i & 1}
         info = (f"{COLOR_NAMES[self.turn]} to move; in hand W {self.hand[0]} B {self.hand[1]}; "
                 f"on board W {self.on_board(WHITE)} B {self.on_board(BLACK)}")
         return render(self.topology, occ) + "\n" + info
@@ -737,6 +804,9 @@ def _explain_shape(pos: Position, move: Move, src: int, dst: int,
                     f"{example(lambda m: m.src is not None)}")
         if pos.occupant(move.dst) is not None:
             return f"{move.dst} is occupied"
+        if pos.marks >> dst & 1:
+            return (f"{move.dst} is marked (a man was captured there while placing): it stays "
+                    "blocked until placement ends")
         return ""
     if hand and not v.move_in_placement:
         return (f"{me} still has {_men(hand)} to place: place a man before moving one"
@@ -749,6 +819,8 @@ def _explain_shape(pos: Position, move: Move, src: int, dst: int,
         return f"{move.src} holds a {them} man: {me} moves only its own men"
     if pos.occupant(move.dst) is not None:
         return f"{move.dst} is occupied"
+    if pos.marks >> dst & 1:
+        return f"{move.dst} is marked: it stays blocked until placement ends"
     own = pos.men[t].bit_count()
     flying = not hand and v.flying and own <= v.fly_at
     if not flying and not pos._adj[src] >> dst & 1:
@@ -773,6 +845,8 @@ def _explain_mills(pos: Position, move: Move, src: int, dst: int, caps: int,
     head = str(Move(move.src, move.dst))
     after = (own & ~(1 << src) if src >= 0 else own) | (1 << dst)
     count, nums = pos._formed(after, dst)
+    spent = nums & pos.used[t] if v.one_time_mill else 0
+    count -= spent.bit_count()
     again = nums & pos.forbidden[t]
     if again:
         mill = " ".join(topo.mask_points(pos._mills[next(_bits(again))]))
@@ -782,14 +856,30 @@ def _explain_mills(pos: Position, move: Move, src: int, dst: int, caps: int,
     same = (caps != 0 and example(lambda m: m.src == move.src and m.dst == move.dst
                                   and bool(m.captures))) or \
         example(lambda m: m.src == move.src and m.dst == move.dst)
+    if not count and spent:
+        return (f"{head} closes only mills {me} has formed before, and a mill captures only the "
+                f"first time here (one_time_mill){same}") if caps else ""
     if not count:
         return f"{head} closes no mill, so it captures nothing{same}" if caps else ""
     if v.mill_wins:
         return f"{head} closes a mill, which wins the game here: no capture{same}" if caps else ""
     most = min(count, v.multi_mill_captures)
     mills = "a mill" if count == 1 else f"{count} mills"
+    from_hand = move.captures.count(FROM_HAND)
+    opp_hand = pos.hand[1 - t]
+    by_hand = src < 0 and v.placement_mill == "hand"
+    if from_hand and not by_hand:
+        return (f"x{FROM_HAND} takes a man from {them}'s hand, which only a placement closing a "
+                f"mill does, and only with placement_mill=hand{same}")
+    if by_hand and from_hand > opp_hand:
+        return f"{them} has only {_men(opp_hand)} in hand{same}"
+    if by_hand and from_hand < min(most, opp_hand) and len(move.captures) > from_hand:
+        return (f"{head} closes {mills} while placing: captures come from {them}'s hand "
+                f"(x{FROM_HAND}) while it holds men{same}")
     in_mills = topo.men_in_mills(opp)
     for c in move.captures:
+        if c == FROM_HAND:
+            continue
         bit = 1 << pos._index[c]
         if own & bit:
             return f"{c} is {me}'s own man: capture a {them} man{same}"

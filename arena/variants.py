@@ -18,6 +18,7 @@ from arena.errors import ConfigError
 MillCapture = Literal["last-resort", "never", "always"]
 BlockedRule = Literal["lose", "draw"]
 BoardFullRule = Literal["draw", "lose"]
+PlacementMill = Literal["capture", "hand", "mark"]
 
 
 #: the most turns ``no_capture_draw`` and ``three_three_draw`` may count (games must end)
@@ -64,6 +65,18 @@ class Variant:
     move_in_placement: bool = False
     #: three men's morris: forming a mill wins the game at once (no capture)
     mill_wins: bool = False
+    #: what a mill formed by a *placement* captures: ``capture`` (men on the board, as any
+    #: mill) or ``hand`` (Dooz: each capture takes a man from the opponent's hand, without a
+    #: choice, while it has one; the rest from the board as usual) or ``mark`` (Da San Qi, Cheng
+    #: San Qi: the captured man leaves the game at once but its point stays blocked, for
+    #: placing and moving alike, until placement ends)
+    placement_mill: PlacementMill = "capture"
+    #: Russian mill: each line earns its owner a capture only the first time the owner forms
+    #: it; formed again later (by either kind of turn), it captures nothing
+    one_time_mill: bool = False
+    #: Da San Qi: when placement ends, black makes the first move of the moving phase (even
+    #: if black placed the last man); otherwise turns alternate as ever
+    second_moves_first: bool = False
     #: the same position (men, hands, side to move) occurring this often is a draw; 0 = off
     repetition: int = 3
     #: this many turns without a capture (counted from the end of placement) is a draw; 0 = off
@@ -151,7 +164,8 @@ def _field_types() -> dict[str, Any]:
              "mill_capture": MillCapture, "multi_mill_captures": int, "optional_capture": bool,
              "no_immediate_reform": bool, "three_three_draw": int, "lose_below": int,
              "blocked": BlockedRule, "board_full": BoardFullRule, "move_in_placement": bool,
-             "mill_wins": bool, "repetition": int, "no_capture_draw": int}
+             "mill_wins": bool, "placement_mill": PlacementMill, "one_time_mill": bool,
+             "second_moves_first": bool, "repetition": int, "no_capture_draw": int}
     return {k: v for k, v in hints.items() if k != "name"}
 
 
@@ -189,7 +203,7 @@ def _validate(v: Variant) -> None:
 
     if v.board not in TOPOLOGIES:
         fail("board", f"unknown board {v.board!r} (known: {', '.join(TOPOLOGIES)})")
-    for key in ("mill_capture", "blocked", "board_full"):
+    for key in ("mill_capture", "blocked", "board_full", "placement_mill"):
         allowed = get_args(_field_types()[key])
         if getattr(v, key) not in allowed:
             fail(key, f"expected one of {', '.join(allowed)}, got {getattr(v, key)!r}")

@@ -42,7 +42,8 @@ class Board:
 
 @dataclass(frozen=True)
 class RefState:
-    """One position: men, hands, side to move, quiet turns, forbidden mills, and what was seen."""
+    """One position: men, hands, side to move, quiet turns, forbidden and used mills, and what
+    was seen."""
 
     variant: Variant
     board: Board
@@ -51,6 +52,10 @@ class RefState:
     turn: int = 0
     quiet: int = 0
     forbidden: tuple[frozenset[Line], frozenset[Line]] = (frozenset(), frozenset())
+    #: ``one_time_mill``: the lines each player has formed a mill on so far in the game
+    used: tuple[frozenset[Line], frozenset[Line]] = (frozenset(), frozenset())
+    #: ``placement_mill=mark``: points of men captured while placing, blocked until placement ends
+    marks: frozenset[str] = frozenset()
     seen: Counter = field(default_factory=Counter, compare=False)
 
     # -- construction ---------------------------------------------------------------------
@@ -63,12 +68,20 @@ class RefState:
 
     @classmethod
     def from_text(cls, variant: Variant, text: str) -> RefState:
-        """Read the documented position text (``<points> <w|b> <hands> <quiet> <forbidden> <ply>``)."""
+        """Read the documented position text (``<points> <w|b> <hands> <quiet> <forbidden> <ply>``
+        and the optional ``used=<white's lines>;<black's lines>``)."""
         board = Board.of(variant)
-        cells, turn, hw, hb, quiet, fw, fb, _ply = text.split()
+        cells, turn, hw, hb, quiet, fw, fb, _ply, *extra = text.split()
+        used_text = "-;-"
+        for token in extra:
+            key, value = token.split("=")
+            assert key == "used", token
+            used_text = value
+        uw, ub = used_text.split(";")
         names = sorted(board.points)
         white = frozenset(p for p, c in zip(names, cells) if c == "W")
         black = frozenset(p for p, c in zip(names, cells) if c == "B")
+        marks = frozenset(p for p, c in zip(names, cells) if c == "X")
 
         def mills(text: str) -> frozenset[Line]:
             if text == "-":
@@ -81,17 +94,17 @@ class RefState:
             return frozenset(out)
 
         state = cls(variant, board, (white, black), (int(hw), int(hb)), "wb".index(turn),
-                    int(quiet), (mills(fw), mills(fb)))
+                    int(quiet), (mills(fw), mills(fb)), (mills(uw), mills(ub)), marks)
         state.seen[state.key()] += 1
         return state
 
     def key(self) -> tuple:
         """What the repetition rule compares."""
-        return self.men, self.hand, self.turn, self.forbidden
+        return self.men, self.hand, self.turn, self.forbidden, self.used, self.marks
 
     # -- rules ----------------------------------------------------------------------------
     def empty(self) -> frozenset[str]:
-        return self.board.points - self.men[0] - self.men[1]
+        return self.board.points - self.men[0] - self.men[1] - self.marks
 
     def removable(self, men: frozenset[str]) -> frozenset[str]:
         """Which of ``men`` (a player's men on the board) the opponent may capture."""
@@ -155,11 +168,20 @@ class RefState:
             if any(line in self.forbidden[me] for line in formed):
                 continue
             head = d if s is None else f"{s}-{d}"
+            if v.one_time_mill:  # only lines this player has never formed before earn captures
+                formed = [line for line in formed if line not in self.used[me]]
             if not formed or v.mill_wins:
                 out.add(head)
                 continue
-            for caps in self.capture_sets(self.men[1 - me], min(len(formed), v.multi_mill_captures)):
-                out.add(head + "".join("x" + c for c in caps))
+            entitled = min(len(formed), v.multi_mill_captures)
+            from_hand = 0
+            if s is None and v.placement_mill == "hand":
+                # Dooz: captures come from the opponent's hand while it has men, without choice
+                from_hand = min(entitled, self.hand[1 - me])
+                if v.optional_capture:
+                    out.update(head + "x*" * fewer for fewer in range(from_hand))
+            for caps in self.capture_sets(self.men[1 - me], entitled - from_hand):
+                out.add(head + "x*" * from_hand + "".join("x" + c for c in caps))
         return out
 
     def outcome(self, moves: Optional[set[str]] = None) -> Optional[tuple[str, Optional[int]]]:
@@ -211,12 +233,25 @@ class RefState:
         men = [self.men[0], self.men[1]]
         men[me] = own | {dst}
         men[1 - me] = men[1 - me] - set(caps)
+        hand[1 - me] -= caps.count("*")
+        marks = self.marks
+        if src is None and self.variant.placement_mill == "mark":
+            marks = marks | set(caps)  # the men are gone, their points stay blocked
+        if sum(hand) == 0:
+            marks = frozenset()
+        used = list(self.used)
+        if self.variant.one_time_mill:
+            used[me] = used[me] | {line for line in self.board.lines if dst in line and line <= men[me]}
+        turn = 1 - me
+        if self.variant.second_moves_first and sum(self.hand) > 0 and sum(hand) == 0:
+            turn = 1  # placement ended: black moves first
         if caps or (sum(self.hand) > 0 and sum(hand) == 0):
             quiet = 0
         else:
             quiet = self.quiet + 1
-        after = replace(self, men=(men[0], men[1]), hand=(hand[0], hand[1]), turn=1 - me, quiet=quiet,
-                        forbidden=(forbidden[0], forbidden[1]), seen=Counter(self.seen))
+        after = replace(self, men=(men[0], men[1]), hand=(hand[0], hand[1]), turn=turn, quiet=quiet,
+                        forbidden=(forbidden[0], forbidden[1]), used=(used[0], used[1]), marks=marks,
+                        seen=Counter(self.seen))
         after.seen[after.key()] += 1
         return after
 

@@ -149,5 +149,24 @@ def test_rules_doc_covers_every_parameter_and_preset() -> None:
         assert f"`{name}`" in text, name
     for name in PRESETS:
         assert f"`{name}`" in text, name
-    for value in ("last-resort", "never", "always", "lose", "draw"):
+    for value in ("last-resort", "never", "always", "lose", "draw", "capture", "hand", "mark"):
         assert f"`{value}`" in text
+
+
+def test_sanmill_parameters_default_off_and_read_from_text_and_yaml(tmp_path: Path) -> None:
+    nine = get_variant("nine-mens-morris")
+    assert (nine.placement_mill, nine.one_time_mill, nine.second_moves_first) == ("capture", False, False)
+    v = Variant.from_params("x", {"placement_mill": "hand", "one_time_mill": "true",
+                                  "second_moves_first": "true"})
+    assert (v.placement_mill, v.one_time_mill, v.second_moves_first) == ("hand", True, True)
+    assert Variant.from_params("x", v.to_params()) == v
+    with pytest.raises(ConfigError, match="placement_mill: expected one of capture, hand, mark, got .board."):
+        Variant.from_params("x", {"placement_mill": "board"})
+    path = tmp_path / "dooz.yaml"
+    path.write_text("base: twelve-mens-morris\nplacement_mill: hand\nboard_full: lose\n")
+    dooz = load_variant(str(path))
+    assert (dooz.board, dooz.men, dooz.placement_mill, dooz.board_full) == ("diagonals", 12, "hand", "lose")
+    path.write_text("base: nine-mens-morris\none_time_mill: yes please\n")
+    with pytest.raises(ConfigError) as info:
+        load_variant(str(path))
+    assert info.value.path == "dooz.yaml.one_time_mill"

@@ -207,7 +207,7 @@ def game_data(record: GameRecord, title: str, back: str = "") -> dict[str, Any]:
         row: dict[str, Any] = {"b": p.board, "h": list(p.hand)}
         if p.by is not None:
             row.update(m=p.move, by=p.by, d=idx[p.dst] if p.dst else None,
-                       c=[idx[c] for c in p.captures],
+                       c=[idx[c] for c in p.captures if c in idx],  # not x* (from the hand)
                        ms=None if p.wall_ms is None else round(p.wall_ms, 1),
                        cpu=None if p.cpu_ms is None else round(p.cpu_ms, 1))
             if p.src:
