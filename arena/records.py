@@ -6,12 +6,14 @@ are all computed from a list of records (see ``arena.ratings`` and ``arena.repor
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from arena.errors import ArenaError
 
@@ -241,21 +243,50 @@ def read_records(path: str | os.PathLike[str]) -> list[GameRecord]:
     return list(iter_records(path))
 
 
+#: the columns of ``games.csv`` (and of :func:`records_table`)
+GAMES_CSV_COLUMNS = ("game_id", "tournament", "round", "pair", "variant", "white", "black",
+                     "result", "white_score", "black_score", "termination", "forfeit", "plies",
+                     "opening", "seed", "started", "finished", "host", "worker")
+
+
+def record_rows(records: Iterable[GameRecord]) -> list[dict[str, Any]]:
+    """One plain row per game (the columns of :data:`GAMES_CSV_COLUMNS`)."""
+    return [{
+        "game_id": r.game_id, "tournament": r.tournament, "round": r.round, "pair": r.pair,
+        "variant": r.variant, "white": r.white.name, "black": r.black.name,
+        "result": r.result, "white_score": r.score("white"), "black_score": r.score("black"),
+        "termination": r.termination, "forfeit": r.forfeit, "plies": r.plies,
+        "opening": " ".join(r.opening), "seed": r.seed, "started": r.started,
+        "finished": r.finished, "host": r.host, "worker": r.worker,
+    } for r in records]
+
+
 def records_table(records: list[GameRecord]) -> Any:
     """One row per game as a pandas DataFrame (pandas is imported here, lazily)."""
     import pandas as pd
 
-    rows = []
-    for r in records:
-        rows.append({
-            "game_id": r.game_id, "tournament": r.tournament, "round": r.round, "pair": r.pair,
-            "variant": r.variant, "white": r.white.name, "black": r.black.name,
-            "result": r.result, "white_score": r.score("white"), "black_score": r.score("black"),
-            "termination": r.termination, "forfeit": r.forfeit, "plies": r.plies,
-            "opening": " ".join(r.opening), "seed": r.seed, "started": r.started,
-            "finished": r.finished, "host": r.host, "worker": r.worker,
-        })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(record_rows(records), columns=list(GAMES_CSV_COLUMNS))
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` as a CSV cell a spreadsheet will not run as a formula: text starting with
+    ``= + - @``, a tab or a carriage return gets a ``'`` in front (bot names are anyone's
+    text); anything else is returned as it is."""
+    if isinstance(value, str) and value and value[0] in "=+-@\t\r":
+        return "'" + value
+    return value
+
+
+def write_games_csv(path: str | os.PathLike[str], records: Iterable[GameRecord]) -> None:
+    """``games.csv``: one row per game, names made :func:`spreadsheet_safe`, written with the
+    csv module (no pandas: a run's tables cost no import of it) and atomically."""
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(GAMES_CSV_COLUMNS)
+    for row in record_rows(records):
+        writer.writerow(["" if row[c] is None else spreadsheet_safe(row[c])
+                         for c in GAMES_CSV_COLUMNS])
+    atomic_write(path, out.getvalue().encode("utf-8"))
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from arena.records import GameRecord, atomic_write
+from arena.records import GameRecord, atomic_write, spreadsheet_safe
 
 __all__ = ["Tally", "Tallies", "tally", "compute_standings", "format_standings",
            "write_standings_csv", "Standing", "rank_bots"]
@@ -156,8 +156,8 @@ def write_standings_csv(path: Path, tables: dict[str, list[Tally]]) -> None:
                      "losses", "forfeits", "score_pct"])
     for variant, rows in tables.items():
         for rank, r in enumerate(rows, 1):
-            writer.writerow([variant, rank, r.name, f"{r.points:g}", r.games, r.wins,
-                             r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
+            writer.writerow([variant, rank, spreadsheet_safe(r.name), f"{r.points:g}", r.games,
+                             r.wins, r.draws, r.losses, r.forfeits, f"{r.score_pct:.1f}"])
     atomic_write(path, f.getvalue().encode("utf-8"))
 
 

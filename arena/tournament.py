@@ -56,7 +56,7 @@ from arena.lock import LOCK_FILE, FolderLock
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging
 from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
-                           records_table, repair_records)
+                           repair_records, write_games_csv)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.schedule import Slot
 from arena.standings import (Standing, compute_standings, format_standings,
@@ -631,7 +631,7 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
 def _write_tables(folder: Path, records: list[GameRecord],
                   tables: dict[str, list[Standing]]) -> None:
     write_standings_csv(folder / STANDINGS_FILE, tables)
-    atomic_write(folder / GAMES_CSV, records_table(records).to_csv(index=False).encode("utf-8"))
+    write_games_csv(folder / GAMES_CSV, records)
 
 
 #: the ratings area's report entry point: ``arena.report.<name>(config, folder, records)``

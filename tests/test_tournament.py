@@ -685,3 +685,23 @@ def test_a_kept_bot_that_crashes_is_restarted_for_the_next_game(workdir: Path) -
     # the random bot never failed: one process played all four games
     other = [r.black if r.white.name == "counter" else r.white for r in records]
     assert [p.games_before for p in other] == [0, 1, 2, 3]
+
+
+def test_csv_tables_keep_bot_names_from_running_as_spreadsheet_formulas(tmp_path: Path) -> None:
+    from arena.records import write_games_csv
+    from arena.standings import write_standings_csv
+    from tests.synth_records import make_record
+
+    evil, plain = "=HYPERLINK(\"http://x\")", "-plain"
+    records = [make_record(evil, "good", 1.0), make_record("good", plain, 0.5)]
+    write_games_csv(tmp_path / "games.csv", records)
+    write_standings_csv(tmp_path / "standings.csv",
+                        compute_standings(records, (evil, "good", plain)))
+    with open(tmp_path / "games.csv", newline="") as f:
+        games = list(csv.DictReader(f))
+    assert [g["white"] for g in games] == ["'" + evil, "good"]
+    assert [g["black"] for g in games] == ["good", "'" + plain]
+    assert games[0]["result"] == "1-0" and games[1]["result"] == "1/2-1/2"
+    with open(tmp_path / "standings.csv", newline="") as f:
+        names = {row["bot"] for row in csv.DictReader(f)}
+    assert names == {"'" + evil, "good", "'" + plain}

@@ -11,7 +11,7 @@ import io
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
-from arena.records import GameRecord
+from arena.records import GameRecord, spreadsheet_safe
 from arena.report.text import clean_text, format_number
 
 #: the prior's virtual draws (arena.ratings.PRIOR_DRAWS; numpy-free here, checked by a test)
@@ -136,6 +136,5 @@ def csv_safe(df: Any) -> Any:
     df = df.copy()
     for col in ("bot", "flag", "forfeits", "variant"):
         if col in df.columns:
-            df[col] = df[col].map(lambda v: "'" + v if isinstance(v, str) and v and v[0] in "=+-@\t\r"
-                                  else v)
+            df[col] = df[col].map(spreadsheet_safe)
     return df
