@@ -427,3 +427,27 @@ MARK_POSITIONS = [
 @pytest.mark.parametrize("v,position,depth,count", MARK_POSITIONS)
 def test_mark_perft_matches_the_reference(v: Variant, position: str, depth: int, count: int) -> None:
     assert check_against_reference(v, position, depth) == count
+
+
+# --- real games: the example kit bots play each new rule family -------------------------------
+
+SANMILL_FAMILIES = FAMILY_VARIANTS[-4:]  # russian-mill, dooz, cheng-san-qi, da-san-qi (to be)
+
+
+@pytest.mark.parametrize("v", SANMILL_FAMILIES, ids=["russian", "dooz", "cheng", "da"])
+def test_the_example_kit_bots_play_each_family(v: Variant, random_bot: object, fast_tc: object) -> None:
+    from pathlib import Path
+
+    from arena.manifest import load_bot
+    from arena.referee import play_game
+    from arena.report.viewer import game_data
+
+    greedy = load_bot(Path(__file__).resolve().parents[1] / "bots" / "greedy")
+    record = play_game(greedy, random_bot, v, fast_tc, seed=3)  # type: ignore[arg-type]
+    assert record.forfeit is None and record.termination, record
+    moves = [str(getattr(m, "move", m)) for m in record.moves]
+    assert len(moves) > 20
+    if v.placement_mill == "hand":
+        assert any("x*" in m for m in moves)  # captures from the hand went through the protocol
+    replayed = game_data(record, "t")  # the report replays and draws it (x* and all)
+    assert replayed
