@@ -135,6 +135,7 @@ def test_stderr_is_drained_and_capped(started: Callable[[BotSpec], BotProcess]) 
         text, _ = bp.go(pos.to_text(), [], Go(movetime=100), 2.0)
         pos.push(pos.parse_move(text))
         pos.push(pos.legal_moves()[0])
+    bp.close()  # the reader has drained everything once the bot is gone (it races a live bot)
     tail = bp.stderr_tail()
     assert 0 < len(tail) <= STDERR_CAP and tail.rstrip().endswith("flood")
 
