@@ -124,8 +124,9 @@ def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: Ch
     return True
 
 
-#: games one process of the bot plays in a row in the check's last step (``newgame`` twice)
-KEPT_GAMES = 3
+#: games one process of the bot plays in a row in the check's last step: a ``newgame``
+#: after a finished game, with the other colour
+KEPT_GAMES = 2
 
 
 def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_control: TimeControl,

@@ -349,6 +349,7 @@ def test_a_worker_killed_mid_game_costs_only_that_game(workdir: Path,
 def test_a_cluster_keeps_bots_for_a_pairing_with_restart_per_pairing(workdir: Path) -> None:
     import psutil
 
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
     text = SMALL.replace("games_per_pairing: 10", "games_per_pairing: 6") + (
         "restart: per-pairing\nexecutor: dask\n")
     result = run_tournament(load_config(write_config(workdir, text)), console=io.StringIO())
@@ -361,5 +362,4 @@ def test_a_cluster_keeps_bots_for_a_pairing_with_restart_per_pairing(workdir: Pa
         mine = [r.white if r.white.name == name else r.black for r in records]
         assert sum(p.games_before == 0 for p in mine) <= 2
         assert max(p.games_before for p in mine) >= 1
-    left = [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)]
-    assert not [c for c in left if "bot.py" in c], left  # no kept bot outlives the cluster
+    assert not tournament_tests.live_bots(before)  # no kept bot outlives the cluster

@@ -642,6 +642,24 @@ report: false
 """
 
 
+def live_bots(before: set[int]) -> list[str]:
+    """The command lines of this process's live descendants running a bot that were not in
+    ``before`` (pids): other tests' processes and reaped-later zombies do not count."""
+    import psutil
+
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.pid in before or child.status() == psutil.STATUS_ZOMBIE:
+                continue
+            command = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        if "bot.py" in command:
+            found.append(command)
+    return found
+
+
 def _counts(record: GameRecord, name: str) -> list[int]:
     """The ``game N`` lines of ``name``'s stderr in ``record`` (its process's game count)."""
     color = "white" if record.white.name == name else "black"
@@ -651,6 +669,9 @@ def _counts(record: GameRecord, name: str) -> list[int]:
 
 @pytest.mark.parametrize("restart", ["per-game", "per-pairing"])
 def test_restart_modes_fresh_or_kept_processes(workdir: Path, restart: str) -> None:
+    import psutil
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
     text = KEPT_BOTS + f"restart: {restart}\n"
     result = run_tournament(load_config(write_config(workdir, text)), console=io.StringIO())
     records = read_records(result.folder / "games.jsonl")
@@ -663,9 +684,7 @@ def test_restart_modes_fresh_or_kept_processes(workdir: Path, restart: str) -> N
     else:  # one process, both colours, state carried from game to game
         assert counts == [1, 2, 3, 4] and befores == [0, 1, 2, 3]
         assert [r.black.games_before for r in records] == [0, 1, 2, 3]
-    import psutil
-
-    assert not psutil.Process().children(recursive=True)  # no kept bot outlives the run
+    assert not live_bots(before)  # no kept bot outlives the run
 
 
 def test_a_kept_bot_that_crashes_is_restarted_for_the_next_game(workdir: Path) -> None:
