@@ -127,6 +127,7 @@ class Competition:
         migrate(self.engine)
         self.sessions = session_factory(self.engine)
         self._board_lock = threading.Lock()
+        self._board_fit = threading.Lock()
         #: each participant's recent upload attempts (monotonic times), refused ones too
         self._attempts: dict[int, list[float]] = {}
         self._board_cache: tuple[Any, list[dict[str, Any]]] = (None, [])
@@ -349,6 +350,18 @@ class Competition:
         with self._board_lock:
             if self._board_cache[0] == key:
                 return self._board_cache[1]
+        with self._board_fit:  # one fit at a time: concurrent requests wait for its result
+            with self._board_lock:
+                if self._board_cache[0] == key:
+                    return self._board_cache[1]
+            rows = self._fit_leaderboard(bots, owners)
+            with self._board_lock:
+                self._board_cache = (key, rows)
+            return rows
+
+    def _fit_leaderboard(self, bots: dict[str, Any], owners: dict[str, str]
+                         ) -> list[dict[str, Any]]:
+        """The leaderboard's rows, fitted from the records (see :meth:`leaderboard`)."""
         from arena.ratings import rate
 
         records = self.records()
@@ -375,8 +388,6 @@ class Competition:
                              "id": bot.id, "version": bot.version, "owner": owners[label],
                              "elo": None, "elo95": None, "games": 0, "score": None,
                              "wins": 0, "draws": 0, "losses": 0})
-        with self._board_lock:
-            self._board_cache = (key, rows)
         return rows
 
     # ---- admin ---------------------------------------------------------------------
