@@ -255,6 +255,9 @@ def test_two_participants_upload_and_play_the_ladder(
     assert b'id="check-log"' in own and b'id="check-log"' not in other
     status, viewer = server.request("GET", f"/games/{game['id']}", cookie=tokens["bob"])
     assert status == 200 and b'id="game-data"' in viewer and SECRET.encode() not in viewer
+    # players as people know them (bot, version, owner), and the way back to the games
+    assert b"random v1 (alice)" in viewer and b"greedy v1 (bob)" in viewer
+    assert b'"back":"/games"' in viewer and b'"back_text":"all games"' in viewer
 
 
 def test_hostile_archives_are_refused_and_the_ladder_goes_on(

@@ -37,7 +37,7 @@
   /* -- the page ------------------------------------------------------------------------- */
   document.title = G.title;
   var head = el("div", {}, null, root);
-  if (G.back) { el("a", {href: G.back, class: "meta"}, "\u2190 report", head); }
+  if (G.back) { el("a", {href: G.back, class: "meta"}, "\u2190 " + (G.back_text || "report"), head); }
   el("h1", {}, G.title, head);
   el("div", {class: "meta"}, "game " + G.id + " \u00b7 " + G.variant + " (" + G.board +
      " board, " + G.men + " men each) \u00b7 white: " + G.white + " \u00b7 black: " + G.black,

@@ -197,7 +197,8 @@ def ending_text(record: GameRecord) -> str:
     return escape_controls(f"{record.result}: {sentence}")
 
 
-def game_data(record: GameRecord, title: str, back: str = "") -> dict[str, Any]:
+def game_data(record: GameRecord, title: str, back: str = "",
+              back_text: str = "report") -> dict[str, Any]:
     """What a game page's script shows, as plain JSON values (bot text escaped)."""
     rep = replay(record)
     t = rep.variant.topology
@@ -235,7 +236,7 @@ def game_data(record: GameRecord, title: str, back: str = "") -> dict[str, Any]:
         "men": rep.variant.men, "points": list(t.points), "edges": [list(e) for e in t.edges],
         "plies": plies, "result": escape_controls(record.result),
         "ending": ending_text(record), "detail": escape_controls(record.detail),
-        "forfeit": forfeit, "error": rep.error, "back": back,
+        "forfeit": forfeit, "error": rep.error, "back": back, "back_text": back_text,
         "played": len(record.moves),
     }
 
@@ -260,9 +261,10 @@ def _asset(name: str) -> str:
     return "".join(line + "\n" for line in lines if line and not line.startswith(("/*", "*")))
 
 
-def render_game_page(record: GameRecord, title: str, back: str = "../report.html") -> str:
+def render_game_page(record: GameRecord, title: str, back: str = "../report.html",
+                     back_text: str = "report") -> str:
     """One game's self-contained page (script, style and data inline)."""
-    data = game_data(record, title, back)
+    data = game_data(record, title, back, back_text)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

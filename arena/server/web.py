@@ -216,8 +216,12 @@ def create_app(comp: Competition) -> FastAPI:
         except ArenaError as e:
             return page_error(request, e, viewer)
         record = GameRecord.from_dict(data)
+        shown = {f"{b['bot']}#{b['id']}": f"{b['bot']} v{b['version']} ({b['owner']})"
+                 for b in comp.bots()}  # as people know them, not the records' name#id
+        for player in (record.white, record.black):
+            player.name = shown.get(player.name, player.name)
         title = f"{record.white.name} - {record.black.name}, {record.variant} (game {game_id})"
-        return HTMLResponse(render_game_page(record, title, back="/"))
+        return HTMLResponse(render_game_page(record, title, back="/games", back_text="all games"))
 
     @app.get("/admin", response_class=HTMLResponse)
     def admin_page(request: Request) -> HTMLResponse:
