@@ -11,7 +11,6 @@ import stat
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -191,12 +190,18 @@ def test_server_config_round_trips_and_names_wrong_keys() -> None:
 
 
 def test_migrations_make_the_models_tables(tmp_path: Path) -> None:
+    check_migrations(f"sqlite:///{tmp_path / 'x.db'}")
+
+
+def check_migrations(url: str) -> None:
+    """The migrations, applied twice to the database at ``url``, make the models' tables
+    (also run on PostgreSQL by tests/test_server_postgres.py)."""
     from sqlalchemy import inspect
 
-    from arena.server.db import migrate, open_engine
+    from arena.server.db import database_url, migrate, open_engine
     from arena.server.models import Base
 
-    engine = open_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    engine = open_engine(database_url(".", url))
     migrate(engine)
     migrate(engine)  # again: a no-op
     found = inspect(engine)
@@ -223,11 +228,17 @@ def _bot_zip(tmp_path: Path, bot: str = "random", name: str | None = None) -> by
 
 
 def test_library_tokens_access_and_rate_limit(tmp_path: Path) -> None:
+    check_library(tmp_path, None)
+
+
+def check_library(tmp_path: Path, url: str | None) -> None:
+    """Tokens, access rules and the upload limits of the library on a database (None: the
+    folder's SQLite file; tests/test_server_postgres.py passes a PostgreSQL URL)."""
     from arena.server.config import UploadLimits
     from arena.server.service import (ANONYMOUS, Competition, Forbidden, RateLimited, Refused,
                                       init_competition)
 
-    init_competition(tmp_path / "c", ServerConfig(upload=UploadLimits(per_hour=2)))
+    init_competition(tmp_path / "c", ServerConfig(upload=UploadLimits(per_hour=2), db_url=url))
     comp = Competition(tmp_path / "c")
     try:
         alice_token = comp.add_user("alice")
@@ -236,7 +247,9 @@ def test_library_tokens_access_and_rate_limit(tmp_path: Path) -> None:
         alice = comp.authenticate(alice_token)
         assert alice.name == "alice" and not alice.is_admin and admin.is_admin
         assert comp.authenticate("wrong") == ANONYMOUS
-        assert alice_token not in (tmp_path / "c" / "arena.db").read_bytes().decode("latin-1")
+        if url is None:
+            assert alice_token not in (tmp_path / "c" / "arena.db").read_bytes().decode(
+                "latin-1")
         with pytest.raises(ConfigError, match="exists already"):
             comp.add_user("alice")
         with pytest.raises(ConfigError, match="name"):
@@ -312,48 +325,14 @@ def test_server_commands_init_user_and_their_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a competition folder" in result.output
 
 
-# ---- the judge's queue on SQLite and PostgreSQL ----------------------------------------
-
-PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+# ---- the judge's queue (on PostgreSQL too: tests/test_server_postgres.py) --------------
 
 
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster (Debian's postgresql package) on a Unix socket."""
-    import shutil
-    import subprocess
-
-    if not PG_BIN:
-        pytest.skip("no PostgreSQL server here (apt-get install postgresql)")
-    pytest.importorskip("psycopg", reason="no psycopg (pip install 'psycopg[binary]')")
-    import tempfile
-
-    bindir = PG_BIN[-1].parent
-    folder = Path(tempfile.mkdtemp(prefix="arena-pg-"))  # pytest's root folder is private
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
-        if shutil.which("runuser") is None:
-            pytest.skip("running as root without runuser: cannot start PostgreSQL")
-        shutil.chown(folder, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = folder / "data", 15432 + os.getpid() % 1000
-    subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-A", "trust",
-                    "-U", "arena"], check=True, capture_output=True, timeout=120)
-    subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l",
-                    str(folder / "log"), "-o", f"-k {folder} -p {port} -c listen_addresses=''",
-                    "start"], check=True, capture_output=True, timeout=120)
-    try:
-        yield f"postgresql+psycopg://arena@/postgres?host={folder}&port={port}"
-    finally:
-        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                        "stop"], capture_output=True, timeout=60)
-        shutil.rmtree(folder, ignore_errors=True)
+def test_the_judges_queue_counts_each_game_once(tmp_path: Path) -> None:
+    check_judges_queue(tmp_path, None)
 
 
-@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql",
-                                                             marks=pytest.mark.slow)])
-def test_the_judges_queue_counts_each_game_once(request: pytest.FixtureRequest,
-                                                 tmp_path: Path, database: str) -> None:
+def check_judges_queue(tmp_path: Path, url: str | None) -> None:
     """Checks, scheduling, claims, a restart's recovery and stored records, on a real
     database of each kind."""
     from sqlalchemy import text
@@ -361,7 +340,7 @@ def test_the_judges_queue_counts_each_game_once(request: pytest.FixtureRequest,
     from arena.server.service import Competition, Forbidden, init_competition
     from tests.synth_records import make_record
 
-    url = request.getfixturevalue("postgres_url") if database == "postgresql" else None
+    database = "sqlite" if url is None else "postgresql"
     init_competition(tmp_path / "c", ServerConfig(pairs=2, db_url=url))
     comp = Competition(tmp_path / "c")
     try:

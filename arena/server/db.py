@@ -21,8 +21,15 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
 def database_url(folder: str | Path, url: Optional[str] = None) -> str:
-    """``url`` or the SQLite file inside ``folder``."""
-    return url or f"sqlite:///{Path(folder).resolve() / DB_FILE}"
+    """``url`` or the SQLite file inside ``folder``; a plain ``postgresql://`` (or
+    ``postgres://``) URL names the psycopg driver that the ``server`` extra installs
+    (SQLAlchemy's default for it would be psycopg2)."""
+    if not url:
+        return f"sqlite:///{Path(folder).resolve() / DB_FILE}"
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain):]
+    return url
 
 
 def open_engine(url: str) -> Engine:
