@@ -347,6 +347,43 @@ def test_forms_need_their_csrf_token(ladder: tuple[Server, dict[str, str]]) -> N
     assert server.request("GET", "/admin", cookie=tokens["alice"])[0] == 403
 
 
+def test_an_admin_replaces_and_revokes_a_token_on_the_admin_page(
+        ladder: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = ladder
+    old = _arena("server", "user", str(server.folder), "carol").strip().splitlines()[-1]
+    assert server.get("/api/status", old)  # works before
+    form = "application/x-www-form-urlencoded"
+    _, page = server.request("GET", "/admin", cookie=tokens["root"])
+    csrf = re.search(rb'name="csrf" value="([0-9a-f]+)"', page)
+    row = re.search(rb'<tr id="user-(\d+)"><td>carol</td>.*?<td class="token-state">(\w+)',
+                    page, re.S)
+    assert csrf is not None and row is not None and row.group(2) == b"valid"
+    body = b"csrf=" + csrf.group(1) + b"&user=" + row.group(1)
+    # a participant's own form token cannot do it
+    _, alice_page = server.request("GET", "/submit", cookie=tokens["alice"])
+    alice_csrf = re.search(rb'name="csrf" value="([0-9a-f]+)"', alice_page)
+    assert alice_csrf is not None
+    status, _ = server.request("POST", "/admin/token", cookie=tokens["alice"], content_type=form,
+                               body=b"csrf=" + alice_csrf.group(1) + b"&user=" + row.group(1))
+    assert status == 403
+    assert server.upload(old, "x.zip", b"junk")[0] == 400  # still valid: refused as junk
+    status, shown = server.request("POST", "/admin/token", body=body, content_type=form,
+                                   cookie=tokens["root"])
+    m = re.search(rb'<pre id="token">([A-Za-z0-9_-]+)</pre>', shown)
+    assert status == 200 and m is not None
+    new = m.group(1).decode()
+    assert new != old
+    assert server.upload(old, "x.zip", b"junk")[0] == 401  # the old token is revoked
+    assert server.request("GET", "/submit", cookie=old)[0] == 401  # and its page session
+    assert server.upload(new, "x.zip", b"junk")[0] == 400
+    status, _ = server.request("POST", "/admin/revoke", body=body, content_type=form,
+                               cookie=tokens["root"])
+    assert status in (200, 303)
+    assert server.upload(new, "x.zip", b"junk")[0] == 401
+    _, page = server.request("GET", "/admin", cookie=tokens["root"])
+    assert re.search(rb'<td>carol</td>.*?<td class="token-state">revoked', page, re.S)
+
+
 @pytest.mark.slow
 def test_a_killed_server_resumes_and_counts_no_game_twice(tmp_path: Path) -> None:
     folder = tmp_path / "comp"

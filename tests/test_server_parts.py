@@ -235,8 +235,8 @@ def check_library(tmp_path: Path, url: str | None) -> None:
     """Tokens, access rules and the upload limits of the library on a database (None: the
     folder's SQLite file; tests/test_server_postgres.py passes a PostgreSQL URL)."""
     from arena.server.config import UploadLimits
-    from arena.server.service import (ANONYMOUS, Competition, Forbidden, RateLimited, Refused,
-                                      init_competition)
+    from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
+                                      Refused, init_competition)
 
     init_competition(tmp_path / "c", ServerConfig(upload=UploadLimits(per_hour=2), db_url=url))
     comp = Competition(tmp_path / "c")
@@ -286,6 +286,19 @@ def check_library(tmp_path: Path, url: str | None) -> None:
         with pytest.raises(Forbidden):
             comp.check_csrf(alice, comp.csrf_token(bob))
         comp.check_csrf(alice, comp.csrf_token(alice))
+        # tokens: a new one revokes the old at once; a revoked one logs nobody in
+        with pytest.raises(Forbidden):
+            comp.new_token("bob", alice)
+        with pytest.raises(NotFound):
+            comp.new_token("nobody-here", admin)
+        fresh = comp.new_token(alice.id or 0, admin)
+        assert comp.authenticate(alice_token) == ANONYMOUS
+        assert comp.authenticate(fresh) == alice and fresh != alice_token
+        comp.revoke_token("alice", admin)
+        assert comp.authenticate(fresh) == ANONYMOUS
+        assert [u["revoked"] for u in comp.users() if u["name"] == "alice"] == [True]
+        assert [u["revoked"] for u in comp.users() if u["name"] == "bob"] == [False]
+        assert comp.authenticate(comp.new_token("alice", admin)) == alice
     finally:
         comp.close()
 
@@ -323,6 +336,24 @@ def test_server_commands_init_user_and_their_errors(tmp_path: Path) -> None:
         comp.close()
     result = runner.invoke(cli, ["server", "user", str(tmp_path), "ann"])
     assert result.exit_code == 2 and "not a competition folder" in result.output
+    # a new token revokes the old; --revoke leaves none
+    c = str(tmp_path / "c")
+    result = runner.invoke(cli, ["server", "user", c, "ann", "--new-token"])
+    assert result.exit_code == 0 and "old token is revoked" in result.output
+    new = result.output.strip().splitlines()[-1]
+    assert new != token
+    result = runner.invoke(cli, ["server", "user", c, "nobody-here", "--new-token"])
+    assert result.exit_code == 2 and "no participant 'nobody-here'" in result.output
+    result = runner.invoke(cli, ["server", "user", c, "ann", "--revoke", "--new-token"])
+    assert result.exit_code == 2 and "choose one of" in result.output
+    comp = Competition(tmp_path / "c")
+    try:
+        assert not comp.authenticate(token).known and comp.authenticate(new).is_admin
+        result = runner.invoke(cli, ["server", "user", c, "ann", "--revoke"])
+        assert result.exit_code == 0 and "revoked ann's token" in result.output
+        assert not comp.authenticate(new).known
+    finally:
+        comp.close()
 
 
 # ---- the judge's queue (on PostgreSQL too: tests/test_server_postgres.py) --------------

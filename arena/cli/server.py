@@ -49,21 +49,40 @@ def init(folder: str, config_file: Optional[str], db_url: Optional[str]) -> None
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
 @click.argument("name")
 @click.option("--admin", is_flag=True, help="The participant may administer the competition.")
+@click.option("--new-token", is_flag=True,
+              help="Give the existing participant NAME a new token (printed as the last "
+                   "line) and revoke their old one.")
+@click.option("--revoke", is_flag=True,
+              help="Revoke the existing participant NAME's token (no new one).")
 @_DB_URL
-def user(folder: str, name: str, admin: bool, db_url: Optional[str]) -> None:
+def user(folder: str, name: str, admin: bool, new_token: bool, revoke: bool,
+         db_url: Optional[str]) -> None:
     """Add participant NAME; prints their access token as the last line (keep it: only its
-    hash is stored)."""
+    hash is stored).  With --new-token or --revoke: replace or revoke an existing
+    participant's token."""
+    if sum((admin, new_token, revoke)) > 1:
+        raise click.UsageError("choose one of --admin (a new participant), --new-token "
+                               "and --revoke")
     from arena.server import require_server_extra
 
     require_server_extra()
-    from arena.server.service import Competition
+    from arena.server.service import OPERATOR, Competition
 
     comp = Competition(folder, db_url=db_url)
     try:
-        token = comp.add_user(name, admin=admin)
+        if revoke:
+            comp.revoke_token(name, OPERATOR)
+            click.echo(f"revoked {name}'s token (arena server user {folder} {name} "
+                       f"--new-token gives a new one)")
+            return
+        if new_token:
+            token = comp.new_token(name, OPERATOR)
+            click.echo(f"{name}'s old token is revoked; their new token:")
+        else:
+            token = comp.add_user(name, admin=admin)
+            click.echo(f"added {'admin' if admin else 'participant'} {name}; their token:")
     finally:
         comp.close()
-    click.echo(f"added {'admin' if admin else 'participant'} {name}; their token:")
     click.echo(token)
 
 

@@ -82,6 +82,10 @@ class Viewer:
 
 
 ANONYMOUS = Viewer()
+#: whoever runs ``arena server`` commands on the competition's machine (an admin)
+OPERATOR = Viewer(name="(the server's operator)", is_admin=True)
+#: the start of a revoked participant's stored token hash (no SHA-256 hex digest has it)
+REVOKED = "revoked:"
 
 
 def init_competition(folder: str | os.PathLike[str], config: Optional[ServerConfig] = None,
@@ -163,13 +167,45 @@ class Competition:
                 return ANONYMOUS
             return Viewer(user.id, user.name, user.is_admin)
 
+    def new_token(self, user: int | str, viewer: Viewer) -> str:
+        """Give a participant (by id or name) a new access token, revoking the old one at
+        once (its API calls get 401, its pages log out).  Returns the new token.
+
+        :raises Forbidden: the viewer is not an admin.
+        :raises NotFound: no such participant.
+        """
+        token = secrets.token_urlsafe(32)
+        self._set_token_hash(user, viewer, hash_token(token))
+        return token
+
+    def revoke_token(self, user: int | str, viewer: Viewer) -> None:
+        """Revoke a participant's token (by id or name) without giving a new one: they can
+        no longer log in or call the API until an admin gives them a :meth:`new_token`.
+
+        :raises Forbidden, NotFound:
+        """
+        self._set_token_hash(user, viewer, REVOKED + secrets.token_hex(16))
+
+    def _set_token_hash(self, user: int | str, viewer: Viewer, token_hash: str) -> None:
+        if not viewer.is_admin:
+            raise Forbidden("only admins may change a participant's token")
+        with self.sessions.begin() as s:
+            found = s.scalar(select(User).where(
+                User.id == user if isinstance(user, int) else User.name == user))
+            if found is None:
+                raise NotFound(f"no participant {user!r}")
+            found.token_hash = token_hash
+
     def users(self) -> list[dict[str, Any]]:
-        """Every participant with their number of uploads (for the admin page)."""
+        """Every participant with their number of uploads and whether their token is
+        revoked (for the admin page)."""
         with self.sessions() as s:
-            rows = s.execute(select(User.id, User.name, User.is_admin, func.count(Bot.id))
+            rows = s.execute(select(User.id, User.name, User.is_admin, User.token_hash,
+                                    func.count(Bot.id))
                              .outerjoin(Bot, Bot.owner_id == User.id)
                              .group_by(User.id).order_by(User.name)).all()
-        return [{"id": i, "name": n, "admin": a, "uploads": c} for i, n, a, c in rows]
+        return [{"id": i, "name": n, "admin": a, "revoked": h.startswith(REVOKED),
+                 "uploads": c} for i, n, a, h, c in rows]
 
     def csrf_token(self, viewer: Viewer) -> str:
         """The token a participant's forms carry (an HMAC of their id with the secret)."""

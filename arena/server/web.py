@@ -233,7 +233,8 @@ def create_app(comp: Competition) -> FastAPI:
 
     @app.post("/admin/{action}")
     def admin_action(request: Request, action: str, csrf: str = Form(""),
-                     bot: Optional[int] = Form(None)) -> Response:
+                     bot: Optional[int] = Form(None),
+                     user: Optional[int] = Form(None)) -> Response:
         viewer = page_viewer(request)
         try:
             comp.check_csrf(viewer, csrf)
@@ -243,6 +244,14 @@ def create_app(comp: Competition) -> FastAPI:
                 comp.retire(bot, viewer)
             elif action == "rejudge" and bot is not None:
                 comp.rejudge(bot, viewer)
+            elif action == "token" and user is not None:
+                token = comp.new_token(user, viewer)
+                name = next((u["name"] for u in comp.users() if u["id"] == user), "")
+                response = page(request, "token.html", viewer, who=name, token=token)
+                response.headers["Cache-Control"] = "no-store"
+                return response
+            elif action == "revoke" and user is not None:
+                comp.revoke_token(user, viewer)
             else:
                 raise NotFound(f"no admin action {action!r}")
         except ArenaError as e:
