@@ -47,6 +47,13 @@ RawMove = tuple[int, int, int]
 HAND_SHIFT = 32
 #: the point name of a capture from the opponent's hand in move text (``d6x*``)
 FROM_HAND = "*"
+_BOARD_BITS = (1 << HAND_SHIFT) - 1
+
+
+def capture_count(raw: RawMove) -> int:
+    """How many men a :data:`RawMove` takes: men on the board plus men from the hand."""
+    caps = raw[2]
+    return (caps & _BOARD_BITS).bit_count() + (caps >> HAND_SHIFT)
 
 
 class Termination(enum.Enum):

@@ -263,6 +263,34 @@ PRESETS: dict[str, Variant] = {
                 source="Seed 004 with every option: the player may skip a capture, a double mill "
                 "captures up to two men, a mill broken on a turn may not be re-formed on the "
                 "player's next turn, three men each and ten turns without a capture is a draw"),
+        Variant(name="russian-mill", one_time_mill=True,
+                source="Russian mill as Sanmill plays it (its C++ preset table, src/rule.cpp "
+                "'Russian Mill': oneTimeUseMill): nine men's morris where each line earns its "
+                "owner a capture only the first time the owner forms it; no published rules "
+                "found; Sanmill's app also lets men in mills be captured (mill_capture=always)"),
+        Variant(name="dooz", board="diagonals", men=12, placement_mill="hand", board_full="lose",
+                source="Dooz (Iran) as Sanmill plays it (C++ preset table, src/rule.cpp 'Dooz': "
+                "removeOpponentsPieceFromHandThenOpponentsTurn, firstPlayerLose): diagonal board, "
+                "12 men, flying at 3; a mill formed by placing takes a man from the opponent's "
+                "hand (x*), from the board once that hand is empty; a full board (no mill during "
+                "placement) loses for white, the player then to move. No published rules found; "
+                "Sanmill's app preset instead lets men in mills be captured and makes the side to "
+                "move remove a man on a full board"),
+        Variant(name="cheng-san-qi", flying=False, placement_mill="mark",
+                source="Cheng San Qi (China), published rules (encyclopaedia summary, "
+                "jxshyzhx.com/dt/202407/486916.html): 9 men, a man captured while placing leaves "
+                "its point blocked until the moving phase, last-resort captures, no flying; as "
+                "Sanmill's app plays it (markAndDelayRemovingPieces, no flying). Sanmill's C++ "
+                "table has only no flying: that is nine-mens-morris-no-flying"),
+        Variant(name="da-san-qi", board="diagonals", men=12, flying=False, placement_mill="mark",
+                second_moves_first=True, mill_capture="always", board_full="lose",
+                source="Da San Qi (China) as Sanmill plays it (C++ preset table, src/rule.cpp "
+                "'Da San Qi': markAndDelayRemovingPieces, isDefenderMoveFirst, "
+                "mayRemoveFromMillsAlways, no flying, firstPlayerLose): diagonal board, 12 men, "
+                "captures while placing leave blocked points until placement ends, black moves "
+                "first after placement, men in mills may be captured, a full board loses for "
+                "white; no published rules found. Sanmill's app also sets mayRemoveMultiple "
+                "(multi_mill_captures=3)"),
     )
 }
 

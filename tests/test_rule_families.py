@@ -227,13 +227,11 @@ FAMILY_VARIANTS = [
     variant("twelve-mens-morris", placement_mill="mark", flying=False, second_moves_first=True,
             mill_capture="always", board_full="lose"),
     variant("lasker-morris", placement_mill="mark", multi_mill_captures=2, one_time_mill=True),
-    # the rule sets of Sanmill's presets (docs/RULES.md, "Sanmill's rule sets"), as they are
-    # to be registered: russian-mill, dooz, cheng-san-qi, da-san-qi
-    variant(one_time_mill=True),
-    variant("twelve-mens-morris", placement_mill="hand", board_full="lose"),
-    variant(flying=False, placement_mill="mark"),
-    variant("twelve-mens-morris", flying=False, placement_mill="mark", second_moves_first=True,
-            mill_capture="always", board_full="lose"),
+    # the presets of Sanmill's rule sets (docs/RULES.md, "Sanmill's rule sets")
+    get_variant("russian-mill"),
+    get_variant("dooz"),
+    get_variant("cheng-san-qi"),
+    get_variant("da-san-qi"),
 ]
 
 
@@ -431,7 +429,7 @@ def test_mark_perft_matches_the_reference(v: Variant, position: str, depth: int,
 
 # --- real games: the example kit bots play each new rule family -------------------------------
 
-SANMILL_FAMILIES = FAMILY_VARIANTS[-4:]  # russian-mill, dooz, cheng-san-qi, da-san-qi (to be)
+SANMILL_FAMILIES = FAMILY_VARIANTS[-4:]  # russian-mill, dooz, cheng-san-qi, da-san-qi
 
 
 @pytest.mark.parametrize("v", SANMILL_FAMILIES, ids=["russian", "dooz", "cheng", "da"])

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from arena.board import get_topology
 from arena.errors import IllegalMoveError, InvalidMoveError, MoveError, PositionError
-from arena.rules import BLACK, WHITE, Move, Outcome, Position, Termination
+from arena.rules import BLACK, FROM_HAND, WHITE, Move, Outcome, Position, Termination
 from arena.variants import PRESETS, Variant, get_variant
 from tests.rules_reference import RefState
 
@@ -583,14 +583,24 @@ def test_random_playout_invariants(v: Variant) -> None:
                     assert v.flying and before[me][1] == 0 and before[me][0] <= v.fly_at
                     assert pos.phase(me) == "flying"
             assert pos.occupant(move.dst) is None
+            assert not pos.marks >> topo.index[move.dst] & 1  # a marked point stays blocked
             assert len(move.captures) <= (0 if v.mill_wins else v.multi_mill_captures)
-            assert all(pos.occupant(c) == them for c in move.captures)
+            from_hand = move.captures.count(FROM_HAND)  # x*: a man from the opponent's hand
+            assert not from_hand or (v.placement_mill == "hand" and move.src is None)
+            assert all(pos.occupant(c) == them for c in move.captures if c != FROM_HAND)
+            marks_before = pos.marks
             pos.push(move)
             after = [(pos.on_board(c), pos.in_hand(c)) for c in (WHITE, BLACK)]
             assert after[me][1] == before[me][1] - (move.src is None)  # hands only shrink
             assert sum(after[me]) == sum(before[me])
             assert sum(after[them]) == sum(before[them]) - len(move.captures)  # men never grow
-            assert after[them][1] == before[them][1]
+            assert after[them][1] == before[them][1] - from_hand
+            if v.placement_mill == "mark" and move.src is None and (after[0][1] or after[1][1]):
+                # men captured while placing leave their points blocked until placement ends
+                captured = {topo.index[c] for c in move.captures}
+                assert pos.marks == marks_before | sum(1 << i for i in captured)
+            if not after[0][1] and not after[1][1]:
+                assert pos.marks == 0
             assert (pos.phase(me) == "placing") == (after[me][1] > 0)
         outcome = pos.outcome()
         assert outcome is not None, f"game longer than the bound {bound}"

@@ -21,7 +21,7 @@ import time
 from typing import Optional
 
 from arena.botkit import Clock, OptionValue, SeededBot, run, send_info, spin
-from arena.rules import Move, Position, RawMove
+from arena.rules import Move, Position, RawMove, capture_count
 from arena.variants import Variant
 
 MATE = 1_000_000
@@ -116,7 +116,7 @@ class AlphaBetaBot(SeededBot):
 
     def _ordered(self, pos: Position, moves: list[RawMove]) -> list[RawMove]:
         hint = self.best_at.get(self._key(pos))
-        moves.sort(key=lambda m: (m != hint, -m[2].bit_count()))
+        moves.sort(key=lambda m: (m != hint, -capture_count(m)))
         return moves
 
     def _tick(self) -> None:
@@ -145,8 +145,10 @@ class AlphaBetaBot(SeededBot):
         for raw in pos.generate_raw():
             if not raw[2]:
                 continue
+            me = pos.turn
             pos.push_raw(raw)
-            score = -self.quiesce(pos, -beta, -alpha, ply + 1, qdepth - 1)
+            score = (self.quiesce(pos, alpha, beta, ply + 1, qdepth - 1) if pos.turn == me
+                     else -self.quiesce(pos, -beta, -alpha, ply + 1, qdepth - 1))
             pos.pop_raw()
             if score > alpha:
                 alpha = score
@@ -164,8 +166,10 @@ class AlphaBetaBot(SeededBot):
             return done
         best, best_move = -INF, None
         for raw in self._ordered(pos, pos.generate_raw()):
+            me = pos.turn
             pos.push_raw(raw)
-            score = -self.negamax(pos, depth - 1, -beta, -alpha, ply + 1)
+            score = (self.negamax(pos, depth - 1, alpha, beta, ply + 1) if pos.turn == me
+                     else -self.negamax(pos, depth - 1, -beta, -alpha, ply + 1))
             pos.pop_raw()
             if score > best:
                 best, best_move = score, raw
@@ -185,7 +189,7 @@ class AlphaBetaBot(SeededBot):
             self.best_at.clear()
         moves = pos.generate_raw()
         self.rng.shuffle(moves)
-        moves.sort(key=lambda m: -m[2].bit_count())
+        moves.sort(key=lambda m: -capture_count(m))
         best, best_score, completed = moves[0], -INF, 0
         start, root_ply = time.monotonic(), pos.ply
         if len(moves) == 1:
@@ -195,8 +199,11 @@ class AlphaBetaBot(SeededBot):
             alpha, round_best, round_score = -INF, None, -INF
             try:
                 for raw in moves:
+                    me = pos.turn
                     pos.push_raw(raw)
-                    score = -self.negamax(pos, depth - 1, -INF, -alpha, 1)
+                    # the same side may move twice (black after placing last, a removal turn)
+                    score = (self.negamax(pos, depth - 1, alpha, INF, 1) if pos.turn == me
+                             else -self.negamax(pos, depth - 1, -INF, -alpha, 1))
                     pos.pop_raw()
                     if score > round_score:
                         round_best, round_score = raw, score

@@ -9,7 +9,7 @@ are broken by an RNG seeded from the ``Seed`` option.
 from __future__ import annotations
 
 from arena.botkit import Clock, SeededBot, run
-from arena.rules import Move, Position, RawMove
+from arena.rules import Move, Position, RawMove, capture_count
 
 WIN = 1_000_000
 CAPTURE = 100
@@ -32,20 +32,22 @@ def score_move(position: Position, raw: RawMove) -> int:
         outcome = position.outcome()
         if outcome is not None:
             return WIN if outcome.winner == me else DRAW if outcome.winner is None else -WIN
-        score = CAPTURE * raw[2].bit_count()
+        score = CAPTURE * capture_count(raw)  # men on the board and from the hand (x*)
         threat = 0
         replies = position.generate_raw()
+        again = position.turn == me  # the mover plays again (e.g. black after placing last)
         for reply in replies:
-            threat = max(threat, reply[2].bit_count())
+            if not again:
+                threat = max(threat, capture_count(reply))
             if position.variant.mill_wins:
                 position.push_raw(reply)
                 lost = position.outcome()
                 position.pop_raw()
-                if lost is not None and lost.winner == 1 - me:
+                if lost is not None and lost.winner == 1 - me and not again:
                     return -WIN // 2
         score -= THREAT * threat
         score += TWO * (open_twos(position, me) - open_twos(position, 1 - me))
-        return score - len(replies)
+        return score + len(replies) if again else score - len(replies)
     finally:
         position.pop_raw()
 

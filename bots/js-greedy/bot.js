@@ -8,7 +8,8 @@
 //
 // Supported: the boards standard, diagonals, six and three, and every rule parameter that
 // affects which moves are legal (men, flying, fly_at, mill_capture, multi_mill_captures,
-// optional_capture, no_immediate_reform, move_in_placement, mill_wins).  Parameters that only
+// optional_capture, no_immediate_reform, move_in_placement, mill_wins, placement_mill,
+// one_time_mill; second_moves_first only changes whose turn the position text says it is).  Parameters that only
 // decide when a game ends (lose_below, blocked, board_full, repetition, no_capture_draw,
 // three_three_draw) are read and used by the evaluation where it is cheap (lose_below,
 // blocked); the bot does not track repetitions (it ignores the `moves` list of `position`).
@@ -78,7 +79,8 @@ const DEFAULTS = {
   board: "standard", men: "9", flying: "true", fly_at: "3", mill_capture: "last-resort",
   multi_mill_captures: "1", optional_capture: "false", no_immediate_reform: "false",
   three_three_draw: "0", lose_below: "3", blocked: "lose", board_full: "draw",
-  move_in_placement: "false", mill_wins: "false", repetition: "3", no_capture_draw: "100",
+  move_in_placement: "false", mill_wins: "false", placement_mill: "capture",
+  one_time_mill: "false", second_moves_first: "false", repetition: "3", no_capture_draw: "100",
 };
 
 function makeRules(params) {
@@ -100,6 +102,9 @@ function makeRules(params) {
     blockedLoses: p.blocked === "lose",
     moveInPlacement: p.move_in_placement === "true",
     millWins: p.mill_wins === "true",
+    placementMill: p.placement_mill,
+    oneTimeMill: p.one_time_mill === "true",
+    secondMovesFirst: p.second_moves_first === "true",
   };
 }
 
@@ -115,16 +120,24 @@ function bits(mask) {
   return out;
 }
 
-// Parse the 8-field position text: points, side, hands, quiet turns, forbidden mills, ply.
+// Parse the position text: points (W, B, X for a marked point, .), side, hands, quiet turns,
+// forbidden mills, ply, then optional key=value fields (used=<white's>;<black's>).
 function parsePosition(rules, text) {
   const f = text.trim().split(/\s+/);
-  if (f.length !== 8) throw new Error(`expected 8 fields in position text: ${text}`);
+  if (f.length < 8) throw new Error(`expected 8 fields in position text: ${text}`);
   const t = rules.topo;
   if (f[0].length !== t.points.length) throw new Error(`board field has the wrong length: ${f[0]}`);
   const men = [0, 0];
+  let marks = 0;
   for (let i = 0; i < f[0].length; i++) {
     if (f[0][i] === "W") men[0] |= 1 << i;
     else if (f[0][i] === "B") men[1] |= 1 << i;
+    else if (f[0][i] === "X") marks |= 1 << i;
+  }
+  const extra = {};
+  for (const kv of f.slice(8)) {
+    const eq = kv.indexOf("=");
+    if (eq > 0) extra[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   const forbidden = (field) => {
     if (field === "-") return 0;
@@ -137,9 +150,10 @@ function parsePosition(rules, text) {
     }
     return nums;
   };
+  const used = (extra.used || "-;-").split(";");
   return {
-    men, turn: f[1] === "w" ? 0 : 1, hand: [parseInt(f[2], 10), parseInt(f[3], 10)],
-    forbidden: [forbidden(f[5]), forbidden(f[6])],
+    men, marks, turn: f[1] === "w" ? 0 : 1, hand: [parseInt(f[2], 10), parseInt(f[3], 10)],
+    forbidden: [forbidden(f[5]), forbidden(f[6])], used: [forbidden(used[0]), forbidden(used[1])],
   };
 }
 
@@ -183,7 +197,7 @@ function formed(rules, own, dst) {
 function pairs(rules, pos) {
   const t = pos.turn;
   const own = pos.men[t];
-  const empty = rules.topo.full & ~(own | pos.men[1 - t]);
+  const empty = rules.topo.full & ~(own | pos.men[1 - t] | pos.marks);
   const out = [];
   if (pos.hand[t]) {
     for (const d of bits(empty)) out.push([-1, d]);
@@ -196,22 +210,35 @@ function pairs(rules, pos) {
   return out;
 }
 
-// Every legal move as {src, dst, caps, mills}.
+// Every legal move as {src, dst, caps, hand, mills}: `caps` a mask of men taken from the
+// board, `hand` how many men are taken from the opponent's hand (placement_mill=hand: x*).
 function generate(rules, pos) {
   const t = pos.turn;
   const own = pos.men[t];
   const opp = pos.men[1 - t];
+  const oppHand = pos.hand[1 - t];
   const out = [];
   for (const [s, d] of pairs(rules, pos)) {
     const after = (s >= 0 ? own & ~(1 << s) : own) | (1 << d);
-    const [count, nums] = formed(rules, after, d);
+    let [count, nums] = formed(rules, after, d);
     if (nums & pos.forbidden[t]) continue;
+    if (rules.oneTimeMill) count = popcount(nums & ~pos.used[t]); // a line captures once
     if (count === 0 || rules.millWins) {
-      out.push({ src: s, dst: d, caps: 0, mills: count });
-    } else {
-      for (const caps of captureSets(rules, opp, Math.min(count, rules.multi))) {
-        out.push({ src: s, dst: d, caps, mills: count });
+      out.push({ src: s, dst: d, caps: 0, hand: 0, mills: count });
+      continue;
+    }
+    const k = Math.min(count, rules.multi);
+    let taken = 0;
+    if (s < 0 && rules.placementMill === "hand" && oppHand) {
+      taken = Math.min(k, oppHand); // from the hand first, without a choice
+      if (rules.optional) {
+        for (let fewer = 0; fewer < taken; fewer++) {
+          out.push({ src: s, dst: d, caps: 0, hand: fewer, mills: count });
+        }
       }
+    }
+    for (const caps of captureSets(rules, opp, k - taken)) {
+      out.push({ src: s, dst: d, caps, hand: taken, mills: count });
     }
   }
   return out;
@@ -237,13 +264,23 @@ function play(rules, pos, move) {
   const men = pos.men.slice();
   men[t] = own | (1 << move.dst);
   men[1 - t] &= ~move.caps;
-  return { men, hand, forbidden, turn: 1 - t };
+  hand[1 - t] -= move.hand;
+  let marks = pos.marks;
+  if (move.src < 0 && rules.placementMill === "mark") marks |= move.caps;
+  const used = pos.used.slice();
+  if (rules.oneTimeMill) used[t] |= formed(rules, men[t], move.dst)[1];
+  let turn = 1 - t;
+  if (hand[0] + hand[1] === 0) {
+    marks = 0;
+    if (rules.secondMovesFirst && pos.hand[0] + pos.hand[1] > 0) turn = 1;
+  }
+  return { men, hand, forbidden, turn, marks, used };
 }
 
 function moveText(rules, move) {
   const p = rules.topo.points;
   const head = move.src < 0 ? p[move.dst] : `${p[move.src]}-${p[move.dst]}`;
-  return head + bits(move.caps).map((i) => `x${p[i]}`).join("");
+  return head + "x*".repeat(move.hand) + bits(move.caps).map((i) => `x${p[i]}`).join("");
 }
 
 // ------------------------------------------------------------------------------------
@@ -267,13 +304,14 @@ function score(rules, pos, move) {
   const opp = 1 - me;
   if (popcount(next.men[opp]) + next.hand[opp] < rules.loseBelow) return WIN;
   const replies = generate(rules, next);
+  if (next.turn === me) return 100 * (popcount(move.caps) + move.hand) + replies.length; // again
   if (replies.length === 0) return rules.blockedLoses ? WIN : 0;
   let threat = 0;
   for (const r of replies) {
     if (rules.millWins && r.mills > 0) return -WIN / 2;
-    threat = Math.max(threat, popcount(r.caps));
+    threat = Math.max(threat, popcount(r.caps) + r.hand);
   }
-  return 100 * popcount(move.caps) - 90 * threat
+  return 100 * (popcount(move.caps) + move.hand) - 90 * threat
     + 5 * (openTwos(rules, next, me) - openTwos(rules, next, opp)) - replies.length;
 }
 
