@@ -43,6 +43,7 @@ time: {movetime: 50}
 pairs: 2
 check_games: 1
 workers: 2
+rate_limit: {participant: 100000/minute, anonymous: 100000/minute}
 """
 SECRET = "SECRET-of-alice"
 
@@ -382,6 +383,45 @@ def test_an_admin_replaces_and_revokes_a_token_on_the_admin_page(
     assert server.upload(new, "x.zip", b"junk")[0] == 401
     _, page = server.request("GET", "/admin", cookie=tokens["root"])
     assert re.search(rb'<td>carol</td>.*?<td class="token-state">revoked', page, re.S)
+
+
+def test_requests_over_the_rate_limit_get_429_with_retry_after(tmp_path: Path) -> None:
+    folder = tmp_path / "comp"
+    tokens = _competition(folder, SETTINGS.replace(
+        "rate_limit: {participant: 100000/minute, anonymous: 100000/minute}",
+        "rate_limit: {participant: 5/minute, anonymous: 2 per 2 seconds}"))
+    server = Server(folder)
+    server.start()  # its first successful request counts against the address
+    try:
+        # a participant: 5 a minute, whatever the request (a 404 counts too)
+        codes = [server.request("GET", "/api/bots/999", tokens["alice"])[0] for _ in range(6)]
+        assert codes == [404] * 5 + [429], codes
+        req = urllib.request.Request(server.url + "/api/leaderboard",
+                                     headers={"Authorization": f"Bearer {tokens['alice']}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=10)
+        assert refused.value.code == 429
+        assert 1 <= int(refused.value.headers["Retry-After"]) <= 60
+        assert "too many requests" in json.loads(refused.value.read())["detail"]
+        # per participant: bob is not limited by alice's requests; admins are not limited
+        assert server.request("GET", "/api/bots/999", tokens["bob"])[0] == 404
+        assert [server.request("GET", "/api/status", tokens["root"])[0]
+                for _ in range(8)] == [200] * 8
+        # anonymous requests (and invalid tokens) count per client address; pages answer
+        # in one line of text
+        codes = [server.request("GET", "/api/status", token)[0]
+                 for token in (None, None, "not-a-token")]
+        assert codes[-1] == 429 and 200 in codes
+        req = urllib.request.Request(server.url + "/")
+        with pytest.raises(urllib.error.HTTPError) as page:
+            urllib.request.urlopen(req, timeout=10)
+        retry = int(page.value.headers["Retry-After"])
+        assert page.value.code == 429 and 1 <= retry <= 2
+        assert page.value.read().decode().startswith("too many requests")
+        time.sleep(retry + 0.2)  # the window moved on
+        assert server.request("GET", "/api/status")[0] == 200
+    finally:
+        server.stop()
 
 
 @pytest.mark.slow

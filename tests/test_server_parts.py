@@ -173,6 +173,10 @@ def test_server_config_round_trips_and_names_wrong_keys() -> None:
                                "time": {"movetime": 50}, "pairs": 3, "workers": 1,
                                "upload": {"per_hour": 4}, "isolation": "none"})
     assert cfg.pairs == 3 and cfg.upload.per_hour == 4 and cfg.time_control.movetime_ms == 50
+    assert cfg.rate_limit.participant == "600/minute"
+    limited = parse_server_config({"rate_limit": {"anonymous": "10 per second"}})
+    assert limited.rate_limit.anonymous == "10 per second"
+    assert parse_server_config(limited.to_dict()) == limited
     assert parse_server_config(cfg.to_dict()) == cfg
     assert parse_server_config(None) == ServerConfig()
     for bad, where in (({"pairz": 1}, "pairz"), ({"pairs": 0}, "pairs"),
@@ -180,7 +184,10 @@ def test_server_config_round_trips_and_names_wrong_keys() -> None:
                        ({"variants": ["no-such-game"]}, "variants[0]"),
                        ({"executor": "dask"}, "executor.scheduler"),
                        ({"time": {"movetime": -1}}, "time.movetime"),
-                       ({"isolation": "no-such-level"}, "isolation")):
+                       ({"isolation": "no-such-level"}, "isolation"),
+                       ({"rate_limit": {"participant": "many"}}, "rate_limit.participant"),
+                       ({"rate_limit": {"anonymous": 5}}, "rate_limit.anonymous"),
+                       ({"rate_limit": {"everyone": "1/second"}}, "rate_limit.everyone")):
         with pytest.raises(ConfigError) as e:
             parse_server_config(bad)
         assert str(e.value).startswith(where), str(e.value)

@@ -19,7 +19,7 @@ that use them.
 from __future__ import annotations
 
 SERVER_EXTRA_HINT = ("the competition server needs its extra: pip install -e '.[server]' "
-                     "(FastAPI, uvicorn, SQLAlchemy, Alembic, python-multipart)")
+                     "(FastAPI, uvicorn, SQLAlchemy, Alembic, python-multipart, limits)")
 
 
 def require_server_extra() -> None:
@@ -28,7 +28,7 @@ def require_server_extra() -> None:
 
     from arena.errors import ConfigError
 
-    for module in ("fastapi", "uvicorn", "sqlalchemy", "alembic", "multipart"):
+    for module in ("fastapi", "uvicorn", "sqlalchemy", "alembic", "multipart", "limits"):
         if importlib.util.find_spec(module) is None:
             raise ConfigError(f"{SERVER_EXTRA_HINT}; missing: {module}")
 

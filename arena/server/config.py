@@ -17,6 +17,9 @@ path.  Every key is optional::
       max_unpacked_bytes: 50000000 # what it unpacks to
       max_files: 2000
       per_hour: 10                 # uploads per participant per hour
+    rate_limit:                    # requests of any kind (429 with Retry-After beyond)
+      participant: 600/minute      # per participant (admins are not limited)
+      anonymous: 600/minute        # per client address, for requests without a valid token
     db_url: sqlite:///...          # default: DIR/arena.db (a PostgreSQL URL is accepted)
 """
 
@@ -37,10 +40,11 @@ from arena.variants import Variant, get_variant
 CONFIG_FILE = "server.yaml"
 
 _TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "workers", "executor",
-        "upload", "db_url")
+        "upload", "rate_limit", "db_url")
 _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour")
 _TIME = ("movetime", "clock", "handshake", "margin")
 _EXECUTOR = ("kind", "scheduler")
+_RATE = ("participant", "anonymous")
 
 PAIRS = R.Range(1, 100, "pairs")
 CHECK_GAMES = R.Range(1, 20, "games")
@@ -61,6 +65,16 @@ class UploadLimits:
 
 
 @dataclass(frozen=True)
+class RateLimits:
+    """Requests allowed in a moving window, in the notation of the ``limits`` library
+    (``"600/minute"``, ``"10 per second"``): per participant, and per client address for
+    requests without a valid token."""
+
+    participant: str = "600/minute"
+    anonymous: str = "600/minute"
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """A competition's settings (see the module's docstring for the file)."""
 
@@ -75,6 +89,7 @@ class ServerConfig:
     executor: str = "local"
     scheduler: Optional[str] = None
     upload: UploadLimits = field(default_factory=UploadLimits)
+    rate_limit: RateLimits = field(default_factory=RateLimits)
     db_url: Optional[str] = None
 
     def isolation_object(self) -> Any:
@@ -98,7 +113,8 @@ class ServerConfig:
             "pairs": self.pairs, "check_games": self.check_games, "workers": self.workers,
             "executor": (self.executor if self.scheduler is None
                          else {"kind": self.executor, "scheduler": self.scheduler}),
-            "upload": {k: getattr(self.upload, k) for k in _UPLOAD}}
+            "upload": {k: getattr(self.upload, k) for k in _UPLOAD},
+            "rate_limit": {k: getattr(self.rate_limit, k) for k in _RATE}}
         if self.isolation is not None:
             out["isolation"] = self.isolation
         if self.db_url is not None:
@@ -149,6 +165,22 @@ def _time(value: Any) -> TimeControl:
         raise ConfigError(str(e), "time") from None
 
 
+def _rate(value: Any, where: str) -> str:
+    """A rate in the ``limits`` library's notation, checked by that library."""
+    from limits import parse
+
+    if not isinstance(value, str):
+        raise ConfigError("expected a rate such as 600/minute or 10 per second", where)
+    try:
+        item = parse(value)
+    except ValueError:
+        raise ConfigError(f"expected a rate such as 600/minute or 10 per second, got "
+                          f"{value[:40]!r}", where) from None
+    if item.amount < 1:
+        raise ConfigError("expected at least 1 request in the window", where)
+    return value
+
+
 def parse_server_config(data: Any) -> ServerConfig:
     """Check ``data`` (parsed YAML; None for an empty file) into a :class:`ServerConfig`.
 
@@ -194,6 +226,8 @@ def parse_server_config(data: Any) -> ServerConfig:
                                        "upload.max_unpacked_bytes"),
         max_files=FILES.check(up.get("max_files", 2000), "upload.max_files"),
         per_hour=PER_HOUR.check(up.get("per_hour", 10), "upload.per_hour"))
+    rl = _mapping(top.get("rate_limit", {}), "rate_limit", _RATE)
+    rate_limit = RateLimits(**{k: _rate(rl[k], f"rate_limit.{k}") for k in _RATE if k in rl})
     db_url = top.get("db_url")
     if db_url is not None and (not isinstance(db_url, str) or "://" not in db_url):
         raise ConfigError("expected a database URL (postgresql://user@host/db)", "db_url")
@@ -202,7 +236,7 @@ def parse_server_config(data: Any) -> ServerConfig:
         isolation=isolation, pairs=PAIRS.check(top.get("pairs", 2), "pairs"),
         check_games=CHECK_GAMES.check(top.get("check_games", 2), "check_games"),
         workers=WORKERS.check(top.get("workers", 2), "workers"), executor=executor,
-        scheduler=scheduler, upload=upload, db_url=db_url)
+        scheduler=scheduler, upload=upload, rate_limit=rate_limit, db_url=db_url)
 
 
 def load_server_config(path: str | os.PathLike[str]) -> ServerConfig:

@@ -5,7 +5,9 @@ work without JavaScript; only the game viewer from the report uses it).
 Every handler is a few lines: it finds the viewer, calls one library function, and turns the
 library's typed errors into status codes (:class:`~arena.server.service.NotFound` 404,
 :class:`~arena.server.service.Forbidden` 403 — 401 when nobody is logged in —,
-:class:`~arena.server.service.Refused` 400, :class:`~arena.server.service.RateLimited` 429).
+:class:`~arena.server.service.Refused` 400, :class:`~arena.server.service.RateLimited` 429);
+every request counts against the rate limit of its participant or address (429 with
+``Retry-After`` beyond: :class:`_RateLimit`).
 
 Pages log in with the token (``/login``), kept in an ``HttpOnly``, ``SameSite=Strict``
 cookie; every form that changes something carries a CSRF token
@@ -14,15 +16,20 @@ cookie; every form that changes something carries a CSRF token
 
 from __future__ import annotations
 
+import math
+import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import (HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse,
+                               Response)
 from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from arena.errors import ArenaError
+from arena.server.config import RateLimits
 from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
                                   Refused, Viewer)
 
@@ -60,22 +67,68 @@ class _BodyLimit(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+class _RateLimit(BaseHTTPMiddleware):
+    """Every request counts against a moving window (the ``limits`` library, in memory):
+    its participant's, or its client address's when it carries no valid token; beyond it,
+    429 with ``Retry-After`` (seconds).  Admins are not limited."""
+
+    def __init__(self, app: Any, rates: RateLimits, who: Callable[[Request], Viewer]) -> None:
+        from limits import parse, storage, strategies
+
+        super().__init__(app)
+        self.limiter = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
+        self.participant, self.anonymous = parse(rates.participant), parse(rates.anonymous)
+        self.who = who
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        viewer = await run_in_threadpool(self.who, request)  # a database read
+        if not viewer.is_admin:
+            address = request.client.host if request.client else "?"
+            item, key = ((self.participant, f"participant:{viewer.id}") if viewer.known else
+                         (self.anonymous, f"address:{address}"))
+            if not self.limiter.hit(item, key):
+                reset = self.limiter.get_window_stats(item, key).reset_time
+                retry = str(max(1, math.ceil(reset - time.time())))
+                text = f"too many requests ({item}): try again in {retry} s"
+                headers = {"Retry-After": retry}
+                if request.url.path.startswith("/api/"):
+                    return JSONResponse({"detail": text}, 429, headers=headers)
+                return PlainTextResponse(text, 429, headers=headers)
+        return await call_next(request)
+
+
 def create_app(comp: Competition) -> FastAPI:
     """The site and API of ``comp``."""
     app = FastAPI(title=f"Morris Arena: {comp.config.name}", docs_url=None, redoc_url=None,
                   openapi_url=None)
-    app.add_middleware(_BodyLimit, limit=comp.config.upload.max_bytes + _BODY_SLACK)
     templates = Jinja2Templates(directory=str(TEMPLATES))
+
+    def viewer_by(request: Request, kind: str, token: Optional[str]) -> Viewer:
+        """The participant of a token, looked up once per request (the rate limit asks
+        first)."""
+        # kept in the ASGI scope, which the middleware and the handler share
+        known: dict[str, Viewer] = request.scope.setdefault("arena.viewers", {})
+        if kind not in known:
+            known[kind] = comp.authenticate(token)
+        return known[kind]
 
     def api_viewer(request: Request) -> Viewer:
         auth = request.headers.get("authorization", "")
         scheme, _, token = auth.partition(" ")
         if scheme.lower() != "bearer":
             return ANONYMOUS
-        return comp.authenticate(token.strip())
+        return viewer_by(request, "bearer", token.strip())
 
     def page_viewer(request: Request) -> Viewer:
-        return comp.authenticate(request.cookies.get(COOKIE))
+        return viewer_by(request, "cookie", request.cookies.get(COOKIE))
+
+    def any_viewer(request: Request) -> Viewer:
+        viewer = api_viewer(request)
+        return viewer if viewer.known else page_viewer(request)
+
+    # the last added is the outermost: the rate limit counts refused bodies too
+    app.add_middleware(_BodyLimit, limit=comp.config.upload.max_bytes + _BODY_SLACK)
+    app.add_middleware(_RateLimit, rates=comp.config.rate_limit, who=any_viewer)
 
     def api_error(e: ArenaError, viewer: Viewer) -> JSONResponse:
         return JSONResponse({"detail": str(e)}, _status(e, viewer))
