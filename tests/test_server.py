@@ -142,8 +142,10 @@ def _wait(what: str, predicate: Callable[[], Any], timeout: float = 90) -> Any:
 
 
 def bot_archive(bot: str, kind: str, *, name: Optional[str] = None,
-                stderr_line: Optional[str] = None) -> bytes:
-    """A copy of bots/<bot> as a .zip or .tar.gz (renamed, or writing a line to stderr)."""
+                stderr_line: Optional[str] = None, slowable: bool = False) -> bytes:
+    """A copy of bots/<bot> as a .zip or .tar.gz (renamed, writing a line to stderr, or
+    ``slowable``: sleeping before each move as many seconds as a file ``delay`` next to its
+    ``bot.py`` says, once there is one)."""
     files = {}
     for f in ("bot.py", "bot.yaml"):
         text = (ROOT / "bots" / bot / f).read_text()
@@ -153,6 +155,15 @@ def bot_archive(bot: str, kind: str, *, name: Optional[str] = None,
             text = text.replace("from __future__ import annotations\n",
                                 "from __future__ import annotations\nimport sys\n"
                                 f"sys.stderr.write({stderr_line!r} + '\\n')\n", 1)
+        if f == "bot.py" and slowable:
+            text = text.replace("    def choose(self, position: Position, clock: Clock) -> Move:\n"
+                                "        \"\"\"Any legal move, uniformly.\"\"\"\n",
+                                "    def choose(self, position: Position, clock: Clock) -> Move:\n"
+                                "        import pathlib, time\n"
+                                "        delay = pathlib.Path(__file__).with_name('delay')\n"
+                                "        if delay.exists():\n"
+                                "            time.sleep(float(delay.read_text()))\n", 1)
+            assert "delay" in text
         files[f"{name or bot}/{f}"] = text.encode()
     buf = io.BytesIO()
     if kind == "zip":
@@ -385,6 +396,7 @@ def test_an_admin_replaces_and_revokes_a_token_on_the_admin_page(
     assert re.search(rb'<td>carol</td>.*?<td class="token-state">revoked', page, re.S)
 
 
+@pytest.mark.slow  # a server of its own (its limits are low)
 def test_requests_over_the_rate_limit_get_429_with_retry_after(tmp_path: Path) -> None:
     folder = tmp_path / "comp"
     tokens = _competition(folder, SETTINGS.replace(
@@ -531,3 +543,85 @@ def test_a_participant_submits_from_the_browser_and_watches_a_game(
     driver.find_element(By.CSS_SELECTOR, "a.game-link").click()
     _wait("the viewer", lambda: driver.find_elements(By.CSS_SELECTOR, "svg.board"), 10)
     assert driver.find_element(By.ID, "viewer").get_attribute("data-ply") is not None
+
+
+def _live_board_matches(moves: list[str], classes: dict[str, str]) -> int:
+    """The board drawn (point -> "white" | "black" | "empty") is the position after
+    ``moves``, replayed here with the rules engine; returns the men on it."""
+    from arena.rules import Position
+    from arena.variants import get_variant
+
+    pos = Position(get_variant("nine-mens-morris"))
+    for move in moves:
+        pos.push(pos.parse_move(move))
+    t = pos.topology
+    want = {p: "white" if pos.men[0] >> i & 1 else "black" if pos.men[1] >> i & 1 else "empty"
+            for i, p in enumerate(t.points)}
+    assert classes == want, (moves, classes)
+    return sum(c != "empty" for c in want.values())
+
+
+@pytest.mark.slow
+def test_a_game_in_progress_moves_on_its_live_board(driver: Any, tmp_path: Path) -> None:
+    """A slow bot's ladder game opened while it is played: without JavaScript a page that
+    reloads itself with the board so far; in the browser, a board that follows the moves
+    without reloading."""
+    from selenium.webdriver.common.by import By
+
+    folder = tmp_path / "comp"
+    tokens = _competition(folder, SETTINGS.replace("movetime: 50", "movetime: 3000")
+                          .replace("pairs: 2", "pairs: 1").replace("workers: 2", "workers: 1"))
+    server = Server(folder)
+    server.start()
+    try:
+        _, slow = server.upload(tokens["alice"], "slow.zip",
+                                bot_archive("random", "zip", name="slow", slowable=True))
+        assert _wait("the slow bot's check",
+                     lambda: _judged(server, tokens["alice"], slow["id"]))["status"] == "active"
+        for script in (folder / "bots" / str(slow["id"])).rglob("bot.py"):
+            script.with_name("delay").write_text("0.4")  # checked at full speed; slow now
+        _, fast = server.upload(tokens["bob"], "random.zip", bot_archive("random", "zip"))
+        assert _wait("the fast bot's check",
+                     lambda: _judged(server, tokens["bob"], fast["id"]))["status"] == "active"
+
+        def being_played() -> Any:  # "running" games include those waiting for a worker
+            for g in server.get("/api/games"):
+                if g["status"] == "running":
+                    live = server.get(f"/api/games/{g['id']}/live")
+                    if live["plies"] >= 2:
+                        return live
+            return None
+
+        gid = _wait("a game in play and its first moves", being_played, 30)["id"]
+
+        # without JavaScript: the page reloads itself and draws the board after its moves
+        status, page = server.request("GET", f"/games/{gid}")
+        text = page.decode()
+        assert status == 200 and '<noscript><meta http-equiv="refresh" content="2">' in text
+        moves = re.findall(r"<li>([a-g1-7x,-]+)</li>", text)
+        drawn = dict(re.findall(r'<circle id="pt-([a-g][1-7])" class="(\w+)"', text))
+        assert len(moves) >= 2 and len(drawn) == 24
+        assert f'data-ply="{len(moves)}"' in text
+        _live_board_matches(moves, drawn)
+        live = server.get(f"/api/games/{gid}/live")
+        assert live["status"] == "running" and live["moves"][:len(moves)] == moves
+        assert server.request("GET", "/api/games/99999/live")[0] == 404
+
+        # in the browser: the board moves as the game is played, without a reload
+        driver.get(f"{server.url}/games/{gid}")
+        board = driver.find_element(By.ID, "live-board")
+        first = int(board.get_attribute("data-ply"))
+        driver.execute_script("window.notReloaded = true;")
+        _wait("the board to move", lambda: int(driver.find_element(
+            By.ID, "live-board").get_attribute("data-ply")) >= first + 3, 30)
+        assert driver.execute_script("return window.notReloaded === true;")
+        shown = driver.execute_script(
+            "var c = {}; document.querySelectorAll('#live-board circle').forEach("
+            "function (e) { c[e.id.slice(3)] = e.getAttribute('class'); });"
+            "return {moves: Array.from(document.querySelectorAll('#moves li'))"
+            ".map(function (li) { return li.textContent; }), classes: c};")
+        assert len(shown["moves"]) >= first + 3
+        assert _live_board_matches(shown["moves"], shown["classes"]) >= 1
+        assert driver.find_element(By.ID, "ply").text == str(len(shown["moves"]))
+    finally:
+        server.stop()

@@ -448,3 +448,41 @@ def check_judges_queue(tmp_path: Path, url: str | None) -> None:
         assert {r["id"] for r in comp.leaderboard()} == {a2}
     finally:
         comp.close()
+
+
+# ---- the live board --------------------------------------------------------------------
+
+
+def test_a_played_games_plies_are_written_as_they_come(tmp_path: Path) -> None:
+    """A real game (bots/greedy against bots/random) through the judge's worker function:
+    its ply file holds every move of its record, in order, and reads back as the board."""
+    from arena.clock import TimeControl
+    from arena.jobs import GameJob
+    from arena.manifest import load_bot
+    from arena.schedule import Slot
+    from arena.server.live import live_board, live_path, play_live, read_plies
+    from arena.variants import get_variant
+
+    variant = get_variant("nine-mens-morris")
+    path = live_path(tmp_path, 7)
+    path.parent.mkdir()
+    slot = Slot(index=7, game_id="g7", variant=variant, round=1, pair=3, game=0, white=0,
+                black=1, opening=(), seed=11)
+    job = GameJob(slot=slot, white=load_bot(ROOT / "bots" / "greedy"),
+                  black=load_bot(ROOT / "bots" / "random"),
+                  time_control=TimeControl(movetime_ms=2000), tournament="ladder")
+    record = play_live(job, str(path))
+    assert (record.tournament, record.round, record.pair) == ("ladder", 1, 3)
+    plies = read_plies(path)
+    assert [p["move"] for p in plies] == [m.move for m in record.moves] and len(plies) > 10
+    board = live_board(variant, [p["move"] for p in plies])
+    assert board["plies"] == len(plies) and board["last"] == record.moves[-1].move
+    assert board["board"].count("W") + board["board"].count("B") >= 3
+    # a half-written last line waits for the next read; a missing file has no plies
+    with open(path, "a") as f:
+        f.write('{"move": "a1"')
+    assert len(read_plies(path)) == len(plies)
+    assert read_plies(tmp_path / "none.jsonl") == []
+    start = live_board(variant, [])
+    assert start["board"] == "." * 24 and start["hand"] == [9, 9] and start["turn"] == 0
+    assert len(start["xy"]) == 24 and [0, 0] in start["xy"] and [6, 6] in start["xy"]

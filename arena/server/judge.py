@@ -5,8 +5,9 @@
   then stores the verdict and, for a bot that passed, queues its ladder games
   (:meth:`~arena.server.service.Competition.finish_check`).
 * The **dispatcher** keeps the executor busy with queued games (each a
-  :class:`~arena.jobs.GameJob` played by :func:`~arena.jobs.play_job`, the tournament's own
-  machinery: the local process pool of :func:`arena.executors.process_pool`, or a Dask
+  :class:`~arena.jobs.GameJob` played by the tournament's referee through
+  :func:`~arena.server.live.play_live`, which appends each ply to the game's live file as it
+  is played, on the local process pool of :func:`arena.executors.process_pool` or a Dask
   scheduler's workers) and stores each record as it comes back.
 
 Nothing lives only in memory: a killed server's running work is requeued at the next start
@@ -24,6 +25,8 @@ import traceback
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Optional
 
+from arena.server import live
+from arena.server.live import live_path
 from arena.server.service import Competition
 
 log = logging.getLogger("arena.server.judge")
@@ -115,7 +118,7 @@ class Judge:
                 self._stop.wait(1.0)
 
     def _submit(self, claimed: tuple[int, int, int, str, int, int, int]) -> Future[Any]:
-        from arena.jobs import GameJob, play_job
+        from arena.jobs import GameJob
         from arena.schedule import Slot
         from arena.variants import get_variant
 
@@ -128,7 +131,9 @@ class Judge:
                           time_control=comp.config.time_control, tournament=comp.config.name,
                           isolation=comp.config.isolation_object())
             assert self._executor is not None
-            return self._executor.submit(play_job, job)
+            path = live_path(comp.folder, game_id)
+            live.clear(path)  # played again after a restart: from an empty board
+            return self._executor.submit(live.play_live, job, str(path))
         except Exception as e:  # noqa: BLE001 - a vanished folder, a bad manifest: a failure
             failed: Future[Any] = Future()
             failed.set_exception(e)
@@ -142,6 +147,7 @@ class Judge:
             self.competition.finish_game(game_id, None)
             return
         self.competition.finish_game(game_id, record)
+        live.remove(live_path(self.competition.folder, game_id))
 
 
 def check_upload(competition: Competition, bot_id: int) -> tuple[bool, str, str]:

@@ -355,6 +355,38 @@ class Competition:
                             if color in owners and self.may_see_private(viewer, owners[color])}
         return record
 
+    def live_game(self, game_id: int) -> dict[str, Any]:
+        """A game as the live page shows it, to anyone: its row (players, status, result)
+        and the position after the moves played so far (:func:`~arena.server.live.live_board`:
+        ``board``, ``hand``, ``turn``, ``plies``, ``last``, the board's geometry) with
+        ``moves``.  A running game's moves are read from its ply file, a finished one's
+        from its record; no stderr, no logs.
+
+        :raises NotFound: no such game.
+        """
+        from arena.server.live import live_board, live_path, read_plies
+        from arena.variants import get_variant
+
+        with self.sessions() as s:
+            game = s.get(Game, game_id)
+            if game is None:
+                raise NotFound(f"no game {game_id}")
+            row = _game_row(game)
+            record = game.record if game.status == "done" else ""
+        if record:
+            moves = [m["move"] for m in json.loads(record).get("moves", [])]
+        elif row["status"] == "running":
+            moves = [p["move"] for p in read_plies(live_path(self.folder, game_id))]
+        else:
+            moves = []
+        try:
+            variant = get_variant(row["variant"])
+        except KeyError:
+            raise NotFound(f"game {game_id}: unknown variant") from None
+        row.update(live_board(variant, moves))
+        row["moves"] = moves[:row["plies"]]
+        return row
+
     def games(self, *, limit: int = 200) -> list[dict[str, Any]]:
         """The latest games, queued, running and finished (the live view)."""
         with self.sessions() as s:

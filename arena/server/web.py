@@ -184,6 +184,13 @@ def create_app(comp: Competition) -> FastAPI:
         except ArenaError as e:
             return api_error(e, viewer)
 
+    @app.get("/api/games/{game_id}/live")
+    def api_live(game_id: int) -> JSONResponse:
+        try:
+            return JSONResponse(comp.live_game(game_id))
+        except ArenaError as e:
+            return api_error(e, ANONYMOUS)
+
     @app.get("/api/status")
     def api_status() -> JSONResponse:
         return JSONResponse(comp.status())
@@ -266,6 +273,11 @@ def create_app(comp: Competition) -> FastAPI:
         viewer = page_viewer(request)
         try:
             data = comp.game_view(game_id, viewer)
+        except NotFound:  # not finished: the live board (a reloading page without JS)
+            try:
+                return page(request, "live.html", viewer, g=comp.live_game(game_id))
+            except ArenaError as e:
+                return page_error(request, e, viewer)
         except ArenaError as e:
             return page_error(request, e, viewer)
         record = GameRecord.from_dict(data)
