@@ -14,7 +14,9 @@ True
 
 One turn is one atomic move: a placement ``d6`` or a slide/fly ``a1-a4``, followed by the
 men it captures, ``d6xg7`` or ``a1-a4xg7xd1`` (a double capture).  Captures are a set: they are
-always printed in point order and parsed in any order.
+always printed in point order and parsed in any order.  A few rule families add turns that only
+remove men, written without a head: ``xg7``, ``xa1xd1`` (``board_full=remove-both``,
+``placement_mill=count``, ``blocked=remove-and-move``).
 
 Men, empty points and mills are bitmasks over the topology's points (bit ``i`` is
 ``topology.points[i]``), with adjacency and mills precomputed per topology.
@@ -28,6 +30,7 @@ Men, empty points and mills are bitmasks over the topology's points (bit ``i`` i
 from __future__ import annotations
 
 import enum
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
@@ -42,7 +45,7 @@ COLOR_NAMES = ("white", "black")
 
 #: a move inside the engine: (source index or -1 for a placement, destination index, capture
 #: mask); men taken from the opponent's hand (``placement_mill=hand``) are counted in the mask's
-#: bits from :data:`HAND_SHIFT` up
+#: bits from :data:`HAND_SHIFT` up; a turn that only removes men is ``(-1, -1, mask)``
 RawMove = tuple[int, int, int]
 HAND_SHIFT = 32
 #: the point name of a capture from the opponent's hand in move text (``d6x*``)
@@ -97,16 +100,17 @@ class Outcome:
         return {WHITE: "1-0", BLACK: "0-1", None: "1/2-1/2"}[self.winner]
 
 
-_MOVE_RE = re.compile(r"^([a-g][1-7])(?:-([a-g][1-7]))?((?:x(?:[a-g][1-7]|\*))*)$")
+_MOVE_RE = re.compile(r"^(?:([a-g][1-7])(?:-([a-g][1-7]))?)?((?:x(?:[a-g][1-7]|\*))*)$")
 
 
 @dataclass(frozen=True, slots=True)
 class Move:
     """One turn: an optional source point, a destination, and the captured points (sorted;
-    ``*`` for each man taken from the opponent's hand, which sorts first)."""
+    ``*`` for each man taken from the opponent's hand, which sorts first).  A turn that only
+    removes men (``xg7``) has neither source nor destination."""
 
     src: Optional[str]
-    dst: str
+    dst: Optional[str]
     captures: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -117,7 +121,7 @@ class Move:
 
     @classmethod
     def parse(cls, text: str) -> Move:
-        """Parse move text (``d6``, ``a1-a4``, ``d6xg7xa1``, ``d6x*``); raises
+        """Parse move text (``d6``, ``a1-a4``, ``d6xg7xa1``, ``d6x*``, ``xg7``); raises
         :class:`InvalidMoveError`."""
         if cls is Move:  # moves are immutable values: one per text (the referee parses every move)
             known = _PARSED.get(text)
@@ -133,7 +137,7 @@ class Move:
         m = _MOVE_RE.match(text.strip().lower())
         if not m:
             raise InvalidMoveError(f"not a move: {text!r} (expected e.g. d6, a1-a4, d6xg7)")
-        first: str = m.group(1)
+        first: Optional[str] = m.group(1)
         second: Optional[str] = m.group(2)
         caps: str = m.group(3)
         src, dst = (None, first) if second is None else (first, second)
@@ -142,12 +146,15 @@ class Move:
         points = [c for c in captures if c != FROM_HAND]
         if len(set(points)) != len(points):
             raise InvalidMoveError(f"not a move: {text!r} (a point is captured twice)")
-        if src == dst:
+        if dst is None and (not points or len(points) != len(captures)):
+            raise InvalidMoveError(f"not a move: {text!r} (expected e.g. d6, a1-a4, d6xg7, or "
+                                   "xg7 for a turn that only removes men)")
+        if src == dst and dst is not None:
             raise InvalidMoveError(f"not a move: {text!r} (source and destination are the same)")
         return cls(src, dst, captures)
 
     def __str__(self) -> str:
-        head = self.dst if self.src is None else f"{self.src}-{self.dst}"
+        head = "" if self.dst is None else self.dst if self.src is None else f"{self.src}-{self.dst}"
         return head + "".join(f"x{c}" for c in self.captures)
 
     text = property(__str__, doc="The move as text; ``Move.parse(m.text) == m``.")
@@ -212,6 +219,9 @@ class Position:
         self.forbidden = [0, 0]  # per player: mill numbers that may not be re-formed this turn
         self.used = [0, 0]  # per player: mill numbers formed so far (``one_time_mill`` only)
         self.marks = 0  # points blocked until placement ends (``placement_mill=mark``)
+        #: per player: men to remove in a removal-only turn before play goes on (negative: the
+        #: player's own men); ``board_full=remove-both`` and ``placement_mill=count``
+        self.pending = [0, 0]
         self.ply = 0
         # per push: (state before, move, repetition key before)
         self._stack: list[tuple[tuple[int, ...], RawMove, tuple[int, ...]]] = []
@@ -224,25 +234,27 @@ class Position:
     def _state(self) -> tuple[int, ...]:
         return (self.men[0], self.men[1], self.hand[0], self.hand[1], self.turn, self.quiet,
                 self.forbidden[0], self.forbidden[1], self.ply, self.used[0], self.used[1],
-                self.marks)
+                self.marks, self.pending[0], self.pending[1])
 
     def _set_state(self, s: tuple[int, ...]) -> None:
         self.men[0], self.men[1], self.hand[0], self.hand[1] = s[0], s[1], s[2], s[3]
         self.turn, self.quiet = s[4], s[5]
         self.forbidden[0], self.forbidden[1], self.ply = s[6], s[7], s[8]
         self.used[0], self.used[1], self.marks = s[9], s[10], s[11]
+        self.pending[0], self.pending[1] = s[12], s[13]
 
     def _key(self) -> tuple[int, ...]:
         """What makes two positions the same for the repetition rule."""
         return (self.men[0], self.men[1], self.hand[0], self.hand[1], self.turn,
-                self.forbidden[0], self.forbidden[1], self.used[0], self.used[1], self.marks)
+                self.forbidden[0], self.forbidden[1], self.used[0], self.used[1], self.marks,
+                self.pending[0], self.pending[1])
 
     def copy(self) -> Position:
         """An independent copy, with the move stack."""
         other = Position.__new__(Position)
         other.__dict__.update(self.__dict__)
         other.men, other.hand, other.forbidden = list(self.men), list(self.hand), list(self.forbidden)
-        other.used = list(self.used)
+        other.used, other.pending = list(self.used), list(self.pending)
         other._stack = list(self._stack)
         other._reps = dict(self._reps)
         other._capture_cache = {}
@@ -290,13 +302,15 @@ class Position:
             return free
         return free or opp
 
-    def _capture_sets(self, opp: int, k: int) -> list[int]:
-        """Every set (mask) of men a move entitled to ``k`` captures may take."""
-        cache_key = (opp, k)
+    def _capture_sets(self, opp: int, k: int, optional: Optional[bool] = None) -> list[int]:
+        """Every set (mask) of men a move entitled to ``k`` captures may take (``optional``:
+        may it take fewer; by default the variant's ``optional_capture``)."""
+        if optional is None:
+            optional = self.variant.optional_capture
+        cache_key = (opp, k if optional == self.variant.optional_capture else -k)
         cached = self._capture_cache.get(cache_key)
         if cached is not None:
             return cached
-        optional = self.variant.optional_capture
         found: set[int] = set()
 
         def walk(left: int, k: int, taken: int) -> None:
@@ -347,7 +361,34 @@ class Position:
 
     def generate_raw(self) -> list[RawMove]:
         """Every move the rules allow as :data:`RawMove` tuples, ignoring game end (for searches)."""
-        return self._generate(-2, -1)
+        pending = self.pending[self.turn]
+        if pending:
+            return self._removal_turns(pending)
+        out = self._generate(-2, -1)
+        if not out and self.variant.blocked == "remove-and-move":
+            return self._blocked_removals()
+        return out
+
+    def _removal_turns(self, k: int) -> list[RawMove]:
+        """The removal-only turns of a player owing ``k`` removals: ``k`` of the opponent's men
+        by the capture rules (fewer only when no more may be taken), or ``-k`` of its own men,
+        any of them."""
+        t = self.turn
+        if k < 0:
+            own = list(_bits(self.men[t]))
+            return [(-1, -1, sum(1 << i for i in chosen))
+                    for chosen in itertools.combinations(own, min(-k, len(own))) if chosen]
+        return [(-1, -1, caps) for caps in self._capture_sets(self.men[1 - t], k, optional=False)
+                if caps]
+
+    def _blocked_removals(self) -> list[RawMove]:
+        """``blocked=remove-and-move``: a player with no move removes one opponent man next to
+        one of its own men (men in mills too), then moves."""
+        t = self.turn
+        near = 0
+        for s in _bits(self.men[t]):
+            near |= self._adj[s]
+        return [(-1, -1, 1 << i) for i in _bits(self.men[1 - t] & near)]
 
     def _generate(self, src: int, dst_mask: int) -> list[RawMove]:
         """:meth:`generate_raw` restricted to the moves from ``src`` (-1: placing, -2: any
@@ -408,7 +449,7 @@ class Position:
                     continue
                 if nums & used:  # one_time_mill: only lines never formed before capture
                     count = (nums & ~used).bit_count()
-                if not count or mill_wins:
+                if not count or mill_wins or (s < 0 and v.placement_mill == "count"):
                     append((s, d, 0))
                 elif s < 0 and opp_hand and v.placement_mill == "hand":
                     out += self._hand_captures(d, min(count, most), opp, opp_hand)
@@ -428,6 +469,8 @@ class Position:
         return out
 
     def _has_move(self) -> bool:
+        if self.pending[self.turn] or self.variant.blocked == "remove-and-move":
+            return bool(self.generate_raw())
         forbidden = self.forbidden[self.turn]
         if not forbidden:
             return next(self._pairs(), None) is not None
@@ -453,7 +496,11 @@ class Position:
         return self._is_legal_raw(raw)
 
     def _is_legal_raw(self, raw: RawMove) -> bool:
-        return self._ended_by_rule() is None and raw in self._generate(raw[0], 1 << raw[1])
+        if self._ended_by_rule() is not None:
+            return False
+        if raw[1] < 0 or self.pending[self.turn]:
+            return raw in self.generate_raw()
+        return raw in self._generate(raw[0], 1 << raw[1])
 
     def parse_move(self, text: str) -> Move:
         """Parse ``text`` as a move legal here.
@@ -484,6 +531,9 @@ class Position:
         s, d, caps = raw
         self._stack.append((self._state(), raw, self._cur_key))
         t = self.turn
+        if d < 0:
+            self._push_removal(t, caps)
+            return
         own = self.men[t]
         hands_before = self.hand[0] + self.hand[1]
         if s >= 0:
@@ -517,8 +567,66 @@ class Position:
         if self.marks and not self.hand[0] + self.hand[1]:
             self.marks = 0  # placement is over: marked points are free again
         self.turn = 1 - t
-        if self.variant.second_moves_first and hands_before and not self.hand[0] + self.hand[1]:
+        v = self.variant
+        placed_last = hands_before and not self.hand[0] + self.hand[1]
+        if v.second_moves_first and placed_last:
             self.turn = BLACK  # placement is over: black moves first
+        if placed_last and v.placement_mill == "count":
+            self._owe(*self._removals_by_mill_count())
+        elif v.board_full == "remove-both" and not self._full & ~(self.men[0] | self.men[1] | self.marks):
+            self._owe(1, 1)
+        self.ply += 1
+        key = self._cur_key = self._key()
+        self._reps[key] = self._reps.get(key, 0) + 1
+
+    def _removals_by_mill_count(self) -> tuple[int, int]:
+        """``placement_mill=count`` (El Filja, Sanmill's removalBasedOnMillCounts): the men
+        white and black remove when placement ends, from the mills each has on the board then
+        (negative: one of its own men)."""
+        w, b = (sum(1 for m in self._mills if self.men[c] & m == m) for c in (WHITE, BLACK))
+        if not w and not b:
+            return -1, -1
+        if not b:
+            return 2, 1
+        if not w:
+            return 1, 2
+        if w == b:
+            return w, b
+        return (b + 1, b) if w > b else (w, w + 1)
+
+    def _owe(self, white: int, black: int) -> None:
+        """White, then black, must first play a removal-only turn (if they owe one)."""
+        self.pending = [white, black]
+        self.turn = WHITE if white else BLACK if black else self._resume()
+        self._settle()
+
+    def _resume(self) -> int:
+        """Who moves once the owed removals are made: the side that moves first after placement."""
+        over = not self.hand[0] + self.hand[1]
+        return BLACK if self.variant.second_moves_first and over else WHITE
+
+    def _settle(self) -> None:
+        """Skip owed removals that cannot be made (nothing the capture rules allow to take)."""
+        for _ in range(2):
+            t = self.turn
+            if not self.pending[t] or self._removal_turns(self.pending[t]):
+                return
+            self.pending[t] = 0
+            self.turn = 1 - t if self.pending[1 - t] else self._resume()
+
+    def _push_removal(self, t: int, caps: int) -> None:
+        """A removal-only turn: owed removals (then the other side's, or play resumes) or a
+        blocked player's removal (then the same player moves)."""
+        owed = self.pending[t]
+        if owed < 0:
+            self.men[t] &= ~caps
+        else:
+            self.men[1 - t] &= ~caps
+        self.quiet = 0
+        if owed:
+            self.pending[t] = 0
+            self.turn = 1 - t if self.pending[1 - t] else self._resume()
+            self._settle()
         self.ply += 1
         key = self._cur_key = self._key()
         self._reps[key] = self._reps.get(key, 0) + 1
@@ -542,8 +650,8 @@ class Position:
         for side in (t, 1 - t):
             if self.men[side].bit_count() + self.hand[side] < v.lose_below:
                 return Outcome(Termination.TOO_FEW_MEN, 1 - side)
-        if not self._full & ~(self.men[0] | self.men[1] | self.marks):
-            return Outcome(Termination.BOARD_FULL, None if v.board_full == "draw" else 1 - t)
+        if not self._full & ~(self.men[0] | self.men[1] | self.marks) and not self.pending[t]:
+            return Outcome(Termination.BOARD_FULL, 1 - t if v.board_full == "lose" else None)
         return self._drawn()
 
     def _drawn(self) -> Optional[Outcome]:
@@ -579,7 +687,7 @@ class Position:
         if move is None:
             s, d, caps = raw
             names = self._names
-            move = Move(None if s < 0 else names[s], names[d],
+            move = Move(None if s < 0 else names[s], None if d < 0 else names[d],
                         (FROM_HAND,) * (caps >> HAND_SHIFT)
                         + tuple(names[i] for i in _bits(caps & self._full)))
             if len(self._moves) < _MOVE_CACHE_SIZE:
@@ -590,7 +698,7 @@ class Position:
         idx = self._index
         try:
             s = -1 if move.src is None else idx[move.src]
-            d = idx[move.dst]
+            d = -1 if move.dst is None else idx[move.dst]
             caps = 0
             for c in move.captures:
                 if c == FROM_HAND:
@@ -605,7 +713,9 @@ class Position:
     def to_text(self) -> str:
         """Compact text: ``<points> <w|b> <white in hand> <black in hand> <quiet turns>
         <white's forbidden mills> <black's forbidden mills> <ply>``, then
-        ``used=<white's>;<black's>`` when a player has used a mill (``one_time_mill``).
+        ``used=<white's>;<black's>`` when a player has used a mill (``one_time_mill``) and
+        ``remove=<white's>,<black's>`` when a player owes a removal-only turn (the number of men,
+        negative for its own men).
 
         ``<points>`` has one character per point in name order (``W``, ``B`` or ``.``);
         forbidden and used mills are ``-`` or comma-separated point triples such as ``a1a4a7``.
@@ -623,6 +733,8 @@ class Position:
                 f"{mills(self.forbidden[0])} {mills(self.forbidden[1])} {self.ply}")
         if self.used[0] | self.used[1]:
             text += f" used={mills(self.used[0])};{mills(self.used[1])}"
+        if self.pending[0] or self.pending[1]:
+            text += f" remove={self.pending[0]},{self.pending[1]}"
         return text
 
     @classmethod
@@ -635,14 +747,25 @@ class Position:
             raise PositionError(f"expected 8 fields in position text, got {len(fields)}: {text!r}")
         board, turn, hw, hb, quiet, fw, fb, ply = fields[:8]
         used = ["-", "-"]
+        v = pos.variant
         for extra in fields[8:]:
             key, _, value = extra.partition("=")
-            if key != "used" or value.count(";") != 1:
+            if key == "used" and value.count(";") == 1:
+                if not v.one_time_mill:
+                    raise PositionError(f"used mills in a variant without one_time_mill: {extra!r}")
+                used = value.split(";")
+            elif key == "remove" and re.fullmatch(r"-?\d+,-?\d+", value):
+                if v.placement_mill != "count" and v.board_full != "remove-both":
+                    raise PositionError("owed removals in a variant without placement_mill=count "
+                                        f"or board_full=remove-both: {extra!r}")
+                owed = [int(x) for x in value.split(",")]
+                if max(abs(x) for x in owed) > v.men:
+                    raise PositionError(f"more removals owed than the variant has men: {extra!r}")
+                pos.pending = owed
+            else:
                 raise PositionError(f"unknown field after the 8 fields of position text (known: "
-                                    f"used=<white's mills>;<black's mills>): {extra!r}")
-            if not pos.variant.one_time_mill:
-                raise PositionError(f"used mills in a variant without one_time_mill: {extra!r}")
-            used = value.split(";")
+                                    f"used=<white's mills>;<black's mills>, "
+                                    f"remove=<white's>,<black's>): {extra!r}")
         if len(board) != t.size or set(board) - set("WBX."):
             raise PositionError(f"expected {t.size} characters of W, B or . for the "
                                 f"{t.name} board, got {board!r}")
@@ -781,9 +904,38 @@ def explain_illegal(position: Position, text: str) -> str:
         found = next((m for m in legal if keep(m)), None)
         return f" (e.g. {found})" if found is not None else ""
 
+    if move.dst is None or pos.pending[pos.turn] or any(m.dst is None for m in legal):
+        return _explain_removal(pos, move, caps, example) or f"{move} is not legal here{example(lambda m: True)}"
     return (_explain_shape(pos, move, src, dst, example)
             or _explain_mills(pos, move, src, dst, caps, example)
             or f"{move} is not legal here{example(lambda m: True)}")
+
+
+def _explain_removal(pos: Position, move: Move, caps: int,
+                     example: Callable[[Callable[[Move], bool]], str]) -> str:
+    """Removal-only turns (``xg7``): when they are played, and which men they may take."""
+    t = pos.turn
+    me, them = COLOR_NAMES[t], COLOR_NAMES[1 - t]
+    owed = pos.pending[t]
+    v = pos.variant
+    removal = example(lambda m: m.dst is None)
+    if owed:
+        whose = f"{_men(-owed)} of its own" if owed < 0 else f"{_men(owed)} of {them}'s"
+        why = ("placement ended (placement_mill=count: removals by the mills on the board)"
+               if v.placement_mill == "count" else "the board filled up (board_full=remove-both)")
+        if move.dst is not None:
+            return f"{me} must first remove {whose} ({why}){removal}"
+        victims = pos.men[t] if owed < 0 else pos.men[1 - t]
+        if caps & ~victims:
+            return f"{me} removes {whose} men here, not others{removal}"
+        return f"{me} removes {whose} men here, by the capture rules{removal}"
+    if any(m.dst is None for m in pos.legal_moves()):
+        if move.dst is not None:
+            return f"{me} is blocked: it first removes a {them} man next to one of its own{removal}"
+        return f"{me} is blocked and removes one {them} man next to one of its own men{removal}"
+    return (f"{move} only removes men, which is a turn only when a player owes removals "
+            "(board_full=remove-both, placement_mill=count) or is blocked "
+            f"(blocked=remove-and-move){example(lambda m: True)}")
 
 
 def _explain_unparsable(pos: Position, text: str, error: str) -> str:
@@ -805,6 +957,7 @@ def _explain_shape(pos: Position, move: Move, src: int, dst: int,
     me, them = COLOR_NAMES[t], COLOR_NAMES[1 - t]
     v = pos.variant
     hand = pos.hand[t]
+    assert move.dst is not None  # removal-only turns are explained by _explain_removal
     if src < 0:
         if not hand:
             return (f"{me} has no men left to place: move a man"
@@ -870,6 +1023,10 @@ def _explain_mills(pos: Position, move: Move, src: int, dst: int, caps: int,
         return f"{head} closes no mill, so it captures nothing{same}" if caps else ""
     if v.mill_wins:
         return f"{head} closes a mill, which wins the game here: no capture{same}" if caps else ""
+    if src < 0 and v.placement_mill == "count":
+        return (f"{head} closes {'a mill' if count == 1 else f'{count} mills'} while placing, "
+                "which captures nothing here (placement_mill=count: removals by the mills on "
+                f"the board when placement ends){same}") if caps else ""
     most = min(count, v.multi_mill_captures)
     mills = "a mill" if count == 1 else f"{count} mills"
     from_hand = move.captures.count(FROM_HAND)

@@ -16,9 +16,9 @@ from arena.board import TOPOLOGIES, Topology, get_topology
 from arena.errors import ConfigError
 
 MillCapture = Literal["last-resort", "never", "always"]
-BlockedRule = Literal["lose", "draw"]
-BoardFullRule = Literal["draw", "lose"]
-PlacementMill = Literal["capture", "hand", "mark"]
+BlockedRule = Literal["lose", "draw", "remove-and-move"]
+BoardFullRule = Literal["draw", "lose", "remove-both"]
+PlacementMill = Literal["capture", "hand", "mark", "count"]
 
 
 #: the most turns ``no_capture_draw`` and ``three_three_draw`` may count (games must end)
@@ -56,10 +56,15 @@ class Variant:
     three_three_draw: int = 0
     #: a player with fewer than this many men (on the board plus in hand) has lost
     lose_below: int = 3
-    #: a player to move with no legal move: ``lose`` or ``draw``
+    #: a player to move with no legal move: ``lose`` or ``draw``, or ``remove-and-move``
+    #: (Zhi Qi, Sanmill's removeOpponentsPieceAndMakeNextMove): the player removes one
+    #: opponent man next to one of its own (a removal-only turn, ``xd5``; men in mills too) and
+    #: then moves; it loses only if there is no such man
     blocked: BlockedRule = "lose"
-    #: the board fills up with men still to place or no move possible: ``draw`` or the player
-    #: to move ``lose``s
+    #: the board fills up: ``draw``, the player to move ``lose``s, or ``remove-both`` (Zhi Qi,
+    #: Sanmill's firstAndSecondPlayerRemovePiece): white removes a black man, then black a white
+    #: man (removal-only turns, by the capture rules), then white moves (black with
+    #: ``second_moves_first``)
     board_full: BoardFullRule = "draw"
     #: Lasker morris: while a player still has men in hand, they may move a man instead of placing
     move_in_placement: bool = False
@@ -69,7 +74,10 @@ class Variant:
     #: mill) or ``hand`` (Dooz: each capture takes a man from the opponent's hand, without a
     #: choice, while it has one; the rest from the board as usual) or ``mark`` (Da San Qi, Cheng
     #: San Qi: the captured man leaves the game at once but its point stays blocked, for
-    #: placing and moving alike, until placement ends)
+    #: placing and moving alike, until placement ends) or ``count`` (El Filja, Sanmill's
+    #: removalBasedOnMillCounts: nothing; when placement ends white, then black, plays one
+    #: removal-only turn whose size the mills each then has on the board decide, see
+    #: docs/RULES.md; with no mill at all each removes one of its own men)
     placement_mill: PlacementMill = "capture"
     #: Russian mill: each line earns its owner a capture only the first time the owner forms
     #: it; formed again later (by either kind of turn), it captures nothing
@@ -291,6 +299,25 @@ PRESETS: dict[str, Variant] = {
                 "first after placement, men in mills may be captured, a full board loses for "
                 "white; no published rules found. Sanmill's app also sets mayRemoveMultiple "
                 "(multi_mill_captures=3)"),
+        Variant(name="zhi-qi", board="diagonals", men=12, board_full="remove-both",
+                blocked="remove-and-move",
+                source="Zhi Qi (China, twelve men on the diagonal board) as Sanmill plays it (C++ "
+                "preset table, src/rule.cpp 'Zhi Qi': firstAndSecondPlayerRemovePiece, "
+                "removeOpponentsPieceAndMakeNextMove): flying at 3; a board filled by placement "
+                "(no mill while placing) makes white, then black, remove a man (xg7) before white "
+                "moves; a blocked player removes an enemy man next to one of its own and moves "
+                "on. No published rules found (zh.wikipedia's 十二子直棋 gives only history). "
+                "Sanmill's app preset is another game: mark-and-delay, no flying, men in mills "
+                "capturable, blocked loses (placement_mill=mark flying=false "
+                "mill_capture=always blocked=lose)"),
+        Variant(name="el-filja", men=12, flying=False, placement_mill="count",
+                mill_capture="always", board_full="remove-both",
+                source="El Filja (Algeria, Morocco) as Sanmill plays it (C++ table and app agree, "
+                "src/rule.cpp 'El Filja': removalBasedOnMillCounts, mayRemoveFromMillsAlways, "
+                "no flying): 12 men on the standard board; mills formed while placing capture "
+                "nothing; on the full board at the end of placement white, then black, removes "
+                "men by the mills each holds (none: each removes one of its own), then white "
+                "moves; men in mills may be captured. No published rules found"),
     )
 }
 

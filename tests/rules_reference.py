@@ -56,6 +56,8 @@ class RefState:
     used: tuple[frozenset[Line], frozenset[Line]] = (frozenset(), frozenset())
     #: ``placement_mill=mark``: points of men captured while placing, blocked until placement ends
     marks: frozenset[str] = frozenset()
+    #: removals each player owes before play goes on (negative: its own men); white's come first
+    owed: tuple[int, int] = (0, 0)
     seen: Counter = field(default_factory=Counter, compare=False)
 
     # -- construction ---------------------------------------------------------------------
@@ -73,10 +75,15 @@ class RefState:
         board = Board.of(variant)
         cells, turn, hw, hb, quiet, fw, fb, _ply, *extra = text.split()
         used_text = "-;-"
+        owed = (0, 0)
         for token in extra:
             key, value = token.split("=")
-            assert key == "used", token
-            used_text = value
+            assert key in ("used", "remove"), token
+            if key == "used":
+                used_text = value
+            else:
+                ow, ob = value.split(",")
+                owed = (int(ow), int(ob))
         uw, ub = used_text.split(";")
         names = sorted(board.points)
         white = frozenset(p for p, c in zip(names, cells) if c == "W")
@@ -94,13 +101,13 @@ class RefState:
             return frozenset(out)
 
         state = cls(variant, board, (white, black), (int(hw), int(hb)), "wb".index(turn),
-                    int(quiet), (mills(fw), mills(fb)), (mills(uw), mills(ub)), marks)
+                    int(quiet), (mills(fw), mills(fb)), (mills(uw), mills(ub)), marks, owed)
         state.seen[state.key()] += 1
         return state
 
     def key(self) -> tuple:
         """What the repetition rule compares."""
-        return self.men, self.hand, self.turn, self.forbidden, self.used, self.marks
+        return self.men, self.hand, self.turn, self.forbidden, self.used, self.marks, self.owed
 
     # -- rules ----------------------------------------------------------------------------
     def empty(self) -> frozenset[str]:
@@ -157,8 +164,34 @@ class RefState:
                     out.append((s, d))
         return out
 
+    def removals(self) -> set[str]:
+        """The removal-only turns of a player who owes removals: that many opponent men as
+        the capture rules allow (fewer only if no more may be taken, none is no turn), or that
+        many of its own men, any of them."""
+        me = self.turn
+        owed = self.owed[me]
+        if owed < 0:
+            own = sorted(self.men[me])
+            return {"".join("x" + p for p in chosen)
+                    for chosen in itertools.combinations(own, min(-owed, len(own))) if chosen}
+        with_all = replace(self, variant=replace(self.variant, optional_capture=False))
+        return {"".join("x" + p for p in caps)
+                for caps in with_all.capture_sets(self.men[1 - me], owed) if caps}
+
     def moves(self) -> set[str]:
         """The text of every move the rules allow, ignoring whether the game is over."""
+        if self.owed[self.turn]:
+            return self.removals()
+        out = self.ordinary_moves()
+        if not out and self.variant.blocked == "remove-and-move":
+            # blocked: remove an opponent man standing next to one of the player's own men
+            me = self.turn
+            out = {"x" + p for p in self.men[1 - me]
+                   if any(q in self.men[me] for q in self.board.neighbours[p])}
+        return out
+
+    def ordinary_moves(self) -> set[str]:
+        """Placements and moves with their captures."""
         v = self.variant
         me = self.turn
         out: set[str] = set()
@@ -170,7 +203,7 @@ class RefState:
             head = d if s is None else f"{s}-{d}"
             if v.one_time_mill:  # only lines this player has never formed before earn captures
                 formed = [line for line in formed if line not in self.used[me]]
-            if not formed or v.mill_wins:
+            if not formed or v.mill_wins or (s is None and v.placement_mill == "count"):
                 out.add(head)
                 continue
             entitled = min(len(formed), v.multi_mill_captures)
@@ -197,8 +230,8 @@ class RefState:
         for side in (me, 1 - me):
             if len(self.men[side]) + self.hand[side] < v.lose_below:
                 return "too-few-men", 1 - side
-        if not self.empty():
-            return "board-full", None if v.board_full == "draw" else 1 - me
+        if not self.empty() and not self.owed[me]:
+            return "board-full", 1 - me if v.board_full == "lose" else None
         if not (self.moves() if moves is None else moves):
             return "blocked", None if v.blocked == "draw" else 1 - me
         if (v.three_three_draw and self.quiet >= v.three_three_draw and self.hand == (0, 0)
@@ -215,8 +248,27 @@ class RefState:
         moves = self.moves()
         return set() if self.outcome(moves) is not None else moves
 
+    def first_mover(self, hand: tuple[int, int]) -> int:
+        """Who moves when owed removals are done: black with second_moves_first once placement
+        is over, else white."""
+        return 1 if self.variant.second_moves_first and sum(hand) == 0 else 0
+
+    def owing(self, owed: tuple[int, int], resume: int) -> RefState:
+        """This state with removals owed (white first); a side that cannot remove is skipped."""
+        state = self
+        turn = 0 if owed[0] else 1 if owed[1] else resume
+        state = replace(state, owed=owed, turn=turn)
+        while state.owed[state.turn] and not state.removals():
+            left = list(state.owed)
+            left[state.turn] = 0
+            nxt = 1 - state.turn if left[1 - state.turn] else resume
+            state = replace(state, owed=(left[0], left[1]), turn=nxt)
+        return state
+
     def play(self, text: str) -> RefState:
         """The state after move ``text`` (trusted to be legal)."""
+        if text.startswith("x"):
+            return self.play_removal(text)
         head, *caps = text.split("x")
         src, dst = head.split("-") if "-" in head else (None, head)
         me = self.turn
@@ -252,6 +304,43 @@ class RefState:
         after = replace(self, men=(men[0], men[1]), hand=(hand[0], hand[1]), turn=turn, quiet=quiet,
                         forbidden=(forbidden[0], forbidden[1]), used=(used[0], used[1]), marks=marks,
                         seen=Counter(self.seen))
+        v = self.variant
+        if v.placement_mill == "count" and sum(self.hand) > 0 and sum(hand) == 0:
+            # El Filja: the mills on the board when placement ends decide the removals
+            w, b = (sum(1 for line in self.board.lines if line <= men[c]) for c in (0, 1))
+            if w == 0 and b == 0:
+                owed = (-1, -1)
+            elif b == 0:
+                owed = (2, 1)
+            elif w == 0:
+                owed = (1, 2)
+            elif w == b:
+                owed = (w, b)
+            elif w > b:
+                owed = (b + 1, b)
+            else:
+                owed = (w, w + 1)
+            after = after.owing(owed, after.first_mover(after.hand))
+        elif v.board_full == "remove-both" and not after.empty():
+            after = after.owing((1, 1), after.first_mover(after.hand))
+        after.seen[after.key()] += 1
+        return after
+
+    def play_removal(self, text: str) -> RefState:
+        """A removal-only turn: owed (then the other side's owed removals or play resumes) or
+        a blocked player's (then the same player moves)."""
+        me = self.turn
+        gone = set(text.split("x")[1:])
+        men = [self.men[0], self.men[1]]
+        victim = me if self.owed[me] < 0 else 1 - me
+        men[victim] = men[victim] - gone
+        after = replace(self, men=(men[0], men[1]), quiet=0, seen=Counter(self.seen))
+        if self.owed[me]:
+            left = list(self.owed)
+            left[me] = 0
+            resume = self.first_mover(self.hand)
+            after = replace(after, owed=(0, 0)).owing((left[0], left[1]), resume) if any(left) \
+                else replace(after, owed=(0, 0), turn=resume)
         after.seen[after.key()] += 1
         return after
 

@@ -12,8 +12,8 @@ from typing import Optional
 import pytest
 
 from arena.board import get_topology
-from arena.errors import IllegalMoveError, PositionError
-from arena.rules import BLACK, WHITE, Position
+from arena.errors import IllegalMoveError, InvalidMoveError, PositionError
+from arena.rules import BLACK, WHITE, Move, Position, Termination
 from arena.variants import Variant, get_variant
 from tests.rules_reference import RefState
 
@@ -232,6 +232,16 @@ FAMILY_VARIANTS = [
     get_variant("dooz"),
     get_variant("cheng-san-qi"),
     get_variant("da-san-qi"),
+    get_variant("zhi-qi"),
+    get_variant("el-filja"),
+    # the removal rules in other combinations
+    variant("twelve-mens-morris", board_full="remove-both", placement_mill="hand"),
+    variant(placement_mill="count", second_moves_first=True),
+    variant("six-mens-morris", men=8, board_full="remove-both", blocked="remove-and-move"),
+    variant("lasker-morris", placement_mill="count", mill_capture="never", optional_capture=True),
+    # blocked players are rare in random games: this one meets some
+    variant("six-mens-morris", men=7, blocked="remove-and-move", mill_capture="never",
+            no_capture_draw=30),
 ]
 
 
@@ -266,9 +276,21 @@ def test_random_playouts_end_and_keep_their_invariants(v: Variant) -> None:
             assert moves
             men_before = [pos.on_board(c) + pos.in_hand(c) for c in (WHITE, BLACK)]
             me = pos.turn
+            owed = pos.pending[me]
+            # removal-only turns are exactly the owed removals or a blocked player's one man
+            assert all(m.dst is None for m in moves) == bool(owed or moves[0].dst is None)
             move = rng.choice(moves)
+            if move.dst is None and owed:
+                assert len(move.captures) <= abs(owed)
+            elif move.dst is None:
+                assert v.blocked == "remove-and-move" and len(move.captures) == 1
+            victim = me if owed < 0 else 1 - me  # negative: the player's own men
             pos.push(move)
-            assert pos.on_board(1 - me) + pos.in_hand(1 - me) == men_before[1 - me] - len(move.captures)
+            men_after = [pos.on_board(c) + pos.in_hand(c) for c in (WHITE, BLACK)]
+            assert men_after[victim] == men_before[victim] - len(move.captures)
+            assert men_after[1 - victim] == men_before[1 - victim]
+            if move.dst is None and not owed:
+                assert pos.turn == me  # a blocked player moves on after its removal
             again = Position.from_text(v, pos.to_text())
             assert again.to_text() == pos.to_text()
             assert again.generate_raw() == pos.generate_raw()
@@ -429,10 +451,11 @@ def test_mark_perft_matches_the_reference(v: Variant, position: str, depth: int,
 
 # --- real games: the example kit bots play each new rule family -------------------------------
 
-SANMILL_FAMILIES = FAMILY_VARIANTS[-4:]  # russian-mill, dooz, cheng-san-qi, da-san-qi
+SANMILL_FAMILIES = [get_variant(name) for name in ("russian-mill", "dooz", "cheng-san-qi",
+                                                    "da-san-qi", "zhi-qi", "el-filja")]
 
 
-@pytest.mark.parametrize("v", SANMILL_FAMILIES, ids=["russian", "dooz", "cheng", "da"])
+@pytest.mark.parametrize("v", SANMILL_FAMILIES, ids=[v.name for v in SANMILL_FAMILIES])
 def test_the_example_kit_bots_play_each_family(v: Variant, random_bot: object, fast_tc: object) -> None:
     from pathlib import Path
 
@@ -447,5 +470,169 @@ def test_the_example_kit_bots_play_each_family(v: Variant, random_bot: object, f
     assert len(moves) > 20
     if v.placement_mill == "hand":
         assert any("x*" in m for m in moves)  # captures from the hand went through the protocol
+    if v.placement_mill == "count":
+        assert any(m.startswith("x") for m in moves)  # removal-only turns went through it too
     replayed = game_data(record, "t")  # the report replays and draws it (x* and all)
     assert replayed
+
+
+# --- removal-only turns (xg7): board_full=remove-both, placement_mill=count, blocked=remove-and-move
+
+def test_a_removal_only_turn_has_no_head_and_round_trips() -> None:
+    move = Move.parse("xg7xa1")
+    assert (move.src, move.dst, move.captures) == (None, None, ("a1", "g7"))
+    assert str(move) == "xa1xg7" and Move.parse(str(move)) == move
+    for bad in ("x", "x*", "xg7x*", "xg7xg7", "-xg7"):
+        with pytest.raises(InvalidMoveError):
+            Move.parse(bad)
+
+
+def men_of(pos: Position, color: int) -> set[str]:
+    return {p for p in pos.topology.points if pos.occupant(p) == color}
+
+
+ZHI = get_variant("zhi-qi")
+#: black's last man (f6) fills the diagonal board; no mill anywhere
+ZHI_FULL = "BWBWBWBWBBBWBWWBWWWW.WBB b 0 1 23 - - 23"
+
+
+def test_a_full_board_makes_white_then_black_remove_a_man_then_white_moves() -> None:
+    pos = Position.from_text(ZHI, ZHI_FULL)
+    pos.push_text("f6")
+    assert pos.outcome() is None and pos.turn == WHITE and pos.pending == [1, 1]
+    assert pos.to_text().endswith(" remove=1,1")
+    assert moves_of(pos) == {"x" + p for p in men_of(pos, BLACK)}
+    with pytest.raises(IllegalMoveError, match="must first remove 1 man of black's"):
+        pos.parse_move("a4-a7")
+    pos.push_text("xa1")
+    assert pos.turn == BLACK and moves_of(pos) == {"x" + p for p in men_of(pos, WHITE)}
+    pos.push_text("xa4")
+    assert pos.turn == WHITE and pos.pending == [0, 0]
+    assert moves_of(pos) and all(m.dst is not None for m in pos.legal_moves())
+    assert (pos.on_board(WHITE), pos.on_board(BLACK), pos.quiet) == (11, 11, 0)
+    again = Position.from_text(ZHI, pos.to_text())
+    assert again.generate_raw() == pos.generate_raw()
+
+
+@pytest.mark.parametrize("rule, winner", [("draw", None), ("lose", BLACK)])
+def test_without_remove_both_the_full_board_ends_the_game(rule: str, winner: Optional[int]) -> None:
+    pos = Position.from_text(dataclasses.replace(ZHI, board_full=rule), ZHI_FULL)
+    pos.push_text("f6")
+    outcome = pos.outcome()
+    assert outcome is not None and outcome.termination is Termination.BOARD_FULL
+    assert outcome.winner == winner and pos.legal_moves() == []
+
+
+def test_after_the_full_board_removals_black_moves_first_with_second_moves_first() -> None:
+    pos = Position.from_text(dataclasses.replace(ZHI, second_moves_first=True), ZHI_FULL)
+    pos.push_text("f6")
+    assert pos.turn == WHITE  # the removals: white first, as ever
+    pos.push_text("xa1")
+    pos.push_text("xa4")
+    assert pos.turn == BLACK
+
+
+#: white (4 men, no flying) is blocked; black's a1 and c5 stand in mills
+ZHI_BLOCKED = "BWWBBWBBBB..BBW...B....B w 0 0 0 - - 60"
+
+
+def test_a_blocked_player_removes_a_man_next_to_its_own_and_moves_on() -> None:
+    pos = Position.from_text(ZHI, ZHI_BLOCKED)
+    assert pos.outcome() is None
+    # next to a white man, whether in a mill (a1, c5) or not: mill protection does not apply
+    assert moves_of(pos) == {"xa1", "xb4", "xc5", "xd6", "xg7"}
+    with pytest.raises(IllegalMoveError, match="white is blocked and removes one black man next"):
+        pos.parse_move("xb2")
+    pos.push_text("xa1")
+    assert pos.turn == WHITE and pos.quiet == 0
+    assert "a4-a1" in moves_of(pos) and all(m.dst is not None for m in pos.legal_moves())
+    pos.push_text("a4-a1")
+    assert pos.turn == BLACK
+
+
+def test_blocked_loses_without_remove_and_move() -> None:
+    pos = Position.from_text(dataclasses.replace(ZHI, blocked="lose"), ZHI_BLOCKED)
+    outcome = pos.outcome()
+    assert outcome is not None and (outcome.termination, outcome.winner) == (Termination.BLOCKED, BLACK)
+
+
+EL = get_variant("el-filja")
+#: standard boards where black's last placement (the one empty point) fills the board, and what
+#: white and black then remove by the mills each holds (Sanmill's removalBasedOnMillCounts)
+EL_CASES = [
+    ("WWBBBWWBBBWBWWBBBWWW.BWW", (0, 0), (-1, -1)),  # no mill: each removes one of its own men
+    ("WBBWBBWWBWBBWBWBWBBWWW.W", (1, 0), (2, 1)),
+    ("WWBBWBWBWBWWBWWBBBBBWWW.", (0, 1), (1, 2)),
+    ("BWBBWWBWWBWBWBBBWBBWWWW.", (2, 2), (2, 2)),
+    ("WWWWBWBBBWBBBBWWBWWBBW.W", (3, 2), (3, 2)),
+    ("BWWWBWBWWBBBBWWWBWWBWBB.", (1, 4), (1, 2)),
+]
+
+
+@pytest.mark.parametrize("board, mills, owed", EL_CASES, ids=[str(c[1]) for c in EL_CASES])
+def test_placement_ends_with_removals_by_mill_counts(board: str, mills: tuple[int, int],
+                                                     owed: tuple[int, int]) -> None:
+    pos = Position.from_text(EL, f"{board} b 0 1 23 - - 23")
+    (last,) = pos.legal_moves()
+    pos.push(last)
+    lines = [sum(1 for m in pos.topology.mills if pos.men[c] & m == m) for c in (WHITE, BLACK)]
+    assert tuple(lines) == mills
+    assert pos.pending == list(owed) and pos.turn == WHITE and pos.outcome() is None
+    for side in (WHITE, BLACK):
+        assert pos.turn == side
+        victims = men_of(pos, side if owed[side] < 0 else 1 - side)
+        turns = pos.legal_moves()
+        assert turns and all(m.dst is None and len(m.captures) == abs(owed[side]) for m in turns)
+        assert set().union(*(m.captures for m in turns)) == victims  # mill_capture=always
+        pos.push(turns[0])
+    assert pos.turn == WHITE and pos.pending == [0, 0]
+    assert all(m.dst is not None for m in pos.legal_moves())
+    assert sum(pos.on_board(c) for c in (WHITE, BLACK)) == 24 - sum(abs(n) for n in owed)
+
+
+def test_without_count_the_full_board_needs_no_removals() -> None:
+    board = EL_CASES[1][0]
+    pos = Position.from_text(dataclasses.replace(EL, placement_mill="capture", board_full="draw"),
+                             f"{board} b 0 1 23 - - 23")
+    pos.push(pos.legal_moves()[0])
+    assert pos.pending == [0, 0] and pos.outcome() is not None  # the full board: a draw
+
+
+def test_with_count_a_mill_formed_while_placing_captures_nothing() -> None:
+    pos = make(EL, "a1 a4", "b2 b6", hands=(10, 10))
+    assert "a7" in moves_of(pos) and not any(m.startswith("a7x") for m in moves_of(pos))
+    with pytest.raises(IllegalMoveError, match="captures nothing here"):
+        pos.parse_move("a7xb2")
+    capture = make(dataclasses.replace(EL, placement_mill="capture"), "a1 a4", "b2 b6", hands=(10, 10))
+    assert "a7xb2" in moves_of(capture)
+
+
+def test_owed_removals_survive_the_position_text() -> None:
+    pos = Position.from_text(EL, f"{EL_CASES[3][0]} b 0 1 23 - - 23")
+    pos.push(pos.legal_moves()[0])
+    text = pos.to_text()
+    assert text.endswith(" remove=2,2")
+    again = Position.from_text(EL, text)
+    assert again.to_text() == text and again.generate_raw() == pos.generate_raw()
+    assert RefState.from_text(EL, text).legal_moves() == moves_of(pos)
+    with pytest.raises(PositionError, match="owed removals"):
+        Position.from_text("nine-mens-morris", "........................ w 9 9 0 - - 0 remove=1,1")
+
+
+NEW_RULE_POSITIONS = [
+    (ZHI, ZHI_FULL, 3, 144),
+    (ZHI, ZHI_BLOCKED, 3, 135),
+    (EL, f"{EL_CASES[0][0]} b 0 1 23 - - 23", 3, 144),
+    (EL, f"{EL_CASES[3][0]} b 0 1 23 - - 23", 3, 4356),
+    (dataclasses.replace(EL, mill_capture="last-resort", second_moves_first=True),
+     f"{EL_CASES[4][0]} b 0 1 23 - - 23", 3, None),
+    (dataclasses.replace(ZHI, mill_capture="never", flying=False), ZHI_BLOCKED, 3, None),
+]
+
+
+@pytest.mark.parametrize("v, position, depth, count", NEW_RULE_POSITIONS,
+                         ids=[str(i) for i in range(len(NEW_RULE_POSITIONS))])
+def test_removal_rules_perft_matches_the_reference(v: Variant, position: str, depth: int,
+                                                   count: Optional[int]) -> None:
+    got = check_against_reference(v, position, depth)
+    assert count is None or got == count

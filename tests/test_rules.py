@@ -574,6 +574,17 @@ def test_random_playout_invariants(v: Variant) -> None:
             me, them = pos.turn, 1 - pos.turn
             before = [(pos.on_board(c), pos.in_hand(c)) for c in (WHITE, BLACK)]
             move = rng.choice(moves)
+            if move.dst is None:  # a removal-only turn: owed, or a blocked player's
+                owed = pos.pending[me]
+                assert owed or v.blocked == "remove-and-move"
+                victim = me if owed < 0 else them
+                assert 1 <= len(move.captures) <= max(1, abs(owed))
+                assert all(pos.occupant(c) == victim for c in move.captures)
+                pos.push(move)
+                after = [(pos.on_board(c), pos.in_hand(c)) for c in (WHITE, BLACK)]
+                assert after[victim][0] == before[victim][0] - len(move.captures)
+                assert after[1 - victim] == before[1 - victim] and pos.quiet == 0
+                continue
             if move.src is None:
                 assert before[me][1] > 0
             else:
@@ -630,6 +641,9 @@ POINTS = sorted({p for v in PRESETS.values() for p in v.topology.points})
 
 @st.composite
 def moves(draw: st.DrawFn) -> Move:
+    if draw(st.integers(0, 4)) == 0:  # a removal-only turn (xg7)
+        return Move(None, None, tuple(draw(st.lists(st.sampled_from(POINTS), min_size=1, max_size=3,
+                                                    unique=True))))
     src = draw(st.none() | st.sampled_from(POINTS))
     dst = draw(st.sampled_from([p for p in POINTS if p != src]))
     caps = draw(st.lists(st.sampled_from(POINTS), max_size=3, unique=True))

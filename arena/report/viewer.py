@@ -124,8 +124,8 @@ def replay(record: GameRecord) -> Replay:
             break
         pos.push(move)
         t = pos.topology
-        formed = tuple(t.lines[n] for n, mask in t.mills_at[t.index[move.dst]]
-                       if pos.men[by] & mask == mask)
+        formed = () if move.dst is None else tuple(  # a removal-only turn (xg7) forms none
+            t.lines[n] for n, mask in t.mills_at[t.index[move.dst]] if pos.men[by] & mask == mask)
         out.plies.append(Ply(_board(pos), (pos.hand[0], pos.hand[1]), str(move), by, move.src,
                              move.dst, move.captures, info.wall_ms, info.cpu_ms, info.opening,
                              formed))

@@ -62,9 +62,32 @@ def _has_forbidden(pos: Position) -> bool:
     return bool(pos.forbidden[pos.turn]) and pos.outcome() is None
 
 
+def _removal_next(pos: Position) -> bool:
+    """A turn from here leads to a removal-only turn (owed removals, a blocked player)."""
+    for move in pos.legal_moves():
+        pos.push(move)
+        found = any(m.dst is None for m in pos.legal_moves())
+        pos.pop()
+        if found:
+            return True
+    return False
+
+
 CRITERIA: dict[str, Callable[[Position], bool]] = {
     "capture": _has_capture, "placing-capture": _placing_capture, "late": _is_late,
-    "forbidden": _has_forbidden, "double": _double_capture,
+    "forbidden": _has_forbidden, "double": _double_capture, "removal": _removal_next,
+}
+
+#: positions random games hardly meet, built by hand: the last placement on a board that then
+#: is full (no mill: zhi-qi's removals by both; el-filja's removals by mill counts: none, white's
+#: only, both, black's more) and a blocked player who removes and moves on
+HAND_BUILT = {
+    "zhi-qi": ["BWBWBWBWBBBWBWWBWWWW.WBB b 0 1 23 - - 23",
+               "BWWBBWBBBB..BBW...B....B w 0 0 0 - - 60"],
+    "el-filja": ["WWBBBWWBBBWBWWBBBWWW.BWW b 0 1 23 - - 23",
+                 "WBBWBBWWBWBBWBWBWBBWWW.W b 0 1 23 - - 23",
+                 "BWBBWWBWWBWBWBBBWBBWWWW. b 0 1 23 - - 23",
+                 "BWWWBWBWWBBBBWWWBWWBWBB. b 0 1 23 - - 23"],
 }
 
 
@@ -80,6 +103,7 @@ def main() -> None:
         wanted = ["placing-capture", "capture", "late"]
         wanted += ["forbidden"] if variant.no_immediate_reform else []
         wanted += ["double"] if variant.multi_mill_captures > 1 else []
+        wanted += ["removal"] if "remove" in variant.board_full + variant.blocked else []
         for what in wanted:
             found = next((p for p in _positions(variant, range(200)) if CRITERIA[what](p)), None)
             if found is None:
@@ -89,6 +113,10 @@ def main() -> None:
                 if count > MAX_COUNT:
                     break
                 lines.append(f"{name} {depth} {count} {found.to_text()}")
+        for text in HAND_BUILT.get(name, []):
+            built = Position.from_text(variant, text)
+            for depth in range(1, MIDGAME_DEPTH + 1):
+                lines.append(f"{name} {depth} {built.perft(depth)} {text}")
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {len(lines) - 3} counts to {OUT}")
 
