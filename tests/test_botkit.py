@@ -514,6 +514,14 @@ def test_example_bot_tolerates_crlf_and_ignores_unknown_commands(name: str, star
     assert bot.quit() == 0
 
 
+NODE_EXTRA_POSITIONS = [
+    ("zhi-qi", "BWBWBWBWBBBWBWWBWWWW.WBB b 0 1 23 - - 23"),
+    ("zhi-qi", "BWWBBWBBBB..BBW...B....B w 0 0 0 - - 60"),
+    ("el-filja", "WWBBBWWBBBWBWWBBBWWW.BWW b 0 1 23 - - 23"),
+    ("el-filja", "BWBBWWBWWBWBWBBBWBBWWWW. b 0 1 23 - - 23"),
+]
+
+
 def test_node_bot_generates_the_same_moves_as_the_engine(tmp_path: Path) -> None:
     """The JS bot's own move generation against arena.rules on random games of every preset."""
     if not HAS_NODE:
@@ -531,13 +539,24 @@ def test_node_bot_generates_the_same_moves_as_the_engine(tmp_path: Path) -> None
         "});\n")
     rng = random.Random(7)
     lines, expected = [], []
+
+    def add(pos: Position) -> None:
+        lines.append(json.dumps(pos.variant.to_params()) + "\t" + pos.to_text())
+        expected.append(" ".join(sorted(str(m) for m in pos.legal_moves())))
+
     for variant in PRESETS.values():
         for _ in range(4):
             pos = Position(variant)
             while pos.outcome() is None and pos.ply < 120:
-                lines.append(json.dumps(variant.to_params()) + "\t" + pos.to_text())
-                expected.append(" ".join(sorted(str(m) for m in pos.legal_moves())))
+                add(pos)
                 pos.push(rng.choice(pos.legal_moves()))
+    # removal turns random games rarely meet: a full board (zhi-qi), a blocked player, owed
+    # removals of the player's own men (el-filja with no mill) and of more men than one
+    for name, text in NODE_EXTRA_POSITIONS:
+        pos = Position.from_text(name, text)
+        while pos.outcome() is None and pos.ply < 30:
+            add(pos)
+            pos.push(rng.choice(pos.legal_moves()))
     done = subprocess.run(["node", str(script), str(BOTS_DIR / "js-greedy" / "bot.js")],
                           input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=30)
     got = done.stdout.splitlines()

@@ -9,7 +9,8 @@
 // Supported: the boards standard, diagonals, six and three, and every rule parameter that
 // affects which moves are legal (men, flying, fly_at, mill_capture, multi_mill_captures,
 // optional_capture, no_immediate_reform, move_in_placement, mill_wins, placement_mill,
-// one_time_mill; second_moves_first only changes whose turn the position text says it is).  Parameters that only
+// one_time_mill, board_full=remove-both and blocked=remove-and-move with their removal-only
+// turns (xg7); second_moves_first only changes whose turn the position text says it is).  Parameters that only
 // decide when a game ends (lose_below, blocked, board_full, repetition, no_capture_draw,
 // three_three_draw) are read and used by the evaluation where it is cheap (lose_below,
 // blocked); the bot does not track repetitions (it ignores the `moves` list of `position`).
@@ -100,6 +101,8 @@ function makeRules(params) {
     noReform: p.no_immediate_reform === "true",
     loseBelow: parseInt(p.lose_below, 10),
     blockedLoses: p.blocked === "lose",
+    blocked: p.blocked,
+    boardFull: p.board_full,
     moveInPlacement: p.move_in_placement === "true",
     millWins: p.mill_wins === "true",
     placementMill: p.placement_mill,
@@ -151,9 +154,11 @@ function parsePosition(rules, text) {
     return nums;
   };
   const used = (extra.used || "-;-").split(";");
+  const pending = (extra.remove || "0,0").split(",").map((x) => parseInt(x, 10));
   return {
     men, marks, turn: f[1] === "w" ? 0 : 1, hand: [parseInt(f[2], 10), parseInt(f[3], 10)],
     forbidden: [forbidden(f[5]), forbidden(f[6])], used: [forbidden(used[0]), forbidden(used[1])],
+    pending,
   };
 }
 
@@ -172,11 +177,11 @@ function removable(rules, opp) {
 }
 
 // Every set of men (a mask) a move entitled to k captures may take.
-function captureSets(rules, opp, k) {
+function captureSets(rules, opp, k, optional = rules.optional) {
   const found = new Set();
   const walk = (left, k, taken) => {
     const rem = k ? removable(rules, left) : 0;
-    if (rules.optional || !rem) found.add(taken);
+    if (optional || !rem) found.add(taken);
     for (const i of bits(rem)) walk(left & ~(1 << i), k - 1, taken | (1 << i));
   };
   walk(opp, k, 0);
@@ -210,9 +215,41 @@ function pairs(rules, pos) {
   return out;
 }
 
+// Every k-element subset (as masks) of the men in `mask`.
+function subsets(mask, k) {
+  const pts = bits(mask);
+  const out = [];
+  const walk = (from, left, acc) => {
+    if (left === 0) { out.push(acc); return; }
+    for (let i = from; i < pts.length; i++) walk(i + 1, left - 1, acc | (1 << pts[i]));
+  };
+  walk(0, Math.min(k, pts.length), 0);
+  return out.filter((m) => m !== 0);
+}
+
 // Every legal move as {src, dst, caps, hand, mills}: `caps` a mask of men taken from the
 // board, `hand` how many men are taken from the opponent's hand (placement_mill=hand: x*).
+// A removal-only turn (xg7) has src = dst = -1: owed removals (remove=, negative: own men)
+// come before anything else, and a blocked player removes a man next to one of its own.
 function generate(rules, pos) {
+  const t = pos.turn;
+  const owed = pos.pending[t];
+  const removal = (caps) => ({ src: -1, dst: -1, caps, hand: 0, mills: 0 });
+  if (owed < 0) return subsets(pos.men[t], -owed).map(removal);
+  if (owed > 0) {
+    return captureSets(rules, pos.men[1 - t], owed, false).filter((c) => c !== 0).map(removal);
+  }
+  const out = ordinaryMoves(rules, pos);
+  if (out.length === 0 && rules.blocked === "remove-and-move") {
+    let near = 0;
+    for (const s of bits(pos.men[t])) near |= rules.topo.adjacent[s];
+    return bits(pos.men[1 - t] & near).map((i) => removal(1 << i));
+  }
+  return out;
+}
+
+// Placements and moves with their captures.
+function ordinaryMoves(rules, pos) {
   const t = pos.turn;
   const own = pos.men[t];
   const opp = pos.men[1 - t];
@@ -223,7 +260,7 @@ function generate(rules, pos) {
     let [count, nums] = formed(rules, after, d);
     if (nums & pos.forbidden[t]) continue;
     if (rules.oneTimeMill) count = popcount(nums & ~pos.used[t]); // a line captures once
-    if (count === 0 || rules.millWins) {
+    if (count === 0 || rules.millWins || (s < 0 && rules.placementMill === "count")) {
       out.push({ src: s, dst: d, caps: 0, hand: 0, mills: count });
       continue;
     }
@@ -247,6 +284,16 @@ function generate(rules, pos) {
 // The position after `move` (forbidden mills as the no_immediate_reform rule sets them).
 function play(rules, pos, move) {
   const t = pos.turn;
+  if (move.dst < 0) { // a removal-only turn
+    const owed = pos.pending[t];
+    const men = pos.men.slice();
+    men[owed < 0 ? t : 1 - t] &= ~move.caps;
+    const pending = pos.pending.slice();
+    pending[t] = 0;
+    const resume = rules.secondMovesFirst && pos.hand[0] + pos.hand[1] === 0 ? 1 : 0;
+    const turn = !owed ? t : pending[1 - t] ? 1 - t : resume;
+    return { ...pos, men, pending, turn };
+  }
   let own = pos.men[t];
   const forbidden = pos.forbidden.slice();
   const hand = pos.hand.slice();
@@ -270,16 +317,36 @@ function play(rules, pos, move) {
   const used = pos.used.slice();
   if (rules.oneTimeMill) used[t] |= formed(rules, men[t], move.dst)[1];
   let turn = 1 - t;
+  let pending = [0, 0];
+  const placedLast = hand[0] + hand[1] === 0 && pos.hand[0] + pos.hand[1] > 0;
   if (hand[0] + hand[1] === 0) {
     marks = 0;
-    if (rules.secondMovesFirst && pos.hand[0] + pos.hand[1] > 0) turn = 1;
+    if (rules.secondMovesFirst && placedLast) turn = 1;
   }
-  return { men, hand, forbidden, turn, marks, used };
+  if (placedLast && rules.placementMill === "count") {
+    pending = removalsByMillCount(rules, men);
+  } else if (rules.boardFull === "remove-both" && !(rules.topo.full & ~(men[0] | men[1] | marks))) {
+    pending = [1, 1];
+  }
+  if (pending[0]) turn = 0;
+  else if (pending[1]) turn = 1;
+  return { men, hand, forbidden, turn, marks, used, pending };
+}
+
+// placement_mill=count (El Filja): what white and black remove when placement ends, by the
+// mills each then holds (negative: one of its own men).
+function removalsByMillCount(rules, men) {
+  const [w, b] = [0, 1].map((c) => rules.topo.mills.filter((m) => (men[c] & m) === m).length);
+  if (!w && !b) return [-1, -1];
+  if (!b) return [2, 1];
+  if (!w) return [1, 2];
+  if (w === b) return [w, b];
+  return w > b ? [b + 1, b] : [w, w + 1];
 }
 
 function moveText(rules, move) {
   const p = rules.topo.points;
-  const head = move.src < 0 ? p[move.dst] : `${p[move.src]}-${p[move.dst]}`;
+  const head = move.dst < 0 ? "" : move.src < 0 ? p[move.dst] : `${p[move.src]}-${p[move.dst]}`;
   return head + "x*".repeat(move.hand) + bits(move.caps).map((i) => `x${p[i]}`).join("");
 }
 
