@@ -289,7 +289,8 @@ PRESETS: dict[str, Variant] = {
                 "jxshyzhx.com/dt/202407/486916.html): 9 men, a man captured while placing leaves "
                 "its point blocked until the moving phase, last-resort captures, no flying; as "
                 "Sanmill's app plays it (markAndDelayRemovingPieces, no flying). Sanmill's C++ "
-                "table has only no flying: that is nine-mens-morris-no-flying"),
+                "table (src/rule.cpp 'Cheng San Qi') has only no flying: that is "
+                "nine-mens-morris-no-flying"),
         Variant(name="da-san-qi", board="diagonals", men=12, flying=False, placement_mill="mark",
                 second_moves_first=True, mill_capture="always", board_full="lose",
                 source="Da San Qi (China) as Sanmill plays it (C++ preset table, src/rule.cpp "

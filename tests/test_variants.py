@@ -149,7 +149,8 @@ def test_rules_doc_covers_every_parameter_and_preset() -> None:
         assert f"`{name}`" in text, name
     for name in PRESETS:
         assert f"`{name}`" in text, name
-    for value in ("last-resort", "never", "always", "lose", "draw", "capture", "hand", "mark"):
+    for value in ("last-resort", "never", "always", "lose", "draw", "capture", "hand", "mark",
+                  "count", "remove-both", "remove-and-move"):
         assert f"`{value}`" in text
 
 
@@ -160,7 +161,7 @@ def test_sanmill_parameters_default_off_and_read_from_text_and_yaml(tmp_path: Pa
                                   "second_moves_first": "true"})
     assert (v.placement_mill, v.one_time_mill, v.second_moves_first) == ("hand", True, True)
     assert Variant.from_params("x", v.to_params()) == v
-    with pytest.raises(ConfigError, match="placement_mill: expected one of capture, hand, mark, got .board."):
+    with pytest.raises(ConfigError, match="placement_mill: expected one of capture, hand, mark, count, got .board."):
         Variant.from_params("x", {"placement_mill": "board"})
     path = tmp_path / "dooz.yaml"
     path.write_text("base: twelve-mens-morris\nplacement_mill: hand\nboard_full: lose\n")
@@ -170,3 +171,49 @@ def test_sanmill_parameters_default_off_and_read_from_text_and_yaml(tmp_path: Pa
     with pytest.raises(ConfigError) as info:
         load_variant(str(path))
     assert info.value.path == "dooz.yaml.one_time_mill"
+
+
+def test_removal_rules_are_parameters_in_any_combination(tmp_path: Path) -> None:
+    """Zhi Qi's and El Filja's rules: off by default, read from protocol text and YAML, checked."""
+    nine = get_variant("nine-mens-morris")
+    assert (nine.blocked, nine.board_full, nine.placement_mill) == ("lose", "draw", "capture")
+    v = Variant.from_params("x", {"blocked": "remove-and-move", "board_full": "remove-both",
+                                  "placement_mill": "count", "second_moves_first": "true"})
+    assert (v.blocked, v.board_full, v.placement_mill) == ("remove-and-move", "remove-both", "count")
+    assert Variant.from_params("x", v.to_params()) == v
+    assert "blocked=remove-and-move" in " ".join(f"{k}={t}" for k, t in v.to_params().items())
+    with pytest.raises(ConfigError, match="blocked: expected one of lose, draw, remove-and-move"):
+        Variant.from_params("x", {"blocked": "remove"})
+    with pytest.raises(ConfigError, match="board_full: expected one of draw, lose, remove-both"):
+        Variant.from_params("x", {"board_full": "remove-one"})
+    path = tmp_path / "filja.yaml"
+    path.write_text("base: six-mens-morris\nmen: 8\nplacement_mill: count\nboard_full: remove-both\n"
+                    "blocked: remove-and-move\n")
+    mine = load_variant(str(path))
+    assert (mine.board, mine.men, mine.placement_mill, mine.board_full, mine.blocked) == (
+        "six", 8, "count", "remove-both", "remove-and-move")
+    path.write_text("base: el-filja\nboard_full: everyone-removes\n")
+    with pytest.raises(ConfigError) as info:
+        load_variant(str(path))
+    assert info.value.path == "filja.yaml.board_full"
+
+
+def test_sanmill_presets_follow_its_rule_table() -> None:
+    """The six presets against Sanmill's C++ preset table (src/rule.cpp), field by field."""
+    expect = {  # board, men, flying, mill_capture, placement_mill, second, one_time, full, blocked
+        "russian-mill": ("standard", 9, True, "last-resort", "capture", False, True, "draw", "lose"),
+        "dooz": ("diagonals", 12, True, "last-resort", "hand", False, False, "lose", "lose"),
+        "cheng-san-qi": ("standard", 9, False, "last-resort", "mark", False, False, "draw", "lose"),
+        "da-san-qi": ("diagonals", 12, False, "always", "mark", True, False, "lose", "lose"),
+        "zhi-qi": ("diagonals", 12, True, "last-resort", "capture", False, False, "remove-both",
+                   "remove-and-move"),
+        "el-filja": ("standard", 12, False, "always", "count", False, False, "remove-both", "lose"),
+    }
+    for name, fields in expect.items():
+        v = get_variant(name)
+        assert (v.board, v.men, v.flying, v.mill_capture, v.placement_mill, v.second_moves_first,
+                v.one_time_mill, v.board_full, v.blocked) == fields, name
+        # the parameters every Sanmill preset shares with nine men's morris
+        assert (v.fly_at, v.lose_below, v.multi_mill_captures, v.optional_capture,
+                v.no_immediate_reform, v.repetition, v.no_capture_draw) == (3, 3, 1, False, False, 3, 100)
+        assert "Sanmill" in v.source and "src/rule.cpp" in v.source
