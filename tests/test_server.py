@@ -625,3 +625,69 @@ def test_a_game_in_progress_moves_on_its_live_board(driver: Any, tmp_path: Path)
         assert driver.find_element(By.ID, "ply").text == str(len(shown["moves"]))
     finally:
         server.stop()
+
+
+def _archive(files: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+    return buf.getvalue()
+
+
+@pytest.mark.slow
+def test_hostile_uploads_are_checked_aside_and_the_ladder_goes_on(tmp_path: Path) -> None:
+    """A build that never ends (stopped at check_timeout, its process gone), a bot that
+    spins and one that floods stderr are checked two at a time in processes of their own,
+    while two good uploads are checked, play their ladder games, and the site answers."""
+    import psutil
+
+    folder = tmp_path / "comp"
+    tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 1")
+                          + "check_workers: 2\ncheck_timeout: 8\n")
+    server = Server(folder)
+    server.start()
+    manifest = 'name: {}\ncommand: "{{python}} bot.py"\n'
+    try:
+        hostile = {
+            "sleeper": {"bot.yaml": manifest.format("sleeper")
+                        + "build: sleep 613\nbuild_timeout: 3600\n", "bot.py": "\n"},
+            "spinner": {"bot.yaml": manifest.format("spinner"), "bot.py": "while True:\n    pass\n"},
+            "chatter": {"bot.yaml": manifest.format("chatter"),
+                        "bot.py": "import sys\nwhile True:\n    sys.stderr.write('x' * 65536)\n"},
+        }
+        ids = {}
+        for name, files in hostile.items():
+            status, out = server.upload(tokens["bob"], f"{name}.zip", _archive(files))
+            assert status == 201, out
+            ids[name] = out["id"]
+
+        def sleeping() -> list[int]:
+            return [p.pid for p in psutil.process_iter(["cmdline"])
+                    if "sleep 613" in " ".join(p.info["cmdline"] or [])]
+
+        assert _wait("the never-ending build to start", sleeping, 20)
+        started = time.monotonic()
+        _, a = server.upload(tokens["alice"], "random.zip", bot_archive("random", "zip"))
+        _, b = server.upload(tokens["root"], "greedy.zip", bot_archive("greedy", "zip"))
+        slowest = 0.0
+        while _settled(server, 2) is None:  # the site answers while the checks run
+            t = time.monotonic()
+            assert server.request("GET", "/")[0] == 200
+            slowest = max(slowest, time.monotonic() - t)
+            assert time.monotonic() - started < 90, server.get("/api/status")
+            time.sleep(0.2)
+        assert slowest < 5, slowest
+        rows = server.get("/api/leaderboard")
+        assert {(r["bot"], r["games"]) for r in rows} == {("random", 2), ("greedy", 2)}
+        views = {name: _wait(f"{name}'s verdict", lambda: _judged(server, tokens["bob"], i))
+                 for name, i in ids.items()}
+        assert all(v["status"] == "rejected" for v in views.values()), views
+        assert "longer than 8 s (check_timeout)" in views["sleeper"]["verdict"]
+        assert views["spinner"]["verdict"].startswith("FAIL")
+        assert views["chatter"]["verdict"].startswith("FAIL")
+        assert len(views["chatter"]["check_log"]) < 200_000
+        # the never-ending build was stopped with its check's process
+        assert _wait("the never-ending build to end", lambda: not sleeping(), 15)
+    finally:
+        server.stop()

@@ -171,9 +171,11 @@ def test_not_an_archive_or_no_manifest(tmp_path: Path) -> None:
 def test_server_config_round_trips_and_names_wrong_keys() -> None:
     cfg = parse_server_config({"name": "class", "variants": ["nine-mens-morris"],
                                "time": {"movetime": 50}, "pairs": 3, "workers": 1,
+                               "check_workers": 3, "check_timeout": 30,
                                "upload": {"per_hour": 4}, "isolation": "none"})
     assert cfg.pairs == 3 and cfg.upload.per_hour == 4 and cfg.time_control.movetime_ms == 50
     assert cfg.rate_limit.participant == "600/minute"
+    assert (cfg.check_workers, cfg.check_timeout) == (3, 30)
     limited = parse_server_config({"rate_limit": {"anonymous": "10 per second"}})
     assert limited.rate_limit.anonymous == "10 per second"
     assert parse_server_config(limited.to_dict()) == limited
@@ -185,6 +187,8 @@ def test_server_config_round_trips_and_names_wrong_keys() -> None:
                        ({"executor": "dask"}, "executor.scheduler"),
                        ({"time": {"movetime": -1}}, "time.movetime"),
                        ({"isolation": "no-such-level"}, "isolation"),
+                       ({"check_workers": 0}, "check_workers"),
+                       ({"check_timeout": "long"}, "check_timeout"),
                        ({"rate_limit": {"participant": "many"}}, "rate_limit.participant"),
                        ({"rate_limit": {"anonymous": 5}}, "rate_limit.anonymous"),
                        ({"rate_limit": {"everyone": "1/second"}}, "rate_limit.everyone")):
@@ -446,6 +450,23 @@ def check_judges_queue(tmp_path: Path, url: str | None) -> None:
         assert comp.finish_check(claimed[0], b, False, "FAIL: crash", "log") == 0
         assert comp.bot_view(b, bob)["status"] == "rejected"
         assert {r["id"] for r in comp.leaderboard()} == {a2}
+        # checkers claiming at once (threads here) never take the same check twice
+        import threading
+
+        uploads = {comp.submit(admin, "x.zip", _bot_zip(tmp_path, name=f"x{i}"))["id"]
+                   for i in range(8)}
+        claimed_by: list[int] = []
+
+        def claim() -> None:
+            while (got := comp.claim_check()) is not None:
+                claimed_by.append(got[1])
+
+        threads = [threading.Thread(target=claim) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert sorted(claimed_by) == sorted(uploads)
     finally:
         comp.close()
 

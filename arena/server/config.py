@@ -10,6 +10,8 @@ path.  Every key is optional::
     isolation: bwrap               # the sandbox level (default: best available)
     pairs: 2                       # colour-swapped pairs a new bot plays against each active bot
     check_games: 2                 # check games per variant against bots/random
+    check_workers: 2               # uploads checked at once (each in a process of its own)
+    check_timeout: 600             # seconds a check may take in all (build included)
     workers: 2                     # games played at once
     executor: local                # or {kind: dask, scheduler: tcp://host:8786}
     upload:
@@ -39,8 +41,8 @@ from arena.variants import Variant, get_variant
 #: the settings file inside a competition folder
 CONFIG_FILE = "server.yaml"
 
-_TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "workers", "executor",
-        "upload", "rate_limit", "db_url")
+_TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "check_workers",
+        "check_timeout", "workers", "executor", "upload", "rate_limit", "db_url")
 _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour")
 _TIME = ("movetime", "clock", "handshake", "margin")
 _EXECUTOR = ("kind", "scheduler")
@@ -49,6 +51,8 @@ _RATE = ("participant", "anonymous")
 PAIRS = R.Range(1, 100, "pairs")
 CHECK_GAMES = R.Range(1, 20, "games")
 WORKERS = R.Range(1, 256, "workers")
+CHECK_WORKERS = R.Range(1, 64, "checks")
+CHECK_TIMEOUT = R.Range(1, 86_400, "seconds")
 BYTES = R.Range(1, 1 << 32, "bytes")
 FILES = R.Range(1, 100_000, "files")
 PER_HOUR = R.Range(1, 10_000, "uploads")
@@ -85,6 +89,8 @@ class ServerConfig:
     isolation: Any = None
     pairs: int = 2
     check_games: int = 2
+    check_workers: int = 2
+    check_timeout: int = 600
     workers: int = 2
     executor: str = "local"
     scheduler: Optional[str] = None
@@ -110,7 +116,9 @@ class ServerConfig:
             time["clock"] = f"{tc.base_ms / 1000:g}+{tc.increment_ms / 1000:g}"
         out: dict[str, Any] = {
             "name": self.name, "variants": [v.name for v in self.variants], "time": time,
-            "pairs": self.pairs, "check_games": self.check_games, "workers": self.workers,
+            "pairs": self.pairs, "check_games": self.check_games,
+            "check_workers": self.check_workers, "check_timeout": self.check_timeout,
+            "workers": self.workers,
             "executor": (self.executor if self.scheduler is None
                          else {"kind": self.executor, "scheduler": self.scheduler}),
             "upload": {k: getattr(self.upload, k) for k in _UPLOAD},
@@ -235,6 +243,8 @@ def parse_server_config(data: Any) -> ServerConfig:
         name=name.strip(), variants=tuple(variants), time_control=_time(top.get("time")),
         isolation=isolation, pairs=PAIRS.check(top.get("pairs", 2), "pairs"),
         check_games=CHECK_GAMES.check(top.get("check_games", 2), "check_games"),
+        check_workers=CHECK_WORKERS.check(top.get("check_workers", 2), "check_workers"),
+        check_timeout=CHECK_TIMEOUT.check(top.get("check_timeout", 600), "check_timeout"),
         workers=WORKERS.check(top.get("workers", 2), "workers"), executor=executor,
         scheduler=scheduler, upload=upload, rate_limit=rate_limit, db_url=db_url)
 

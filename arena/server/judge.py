@@ -1,9 +1,13 @@
 """The judge: two threads of the server process working through the database's queue.
 
-* The **checker** takes queued checks one at a time: the upload's ``build:`` step and
-  ``arena check`` (:func:`arena.check.check_bot`, in the sandbox, against ``bots/random``),
-  then stores the verdict and, for a bot that passed, queues its ladder games
-  (:meth:`~arena.server.service.Competition.finish_check`).
+* The **checkers** (``check_workers`` threads) each take a queued check: the upload's
+  ``build:`` step and ``arena check`` (:func:`arena.check.check_bot`, in the sandbox,
+  against ``bots/random``) run in a process of their own (:func:`check_spec`), which is
+  ended, with everything it started, when the check takes longer than ``check_timeout``
+  seconds (a ``FAIL`` verdict); then the checker stores the verdict and, for a bot that
+  passed, queues its ladder games (:meth:`~arena.server.service.Competition.finish_check`).
+  Neither the web server's event loop nor the games wait for a check, and a hostile upload
+  holds one checker for ``check_timeout`` at most.
 * The **dispatcher** keeps the executor busy with queued games (each a
   :class:`~arena.jobs.GameJob` played by the tournament's referee through
   :func:`~arena.server.live.play_live`, which appends each ply to the game's live file as it
@@ -27,12 +31,15 @@ from typing import Any, Optional
 
 from arena.server import live
 from arena.server.live import live_path
+from arena.server.config import ServerConfig
 from arena.server.service import Competition
 
 log = logging.getLogger("arena.server.judge")
 
 #: seconds between looks at an empty queue
 POLL_S = 0.2
+#: characters of a check's text kept (its bot's own output is capped before)
+MAX_LOG = 100_000
 
 
 class Judge:
@@ -44,6 +51,9 @@ class Judge:
         self._own_executor = executor is None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        #: the checks' one-process pools in use (ended at stop)
+        self._check_pools: set[Executor] = set()
+        self._pools_lock = threading.Lock()
 
     def start(self) -> None:
         """Requeue interrupted work, open the executor, start both threads."""
@@ -52,19 +62,25 @@ class Judge:
             log.info("resuming: %d check(s) and %d game(s) requeued", checks, games)
         if self._executor is None:
             self._executor = _open_executor(self.competition)
-        for target, name in ((self._check_loop, "judge-checker"),
-                             (self._game_loop, "judge-games")):
+        loops = [(self._check_loop, f"judge-checker-{n}")
+                 for n in range(self.competition.config.check_workers)]
+        for target, name in (*loops, (self._game_loop, "judge-games")):
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
 
     def stop(self) -> None:
-        """Stop taking work; abandon games in flight (they are requeued at the next start)."""
+        """Stop taking work; abandon checks and games in flight (they are requeued at the
+        next start)."""
+        from arena.executors import stop_pool
+
         self._stop.set()
+        with self._pools_lock:
+            pools = list(self._check_pools)
+        for pool in pools:
+            stop_pool(pool)
         if self._own_executor and self._executor is not None:
             from concurrent.futures import ProcessPoolExecutor
-
-            from arena.executors import stop_pool
 
             if isinstance(self._executor, ProcessPoolExecutor):
                 stop_pool(self._executor)
@@ -89,12 +105,50 @@ class Judge:
         if claimed is None:
             return False
         job_id, bot_id, _ = claimed
-        passed, verdict, text = check_upload(self.competition, bot_id)
+        passed, verdict, text = self._run_check(bot_id)
         if self._stop.is_set():
             return True  # interrupted: requeued at the next start
         queued = self.competition.finish_check(job_id, bot_id, passed, verdict, text)
         log.info("bot %d: %s (%d games queued)", bot_id, verdict, queued)
         return True
+
+    def _run_check(self, bot_id: int) -> tuple[bool, str, str]:
+        """:func:`check_spec` of one upload in a process of its own, within
+        ``check_timeout``: (passed, verdict line, the check's text)."""
+        from arena.executors import process_pool, stop_pool
+
+        comp = self.competition
+        cfg = comp.config
+        try:
+            spec = comp.bot_spec(bot_id)
+        except Exception as e:  # noqa: BLE001 - a vanished folder, a bad manifest: a verdict
+            return False, f"FAIL: the check could not run ({e})"[:500], ""
+        pool = process_pool(1)
+        with self._pools_lock:
+            self._check_pools.add(pool)
+        try:
+            future = pool.submit(check_spec, spec, cfg, str(comp.folder))
+            deadline = time.monotonic() + cfg.check_timeout
+            while not future.done():
+                left = deadline - time.monotonic()
+                if self._stop.is_set():
+                    return False, "FAIL: interrupted", ""
+                if left <= 0:
+                    log.warning("bot %d: the check took longer than %d s", bot_id,
+                                cfg.check_timeout)
+                    return False, (f"FAIL: the check took longer than {cfg.check_timeout} s "
+                                   "(check_timeout) and was stopped"), ""
+                wait([future], timeout=min(POLL_S, left))
+            try:
+                result: tuple[bool, str, str] = future.result()
+                return result
+            except Exception as e:  # noqa: BLE001 - its process died (killed, out of memory)
+                log.warning("bot %d: the check's process failed: %r", bot_id, e)
+                return False, f"FAIL: the check's process failed ({e!r})"[:500], ""
+        finally:
+            with self._pools_lock:
+                self._check_pools.discard(pool)
+            stop_pool(pool)  # the process, and whatever the check left running, end here
 
     # ---- games ---------------------------------------------------------------------
 
@@ -150,22 +204,25 @@ class Judge:
         live.remove(live_path(self.competition.folder, game_id))
 
 
-def check_upload(competition: Competition, bot_id: int) -> tuple[bool, str, str]:
-    """Build and check one upload: (passed, verdict line, the check's text)."""
+def check_spec(spec: Any, config: ServerConfig, folder: str) -> tuple[bool, str, str]:
+    """Build and check one upload (its :class:`~arena.manifest.BotSpec`) as ``config``
+    says, in a check's process: (passed, verdict line, the check's text, at most
+    :data:`MAX_LOG` characters, the competition ``folder`` shown as ``<competition>``)."""
     from arena.check import DEFAULT_OPPONENT, check_bot, format_report
     from arena.manifest import load_bot
 
-    cfg = competition.config
     try:
-        spec = competition.bot_spec(bot_id)
-        report = check_bot(spec, variants=cfg.variants, games=cfg.check_games,
-                           time_control=cfg.time_control, opponent=load_bot(DEFAULT_OPPONENT),
-                           isolation=cfg.isolation_object(), kept_games=2)
+        report = check_bot(spec, variants=config.variants, games=config.check_games,
+                           time_control=config.time_control,
+                           opponent=load_bot(DEFAULT_OPPONENT),
+                           isolation=config.isolation_object(), kept_games=2)
         lines = format_report(report)
     except Exception as e:  # noqa: BLE001 - whatever the upload did, it is a verdict
-        log.warning("bot %d: the check failed: %s", bot_id, traceback.format_exc())
-        return False, f"FAIL: the check could not run ({e})", ""
-    text = "\n".join(lines).replace(str(competition.folder), "<competition>")
+        log.warning("%s: the check failed: %s", spec.name, traceback.format_exc())
+        return False, f"FAIL: the check could not run ({e})"[:500], ""
+    text = "\n".join(lines).replace(folder, "<competition>")
+    if len(text) > MAX_LOG:
+        text = text[:MAX_LOG] + "\n[... the rest of the check's log is cut]"
     if report.passed:
         return True, lines[-1], text
     first = report.problems[0]

@@ -131,6 +131,7 @@ class Competition:
         migrate(self.engine)
         self.sessions = session_factory(self.engine)
         self._board_lock = threading.Lock()
+        self._claim_lock = threading.Lock()
         self._board_fit = threading.Lock()
         #: each participant's recent upload attempts (monotonic times), refused ones too
         self._attempts: dict[int, list[float]] = {}
@@ -527,14 +528,25 @@ class Competition:
             return jobs.rowcount or 0, games.rowcount or 0
 
     def claim_check(self) -> Optional[tuple[int, int, str]]:
-        """The oldest queued check, now ``running``: (job id, bot id, bot folder)."""
-        with self.sessions.begin() as s:
-            job = s.scalar(select(Job).where(Job.status == "queued").order_by(Job.id).limit(1))
-            if job is None:
-                return None
-            job.status, job.attempts = "running", job.attempts + 1
-            bot = s.get(Bot, job.bot_id)
-            return job.id, job.bot_id, bot.folder if bot else ""
+        """The oldest queued check, now ``running``: (job id, bot id, bot folder).  Several
+        checkers may claim at once (threads here, or another process on PostgreSQL): a
+        job is taken by the one whose conditional update finds it still queued."""
+        with self._claim_lock:
+            while True:
+                with self.sessions.begin() as s:
+                    job = s.scalar(select(Job).where(Job.status == "queued")
+                                   .order_by(Job.id).limit(1))
+                    if job is None:
+                        return None
+                    taken = s.execute(update(Job).where(Job.id == job.id,
+                                                        Job.status == "queued")
+                                      .values(status="running", attempts=Job.attempts + 1)
+                                      .execution_options(synchronize_session=False))
+                    assert isinstance(taken, CursorResult)
+                    if taken.rowcount != 1:
+                        continue  # another checker took it first
+                    bot = s.get(Bot, job.bot_id)
+                    return job.id, job.bot_id, bot.folder if bot else ""
 
     def bot_spec(self, bot_id: int) -> Any:
         """The :class:`~arena.manifest.BotSpec` of an upload, named by its label."""
