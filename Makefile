@@ -26,9 +26,12 @@ else
 	$(BIN)/arena run results/demo-without-cc.yaml
 endif
 
+# The tests run in one process per core (pytest-xdist), a test file per process at a time
+# (--dist loadfile: a file's module fixtures, such as a played tournament, are made once).
+# Most tests wait on bot subprocesses; every test is written to pass on a loaded machine.
 test: $(STAMP)
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

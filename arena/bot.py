@@ -25,6 +25,7 @@ here, as they always were.
 
 from __future__ import annotations
 
+import array
 import collections
 import fcntl
 import logging
@@ -34,7 +35,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import termios
 import threading
 import time
@@ -191,6 +191,7 @@ class BotProcess:
         self.transcript: collections.deque[tuple[str, str]] = collections.deque(maxlen=TRANSCRIPT_CAP)
         self._spawned_at = 0.0
         self._buf = bytearray()
+        self._unread = array.array("i", [0])  # for FIONREAD (see _check_read)
         self._lines: collections.deque[str] = collections.deque()
         self._eof = False
         self._stdin = -1
@@ -457,8 +458,14 @@ class BotProcess:
             except BotTimeout:
                 raise BotTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms"  # type: ignore[operator]
                                  ) from None
+            if line.startswith("bestmove "):  # the usual reply, parsed as parse_bot_line would
+                words = line.split()
+                if len(words) == 2:
+                    move = words[1]
+                    break
             msg = P.parse_bot_line(line)
             if isinstance(msg, P.BestMove):
+                move = msg.move
                 break
             if not isinstance(msg, P.Info):
                 raise ProtocolError(f"expected 'bestmove' or 'info', got {cut(line)!r}", line)
@@ -467,8 +474,9 @@ class BotProcess:
         self._last_reply = line
         used = self.cpu_time()
         self.last_cpu_ms, self._cpu_mark = (used - self._cpu_mark) * 1000.0, used
-        self._check_extra()
-        return msg.move, elapsed_ms
+        if self._lines:
+            self._check_extra()
+        return move, elapsed_ms
 
     def cpu_time(self) -> float:
         """Seconds of CPU the bot's whole process tree has used since it started."""
@@ -535,7 +543,7 @@ class BotProcess:
     def _check_read(self, line: str, ask: str) -> None:
         """Fail if the line ``ask`` is still wholly unread in the bot's input now that its
         answer ``line`` arrived: the bot wrote ``line`` before it could know the request."""
-        if _unread_bytes(self._stdin) > len(ask):
+        if _unread_bytes(self._stdin, self._unread) > len(ask):
             raise _UnaskedLine(f"sent {cut(line)!r} before reading {ask.split()[0]!r}, "
                                "when nothing was asked", line)
 
@@ -746,12 +754,16 @@ class _UnaskedLine(ProtocolError):
 _DRAIN_CHUNKS = 16
 
 
-def _unread_bytes(fd: int) -> int:
-    """How many bytes written to the pipe ``fd`` are still unread (0 when unknown)."""
+def _unread_bytes(fd: int, buf: Optional[array.array[int]] = None) -> int:
+    """How many bytes written to the pipe ``fd`` are still unread (0 when unknown); ``buf``
+    (an ``array("i", [0])`` the caller keeps) spares an allocation, a third of the cost."""
+    if buf is None:
+        buf = array.array("i", [0])
     try:
-        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+        fcntl.ioctl(fd, termios.FIONREAD, buf, True)
     except OSError:
         return 0
+    return buf[0]
 
 
 #: threads that spawn bots (several, so the two bots of a game, or of concurrent games,

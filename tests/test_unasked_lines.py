@@ -55,7 +55,8 @@ OPPONENTS = ("random", "alphabeta")
 #: longer than the referee takes to write the next request, the line comes after the bot
 #: read it (the race docs/PROTOCOL.md describes).  On a loaded machine that happens (seen
 #: for ``early-hello`` under bwrap about once in three runs with two busy loops), so the
-#: ``early`` modes are left to the tests below, which hold the bot until the line is there;
+#: ``early`` modes are left to the tests below, which hold the bot until the line is there
+#: (``early-ready`` stays here, its race allowed for: the same loss, told as a second reply);
 #: the ``late`` and ``flood`` modes cannot race (the bot does not read before it writes).
 CASES = [("late-hello", "white", "black"),
          ("early-ready", "white", "black"), ("late-ready", "black", "white"),
@@ -79,9 +80,18 @@ def test_a_line_sent_when_nothing_was_asked_loses_by_protocol_error(
     record = play_game(white, black, NMM, TC, seed=5, quit_grace_s=0.2, term_grace_s=0.2,
                        isolation=Isolation(level))
     assert (record.termination, record.forfeit) == ("protocol-error", color), record.detail
-    assert record.offending_line == UNASKED
     assert record.detail.startswith(f"{color} (unasked-{when}) broke the protocol: ")
-    assert f"sent '{UNASKED}'" in record.detail and "when nothing was asked" in record.detail
+    assert "when nothing was asked" in record.detail
+    if when.startswith("early-") and record.offending_line != UNASKED:
+        # the race above: the bot was held up after its line, so it read the request before
+        # the referee looked; its line was taken as the answer and its real answer is the
+        # second reply (a bot cannot be blamed more exactly: docs/PROTOCOL.md)
+        assert record.detail.startswith(f"{color} (unasked-{when}) broke the protocol: a "
+                                        f"second reply to one request: sent "), record.detail
+        assert f"after '{UNASKED}'" in record.detail
+        return
+    assert record.offending_line == UNASKED
+    assert f"sent '{UNASKED}'" in record.detail
     if when.endswith("-reply"):  # it played its first three moves, and nothing after them
         assert len(record.moves[int(color == "black")::2]) == 3
 
