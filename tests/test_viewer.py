@@ -301,3 +301,122 @@ def test_mills_formed_are_marked() -> None:
     points = game_data(rec, "t")["points"]
     assert [[points[i] for i in ends] for ends in plies[5]["ml"]] == [["a1", "a7"]]
     assert [points[i] for i in plies[5]["c"]] == ["d6"]
+
+
+# ---------------------------------------------------------------------------------------
+# Sanmill's rule families: marked points, captures from the hand, removal-only turns
+# ---------------------------------------------------------------------------------------
+
+def _placements(board: str, last: str, points: tuple[str, ...]) -> list[str]:
+    """Placements that build ``board`` (W/B per point) turn by turn, black placing ``last``."""
+    white = [p for p, ch in zip(points, board) if ch == "W"]
+    black = [p for p, ch in zip(points, board) if ch == "B" and p != last] + [last]
+    return [m for pair in zip(white, black) for m in pair]
+
+
+def _random_until(variant: str, seed: int, found: Any, extra: int = 4) -> list[str]:
+    """A random game of ``variant`` played until ``found(position, move)`` holds, then
+    ``extra`` more moves (or the end)."""
+    import random
+
+    rng = random.Random(seed)
+    pos, moves, left = Position(variant), [], None
+    while pos.legal_moves() and left != 0:
+        move = rng.choice(pos.legal_moves())
+        if left is None and found(pos, move):
+            left = extra + 1
+        pos.push(move)
+        moves.append(str(move))
+        left = None if left is None else left - 1
+    assert left is not None, f"no such move in a random game of {variant}"
+    return moves
+
+
+STANDARD_POINTS = Position("nine-mens-morris").topology.points
+#: zhi-qi: black's last man fills the board (no mill anywhere); white, then black, removes one
+ZHI_GAME = _placements("BWBWBWBWBBBWBWWBWWWWBWBB", "f6", STANDARD_POINTS) + ["xa1", "xa4", "b2-a1"]
+#: el-filja: placement ends with no mill: each side removes one of its own men
+FILJA_GAME = _placements("WWBBBWWBBBWBWWBBBWWWBBWW", "f6", STANDARD_POINTS) + ["xa1", "xa7", "a4-a1"]
+
+
+def family_records() -> dict[str, GameRecord]:
+    """A record per new move shape, replayable by the engine."""
+    return {
+        "dooz": make_record("a", "b", 1.0, variant="dooz", game_id="dooz", moves=_random_until(
+            "dooz", 1, lambda pos, m: "*" in m.captures)),
+        "cheng-san-qi": make_record("a", "b", 1.0, variant="cheng-san-qi", game_id="cheng",
+                                    moves=_random_until("cheng-san-qi", 1, lambda pos, m:
+                                                        m.src is None and bool(m.captures))),
+        "zhi-qi": make_record("a", "b", 1.0, variant="zhi-qi", game_id="zhi", moves=ZHI_GAME),
+        "el-filja": make_record("a", "b", 1.0, variant="el-filja", game_id="filja",
+                                moves=FILJA_GAME),
+    }
+
+
+def test_game_data_shows_marks_hand_captures_and_removal_turns() -> None:
+    recs = family_records()
+    data = {name: game_data(r, name) for name, r in recs.items()}
+    points = data["dooz"]["points"]
+    # dooz: x* captures are counted (hc), not drawn on the board, and the hand shrinks
+    dooz = data["dooz"]["plies"]
+    n = next(k for k, p in enumerate(dooz) if "*" in p.get("m", ""))
+    assert dooz[n]["hc"] == dooz[n]["m"].count("*") and dooz[n]["v"] == 1 - dooz[n]["by"]
+    assert dooz[n]["h"][1 - dooz[n]["by"]] == dooz[n - 1]["h"][1 - dooz[n]["by"]] - dooz[n]["hc"]
+    # cheng-san-qi: the captured man's point is marked X until placement ends
+    cheng = data["cheng-san-qi"]["plies"]
+    n = next(k for k, p in enumerate(cheng) if k and p["c"])
+    assert all(cheng[n]["b"][i] == "X" for i in cheng[n]["c"])
+    assert "X" not in cheng[-1]["b"] or sum(cheng[-1]["h"]) > 0
+    # zhi-qi: the full board's removals take the other side's men, then white moves
+    zhi = data["zhi-qi"]["plies"]
+    assert zhi[24]["t"] == 0 and "X" not in zhi[24]["b"] and "." not in zhi[24]["b"]
+    assert (zhi[25]["m"], zhi[25]["d"], zhi[25]["v"], zhi[25]["t"]) == ("xa1", None, 1, 1)
+    assert (zhi[26]["m"], zhi[26]["d"], zhi[26]["v"], zhi[26]["t"]) == ("xa4", None, 0, 0)
+    assert [points[i] for i in zhi[26]["c"]] == ["a4"] and "ml" not in zhi[26]
+    assert zhi[27]["m"] == "b2-a1" and not data["zhi-qi"]["error"]
+    # el-filja: with no mill each removes one of its own men (v is the mover)
+    filja = data["el-filja"]["plies"]
+    assert (filja[25]["by"], filja[25]["v"], filja[26]["by"], filja[26]["v"]) == (0, 0, 1, 1)
+    assert filja[26]["t"] == 0 and not data["el-filja"]["error"]
+    for r in recs.values():  # every shape replays to the end
+        assert len(game_data(r, "t")["plies"]) == len(r.moves) + 1
+
+
+def test_viewer_in_chromium_draws_marks_hand_captures_and_removals(
+        driver: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    recs = family_records()
+    build_report(tmp_path, list(recs.values()))
+    pages = page_names(list(recs.values()))
+    for name, r in recs.items():
+        driver.get((tmp_path / pages[r.game_id]).resolve().as_uri())
+        _at(driver, r.plies)
+        pos = Position(replay(r).variant)
+        for n, info in enumerate(r.moves, 1):
+            move = pos.parse_move(info.move)
+            owed = pos.pending[pos.turn]
+            victim = "WB"[pos.turn if owed < 0 else 1 - pos.turn]
+            pos.push(move)
+            shaped = "*" in move.captures or move.dst is None or pos.marks
+            if not shaped and n != r.plies:
+                continue
+            _click_ply(driver, n)
+            _at(driver, n)
+            assert _board(driver) == _engine_board(pos), (name, n)
+            marked = {e.get_attribute("data-marked")
+                      for e in driver.find_elements(By.CSS_SELECTOR, "rect.marked")}
+            assert marked == {p for i, p in enumerate(pos.topology.points) if pos.marks >> i & 1}
+            status = driver.find_element(By.ID, "status").text
+            captured = driver.find_elements(By.CSS_SELECTOR, "circle.captured")
+            assert {c.get_attribute("data-color") for c in captured} <= {victim}
+            if "*" in move.captures:
+                assert f"from {'black' if victim == 'B' else 'white'}'s hand" in status
+                assert driver.find_elements(By.CSS_SELECTOR, ".dot.taken")
+            if move.dst is None:
+                assert "Removed " + ", ".join(move.captures) in status
+                assert not driver.find_elements(By.CSS_SELECTOR, "circle.last")
+            if marked:
+                assert "Marked, blocked until placement ends" in status
+            if n < r.plies:
+                assert f"{('White', 'Black')[pos.turn]} to move" in status

@@ -1,8 +1,10 @@
 /* Morris Arena game viewer: vanilla JavaScript, no library, no network.
  * The page embeds the game as JSON (#game-data): the board's points and lines, and for every
- * ply the board (one character per point: W, B or .), the men in hand, the move and its time,
- * all computed by the rules engine, so this script knows no rules.  Text from bots is only
- * ever set with textContent. */
+ * ply the board (one character per point: W, B, . or X for a point marked while placing), the
+ * men in hand, the move and its time, its captures (v: whose men, hc: men taken from the hand),
+ * and the side to move next (t), all computed by the rules engine, so this script knows no
+ * rules.  A move without a destination (xg7) only removes men.  Text from bots is only ever
+ * set with textContent. */
 (function () {
   "use strict";
   var G = JSON.parse(document.getElementById("game-data").textContent);
@@ -112,12 +114,14 @@
   G.plies.forEach(function (p, n) {
     var tr = el("tr", {"data-ply": n, class: p.o ? "opening" : ""}, null, tbody);
     el("td", {}, n, tr);
+    var removal = n > 0 && (p.d === null || p.d === undefined);
     if (n === 0) {
       el("td", {}, "", tr); el("td", {class: "mv"}, "start", tr);
       el("td", {}, "", tr); el("td", {}, "", tr);
     } else {
       el("td", {}, NAMES[p.by], tr);
-      el("td", {class: "mv" + (p.c.length ? " capt" : "")}, p.m, tr);
+      el("td", {class: "mv" + (p.c.length || p.hc ? " capt" : "") + (removal ? " removal" : "")},
+         p.m, tr);
       el("td", {}, p.o ? "opening" : ms(p.ms), tr);
       el("td", {}, ms(p.cpu), tr);
     }
@@ -155,26 +159,38 @@
       var a = xy(ends[0]), b = xy(ends[1]);
       svg("line", {class: "mill", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, layer);
     });
+    var marked = [];
     for (var i = 0; i < p.b.length; i++) {
       var ch = p.b.charAt(i);
       if (ch === ".") { continue; }
       var c = xy(i);
+      if (ch === "X") {  /* a man captured while placing: its point stays blocked */
+        marked.push(G.points[i]);
+        svg("rect", {class: "marked", x: c[0] - 13, y: c[1] - 13, width: 26, height: 26, rx: 3,
+                     "data-marked": G.points[i]}, layer);
+        svg("path", {class: "markx", d: "M" + (c[0] - 8) + " " + (c[1] - 8) + "l16 16m0 -16l-16 16"},
+            layer);
+        continue;
+      }
       svg("circle", {class: "man " + ch, cx: c[0], cy: c[1], r: R, "data-point": G.points[i],
                      "data-color": ch}, layer);
     }
-    var caps = [];
+    var caps = [], removal = n > 0 && (p.d === null || p.d === undefined);
+    var victim = p.v !== undefined ? p.v : 1 - p.by;
     if (n > 0) {
       if (p.s !== undefined) {
         var s = xy(p.s);
         svg("circle", {class: "from", cx: s[0], cy: s[1], r: R + 3}, layer);
       }
-      var d = xy(p.d);
-      svg("circle", {class: "last", cx: d[0], cy: d[1], r: R + 4}, layer);
+      if (!removal) {
+        var d = xy(p.d);
+        svg("circle", {class: "last", cx: d[0], cy: d[1], r: R + 4}, layer);
+      }
       p.c.forEach(function (i) {
         var c = xy(i);
         caps.push(G.points[i]);
-        svg("circle", {class: "captured " + MARK[1 - p.by], cx: c[0], cy: c[1], r: R,
-                       "data-captured": G.points[i]}, layer);
+        svg("circle", {class: "captured " + MARK[victim], cx: c[0], cy: c[1], r: R,
+                       "data-captured": G.points[i], "data-color": MARK[victim]}, layer);
         svg("path", {class: "cross", d: "M" + (c[0] - 9) + " " + (c[1] - 9) + "l18 18m0 -18l-18 18"},
             layer);
       });
@@ -189,8 +205,15 @@
       for (var k = 0; k < p.h[color]; k++) {
         el("span", {class: "dot " + MARK[color]}, null, handEl[color].dots);
       }
+      if (n > 0 && p.hc && color === 1 - p.by) {  /* men this move took from the hand (x*) */
+        for (var j = 0; j < p.hc; j++) {
+          el("span", {class: "dot taken " + MARK[color], title: "taken from the hand"}, null,
+             handEl[color].dots);
+        }
+      }
     });
     status.textContent = "";
+    var next = (p.t === undefined ? (n === 0 ? 0 : 1 - p.by) : p.t);
     if (n === 0) {
       el("span", {}, "Ply 0: the start. White to move.", status);
     } else {
@@ -199,8 +222,21 @@
           (p.cpu !== null && p.cpu !== undefined ? " (cpu " + ms(p.cpu) + ")" : "")) + ". ",
          status);
       if (p.ml) { el("span", {class: "mill"}, (p.ml.length > 1 ? p.ml.length + " mills" : "A mill") + ". ", status); }
-      if (caps.length) { el("span", {class: "cap"}, "Captured " + caps.join(", ") + ". ", status); }
-      el("span", {}, n === last ? "Final position." : (p.by ? "White" : "Black") + " to move.", status);
+      if (p.hc) {
+        el("span", {class: "cap", id: "from-hand"}, "Took " + p.hc + (p.hc > 1 ? " men" : " man") +
+           " from " + NAMES[1 - p.by] + "'s hand. ", status);
+      }
+      if (caps.length) {
+        var whose = victim === p.by ? " (" + NAMES[p.by] + "'s own)" : "";
+        el("span", {class: "cap"}, (removal ? "Removed " : "Captured ") + caps.join(", ") + whose +
+           ". ", status);
+      }
+      if (marked.length) {
+        el("span", {class: "marks"}, "Marked, blocked until placement ends: " + marked.join(", ") +
+           ". ", status);
+      }
+      el("span", {}, n === last ? "Final position." :
+         (next ? "Black" : "White") + " to move" + (next === p.by ? " again." : "."), status);
     }
     slider.value = n; plyBox.value = n;
     rows.forEach(function (r, k) { r.className = (G.plies[k].o ? "opening" : "") + (k === n ? " cur" : ""); });

@@ -1,8 +1,10 @@
 """The game viewer: one self-contained HTML page per game, and a game replayed for a terminal.
 
 The rules engine replays each record's moves (:func:`replay`), so the page's JavaScript knows
-no rules: it gets, per ply, the board as one character per point (``W``, ``B`` or ``.``), the
-men in hand, the move, who played it, its captures and its time, and the board's geometry
+no rules: it gets, per ply, the board as one character per point (``W``, ``B``, ``.``, or ``X``
+for a point marked by ``placement_mill=mark``), the men in hand, the move, who played it, its
+captures (whose men they were, and how many came from the opponent's hand, ``x*``), who is to
+move next (not always the other side: removal-only turns, ``second_moves_first``), its time, and the board's geometry
 (points on the 7x7 grid of :mod:`arena.board`, lines from the adjacency).  The script and
 style (``viewer.js``, ``viewer.css`` next to this module, vanilla, no library) are inlined in
 every page, so a page opens from disk with no network and stays valid when copied alone.
@@ -31,7 +33,7 @@ from arena.errors import ArenaError, ConfigError, MoveError
 from arena.protocol import escape_controls
 from arena.records import GameRecord
 from arena.report.text import page_paths
-from arena.rules import COLOR_NAMES, Position
+from arena.rules import COLOR_NAMES, FROM_HAND, Position
 from arena.variants import Variant, get_variant
 
 #: the folder of the game pages, next to report.html
@@ -72,6 +74,10 @@ class Ply:
     opening: bool = False
     #: the mills the move formed, each as the three points of its line in order
     mills: tuple[tuple[str, str, str], ...] = ()
+    #: the side to move after this ply
+    turn: int = 0
+    #: whose men the captures were: the opponent's, or the mover's own (El Filja's removals)
+    victim: Optional[int] = None
 
 
 @dataclass
@@ -105,8 +111,8 @@ def record_variant(record: GameRecord) -> tuple[Variant, str]:
 
 
 def _board(pos: Position) -> str:
-    return "".join("W" if pos.men[0] >> i & 1 else "B" if pos.men[1] >> i & 1 else "."
-                   for i in range(pos.topology.size))
+    return "".join("W" if pos.men[0] >> i & 1 else "B" if pos.men[1] >> i & 1 else
+                   "X" if pos.marks >> i & 1 else "." for i in range(pos.topology.size))
 
 
 def replay(record: GameRecord) -> Replay:
@@ -122,13 +128,14 @@ def replay(record: GameRecord) -> Replay:
             out.error = (f"move {n} ({escape_controls(info.move)}) does not replay: "
                          f"{str(e).split(' (position ')[0]}")
             break
+        victim = by if move.dst is None and pos.pending[by] < 0 else 1 - by
         pos.push(move)
         t = pos.topology
         formed = () if move.dst is None else tuple(  # a removal-only turn (xg7) forms none
             t.lines[n] for n, mask in t.mills_at[t.index[move.dst]] if pos.men[by] & mask == mask)
         out.plies.append(Ply(_board(pos), (pos.hand[0], pos.hand[1]), str(move), by, move.src,
                              move.dst, move.captures, info.wall_ms, info.cpu_ms, info.opening,
-                             formed))
+                             formed, pos.turn, victim))
     return out
 
 
@@ -205,12 +212,16 @@ def game_data(record: GameRecord, title: str, back: str = "",
     idx = t.index
     plies = []
     for p in rep.plies:
-        row: dict[str, Any] = {"b": p.board, "h": list(p.hand)}
+        row: dict[str, Any] = {"b": p.board, "h": list(p.hand), "t": p.turn}
         if p.by is not None:
             row.update(m=p.move, by=p.by, d=idx[p.dst] if p.dst else None,
                        c=[idx[c] for c in p.captures if c in idx],  # not x* (from the hand)
                        ms=None if p.wall_ms is None else round(p.wall_ms, 1),
                        cpu=None if p.cpu_ms is None else round(p.cpu_ms, 1))
+            if p.captures:
+                row["v"] = p.victim
+            if FROM_HAND in p.captures:
+                row["hc"] = p.captures.count(FROM_HAND)
             if p.src:
                 row["s"] = idx[p.src]
             if p.opening:
