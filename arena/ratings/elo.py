@@ -14,14 +14,16 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import special, stats
+# scipy.special, not scipy.stats: the normal CDF and quantile are ndtr and ndtri (what
+# stats.norm calls), without the second and a half scipy.stats takes to import
+from scipy import special
 
 from arena.errors import ArenaError
 
 #: Elo points per natural-log unit of odds: Elo = 400 * log10(odds) = ELO_PER_NAT * ln(odds).
 ELO_PER_NAT: float = 400.0 / math.log(10.0)
 #: the two-sided 95 % normal quantile, 1.959963984540054
-Z95: float = float(stats.norm.ppf(0.975))
+Z95: float = float(special.ndtri(0.975))
 #: Fishtest's normalised-Elo constant 800 / ln 10
 NELO_PER_T: float = 800.0 / math.log(10.0)
 #: a pair's average score per game for the pentanomial classes LL, LD, WL+DD, WD, WW
@@ -152,7 +154,7 @@ def _estimate(counts: Sequence[float], values: Sequence[float], per_obs_games: i
         margin = float(c @ v) * per_obs_games * 2 - games   # W - L over the games
         los = cutechess_los((decisive + margin) / 2, (decisive - margin) / 2)
     else:
-        los = float(stats.norm.cdf((mu - 0.5) / sd))
+        los = float(special.ndtr((mu - 0.5) / sd))
     elo95 = (elo_from_score(hi) - elo_from_score(lo)) / 2.0
     if sd > 0:
         sigma_pg = math.sqrt(per_obs_games * var)

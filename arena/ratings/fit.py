@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy import sparse, stats
+from scipy import sparse, special
 from scipy.sparse import csgraph
 
 from arena.errors import ArenaError
@@ -68,7 +68,7 @@ class Fit:
         d = float(self.elo[i] - self.elo[j])
         if sd == 0.0:
             return 0.5 if d == 0 else float(d > 0)
-        return float(stats.norm.cdf(d / sd))
+        return float(special.ndtr(d / sd))
 
 
 def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor_elo: float = 0.0,

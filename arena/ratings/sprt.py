@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence
 
 import numpy as np
-from scipy import optimize
 
 from arena.errors import ArenaError
 from arena.ratings.elo import (NELO_PER_T, PENTANOMIAL_VALUES, TRINOMIAL_VALUES,
@@ -67,6 +66,8 @@ def _secular_root(p: np.ndarray, b: np.ndarray) -> float:
     eps = 1e-12
     lo, hi = -1.0 / b.max(), -1.0 / b.min()
     width = hi - lo
+    from scipy import optimize  # here: a second to import, and only SPRT needs it
+
     return float(optimize.brentq(secular, lo + eps * width, hi - eps * width, xtol=1e-15))
 
 
