@@ -211,6 +211,22 @@ def _settled(server: Server, games: int) -> Any:
         "running") else None
 
 
+def play_two_uploads(server: Server, tokens: dict[str, str], games: int) -> list[Any]:
+    """alice uploads bots/random (a zip), bob bots/greedy (a tar.gz); both pass their
+    checks and their ``games`` ladder games are played.  Returns the leaderboard, checked."""
+    _, a = server.upload(tokens["alice"], "random.zip", bot_archive("random", "zip"))
+    _, b = server.upload(tokens["bob"], "greedy.tar.gz", bot_archive("greedy", "tgz"))
+    for who, bot in (("alice", a), ("bob", b)):
+        view = _wait(f"{who}'s verdict", lambda: _judged(server, tokens[who], bot["id"]))
+        assert view["status"] == "active" and view["verdict"].startswith("PASS"), view
+    _wait("the ladder games", lambda: _settled(server, games))
+    rows: list[Any] = server.get("/api/leaderboard")
+    assert {(r["bot"], r["owner"], r["games"]) for r in rows} == {
+        ("random", "alice", games), ("greedy", "bob", games)}
+    assert sum(r["score"] for r in rows) == pytest.approx(1.0)
+    return rows
+
+
 def test_uploads_need_a_valid_token(ladder: tuple[Server, dict[str, str]]) -> None:
     server, _ = ladder
     data = bot_archive("random", "zip")

@@ -16,8 +16,8 @@ pytest.importorskip("distributed", reason="the cluster extra is not installed "
 pytest.importorskip("fastapi", reason="the server extra is not installed "
                                       "(pip install -e '.[server]')")
 
-from tests.test_server import (SETTINGS, Server, _competition, _judged, _settled,  # noqa: E402
-                               _wait, bot_archive)
+from tests.test_server import (SETTINGS, Server, _competition,  # noqa: E402
+                               play_two_uploads)
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +53,7 @@ def test_the_judge_plays_the_ladder_on_dask_workers(scheduler: str, tmp_path: Pa
     server = Server(folder)
     server.start()
     try:
-        _, a = server.upload(tokens["alice"], "random.zip", bot_archive("random", "zip"))
-        _, b = server.upload(tokens["bob"], "greedy.tar.gz", bot_archive("greedy", "tgz"))
-        for who, bot in (("alice", a), ("bob", b)):
-            view = _wait(f"{who}'s verdict", lambda: _judged(server, tokens[who], bot["id"]))
-            assert view["status"] == "active", view
-        _wait("the ladder games", lambda: _settled(server, 2))
-        rows = server.get("/api/leaderboard")
-        assert {(r["bot"], r["owner"], r["games"]) for r in rows} == {
-            ("random", "alice", 2), ("greedy", "bob", 2)}
-        assert sum(r["score"] for r in rows) == pytest.approx(1.0)
+        play_two_uploads(server, tokens, 2)
         games = server.get("/api/games")
         records = [server.get(f"/api/games/{g['id']}") for g in games]
         assert all(r["moves"] and r["result"] in ("1-0", "0-1", "1/2-1/2") for r in records)

@@ -24,8 +24,8 @@ pytest.importorskip("sqlalchemy", reason="the server extra is not installed "
 pytest.importorskip("fastapi", reason="the server extra is not installed")
 pytest.importorskip("psycopg", reason="no psycopg (pip install -e '.[server]')")
 
-from tests.test_server import (SETTINGS, Server, _competition, _judged, _settled,  # noqa: E402
-                               _wait, bot_archive)
+from tests.test_server import (SETTINGS, Server, _competition,  # noqa: E402
+                               play_two_uploads)
 from tests.test_server_parts import (check_judges_queue, check_library,  # noqa: E402
                                      check_migrations)
 
@@ -147,15 +147,7 @@ def test_a_real_server_on_postgresql(postgres: Callable[[str], str], tmp_path: P
     server = Server(folder)
     server.start()
     try:
-        _, a = server.upload(tokens["alice"], "random.zip", bot_archive("random", "zip"))
-        _, b = server.upload(tokens["bob"], "greedy.tar.gz", bot_archive("greedy", "tgz"))
-        for who, bot in (("alice", a), ("bob", b)):
-            view = _wait(f"{who}'s verdict", lambda: _judged(server, tokens[who], bot["id"]))
-            assert view["status"] == "active" and view["verdict"].startswith("PASS"), view
-        _wait("the ladder games", lambda: _settled(server, 2))
-        rows = server.get("/api/leaderboard")
-        assert {(r["bot"], r["owner"], r["games"]) for r in rows} == {
-            ("random", "alice", 2), ("greedy", "bob", 2)}
+        play_two_uploads(server, tokens, 2)
         game = server.get("/api/games")[0]
         assert server.get(f"/api/games/{game['id']}")["result"] == game["result"]
     finally:
