@@ -449,31 +449,7 @@ def test_mark_perft_matches_the_reference(v: Variant, position: str, depth: int,
     assert check_against_reference(v, position, depth) == count
 
 
-# --- real games: the example kit bots play each new rule family -------------------------------
-
-SANMILL_FAMILIES = [get_variant(name) for name in ("russian-mill", "dooz", "cheng-san-qi",
-                                                    "da-san-qi", "zhi-qi", "el-filja")]
-
-
-@pytest.mark.parametrize("v", SANMILL_FAMILIES, ids=[v.name for v in SANMILL_FAMILIES])
-def test_the_example_kit_bots_play_each_family(v: Variant, random_bot: object, fast_tc: object) -> None:
-    from pathlib import Path
-
-    from arena.manifest import load_bot
-    from arena.referee import play_game
-    from arena.report.viewer import game_data
-
-    greedy = load_bot(Path(__file__).resolve().parents[1] / "bots" / "greedy")
-    record = play_game(greedy, random_bot, v, fast_tc, seed=3)  # type: ignore[arg-type]
-    assert record.forfeit is None and record.termination, record
-    moves = [str(getattr(m, "move", m)) for m in record.moves]
-    assert len(moves) > 20
-    if v.placement_mill == "hand":
-        assert any("x*" in m for m in moves)  # captures from the hand went through the protocol
-    if v.placement_mill == "count":
-        assert any(m.startswith("x") for m in moves)  # removal-only turns went through it too
-    replayed = game_data(record, "t")  # the report replays and draws it (x* and all)
-    assert replayed
+# (real games of every preset between the example bots: tests/test_presets_play.py)
 
 
 # --- removal-only turns (xg7): board_full=remove-both, placement_mill=count, blocked=remove-and-move
