@@ -162,6 +162,35 @@ def test_position_keeps_history_so_repetitions_are_seen() -> None:
     assert session.position.move_stack == [] and session.position.outcome() is None
 
 
+@pytest.mark.parametrize("name, start", [
+    ("zhi-qi", "BWBWBWBWBBBWBWWBWWWW.WBB b 0 1 23 - - 23"),   # the board fills: both remove
+    ("zhi-qi", "BWWBBWBBBB..BBW...B....B w 0 0 0 - - 60"),   # white is blocked: removes, moves
+    ("el-filja", "WWBBBWWBBBWBWWBBBWWW.BWW b 0 1 23 - - 23"),  # no mill: own men removed
+])
+def test_kit_plays_removal_only_turns(name: str, start: str) -> None:
+    """The kit reads positions with owed removals (remove=) and answers removal-only turns
+    (xg7); a blocked player's removal is followed by its own next move."""
+    variant = get_variant(name)
+    bot = _Recorder()
+    session, out, warnings = _session(bot)
+    session.handle(P.format_newgame(variant.name, variant.to_params()))
+    ref = Position.from_text(variant, start)
+    played: list[str] = []
+    removals = 0
+    while ref.outcome() is None and len(played) < 6:
+        session.handle(P.format_position(ref.to_text()))  # a hand-built start: text only
+        assert session.position.to_text() == ref.to_text()
+        out.clear()
+        session.handle("go movetime 100")
+        reply = P.parse_bot_line(out[-1])
+        assert isinstance(reply, P.BestMove)
+        move = ref.parse_move(reply.move)
+        removals += move.dst is None
+        ref.push(move)
+        played.append(reply.move)
+    assert removals >= 1 and warnings == []
+
+
 def test_position_falls_back_to_the_text_when_the_moves_disagree() -> None:
     variant = get_variant("nine-mens-morris")
     session, out, warnings = _session(_Recorder())
