@@ -165,7 +165,8 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
             game_id = json.loads(_request(f"{base}/api/games")[1])[0]["id"]
             pages = {"/api/status": "reference", "/": "leaderboard page",
                      "/api/leaderboard": "leaderboard JSON", f"/bots/{ids[0]}": "a bot's page",
-                     f"/games/{game_id}": "a game in the viewer"}
+                     f"/games/{game_id}": "a game in the viewer",
+                     f"/api/games/{game_id}/live": "a live board's JSON"}
             figures: dict[str, float] = {"submissions_per_min": 2 / judging * 60,
                                          "ladder_s": played}
             rows = {path: _load(base + path, per_client) for path in pages}

@@ -10,6 +10,7 @@ Needs the ``server`` extra (``pip install -e '.[server]'``).  One module per con
 * :mod:`~arena.server.service`: :class:`Competition`, the library the CLI, the API, the pages
   and the judge call;
 * :mod:`~arena.server.judge`: the checker and game dispatcher threads;
+* :mod:`~arena.server.live`: games in progress, ply by ply (the live board);
 * :mod:`~arena.server.web`: the FastAPI app (JSON API and Jinja2 pages) and :func:`serve`.
 
 Importing this package is cheap; the web framework and the database load with the modules
