@@ -920,15 +920,16 @@ def _explain_removal(pos: Position, move: Move, caps: int,
     v = pos.variant
     removal = example(lambda m: m.dst is None)
     if owed:
-        whose = f"{_men(-owed)} of its own" if owed < 0 else f"{_men(owed)} of {them}'s"
+        whose = (f"{_men(-owed)} of its own" if owed < 0
+                 else f"{owed} {them} {'man' if owed == 1 else 'men'}")
         why = ("placement ended (placement_mill=count: removals by the mills on the board)"
                if v.placement_mill == "count" else "the board filled up (board_full=remove-both)")
         if move.dst is not None:
             return f"{me} must first remove {whose} ({why}){removal}"
         victims = pos.men[t] if owed < 0 else pos.men[1 - t]
         if caps & ~victims:
-            return f"{me} removes {whose} men here, not others{removal}"
-        return f"{me} removes {whose} men here, by the capture rules{removal}"
+            return f"{me} removes {whose} here, not others{removal}"
+        return f"{me} removes {whose} here, as the capture rules allow{removal}"
     if any(m.dst is None for m in pos.legal_moves()):
         if move.dst is not None:
             return f"{me} is blocked: it first removes a {them} man next to one of its own{removal}"

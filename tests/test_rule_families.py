@@ -478,7 +478,7 @@ def test_a_full_board_makes_white_then_black_remove_a_man_then_white_moves() -> 
     assert pos.outcome() is None and pos.turn == WHITE and pos.pending == [1, 1]
     assert pos.to_text().endswith(" remove=1,1")
     assert moves_of(pos) == {"x" + p for p in men_of(pos, BLACK)}
-    with pytest.raises(IllegalMoveError, match="must first remove 1 man of black's"):
+    with pytest.raises(IllegalMoveError, match="must first remove 1 black man"):
         pos.parse_move("a4-a7")
     pos.push_text("xa1")
     assert pos.turn == BLACK and moves_of(pos) == {"x" + p for p in men_of(pos, WHITE)}
@@ -612,3 +612,18 @@ def test_removal_rules_perft_matches_the_reference(v: Variant, position: str, de
                                                    count: Optional[int]) -> None:
     got = check_against_reference(v, position, depth)
     assert count is None or got == count
+
+
+def test_a_removal_only_turn_out_of_place_is_explained() -> None:
+    pos = Position("nine-mens-morris")
+    pos.push_text("d6")
+    with pytest.raises(IllegalMoveError, match="only removes men, which is a turn only when"):
+        pos.parse_move("xd6")
+    full = Position.from_text(ZHI, ZHI_FULL)
+    full.push_text("f6")
+    with pytest.raises(IllegalMoveError, match="white removes 1 black man here, not others"):
+        full.parse_move("xa4")  # a4 is white's own man
+    filja = Position.from_text(EL, f"{EL_CASES[0][0]} b 0 1 23 - - 23")
+    filja.push_text("f6")
+    with pytest.raises(IllegalMoveError, match="white removes 1 man of its own here, not others"):
+        filja.parse_move("xa7")  # black's man: white removes one of its own
