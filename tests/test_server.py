@@ -659,7 +659,8 @@ def test_hostile_uploads_are_checked_aside_and_the_ladder_goes_on(tmp_path: Path
     import psutil
 
     folder = tmp_path / "comp"
-    tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 1")
+    tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 1").replace(
+        "{movetime: 50}", "{movetime: 50, handshake: 3000}")  # the spinners fail sooner
                           + "check_workers: 2\ncheck_timeout: 8\n")
     server = Server(folder)
     server.start()
