@@ -407,7 +407,9 @@ def start_bot() -> Iterator[object]:
 
 
 GAME_VARIANTS = ["nine-mens-morris", "twelve-mens-morris", "six-mens-morris", "three-mens-morris",
-                 "lasker-morris", "nine-mens-morris-options", "nine-mens-morris-no-flying"]
+                 "lasker-morris", "nine-mens-morris-options", "nine-mens-morris-no-flying",
+                 # marks and black moving twice; removal-only turns, the player's own men too
+                 "da-san-qi", "el-filja"]
 
 
 @pytest.mark.parametrize("name", _bot_params())
