@@ -573,8 +573,9 @@ class Position:
             self.turn = BLACK  # placement is over: black moves first
         if placed_last and v.placement_mill == "count":
             self._owe(*self._removals_by_mill_count())
-        elif v.board_full == "remove-both" and not self._full & ~(self.men[0] | self.men[1] | self.marks):
-            self._owe(1, 1)
+        elif (v.board_full == "remove-both"
+              and not self._full & ~(self.men[0] | self.men[1] | self.marks)):
+            self._owe(1, 1)  # the board is full: white, then black, removes a man
         self.ply += 1
         key = self._cur_key = self._key()
         self._reps[key] = self._reps.get(key, 0) + 1
@@ -905,7 +906,8 @@ def explain_illegal(position: Position, text: str) -> str:
         return f" (e.g. {found})" if found is not None else ""
 
     if move.dst is None or pos.pending[pos.turn] or any(m.dst is None for m in legal):
-        return _explain_removal(pos, move, caps, example) or f"{move} is not legal here{example(lambda m: True)}"
+        return (_explain_removal(pos, move, caps, example)
+                or f"{move} is not legal here{example(lambda m: True)}")
     return (_explain_shape(pos, move, src, dst, example)
             or _explain_mills(pos, move, src, dst, caps, example)
             or f"{move} is not legal here{example(lambda m: True)}")

@@ -10,10 +10,11 @@
 // affects which moves are legal (men, flying, fly_at, mill_capture, multi_mill_captures,
 // optional_capture, no_immediate_reform, move_in_placement, mill_wins, placement_mill,
 // one_time_mill, board_full=remove-both and blocked=remove-and-move with their removal-only
-// turns (xg7); second_moves_first only changes whose turn the position text says it is).  Parameters that only
-// decide when a game ends (lose_below, blocked, board_full, repetition, no_capture_draw,
-// three_three_draw) are read and used by the evaluation where it is cheap (lose_below,
-// blocked); the bot does not track repetitions (it ignores the `moves` list of `position`).
+// turns (xg7); second_moves_first only changes whose turn the position text says it is).
+// Parameters that only decide when a game ends (lose_below, blocked, board_full, repetition,
+// no_capture_draw, three_three_draw) are read and used by the evaluation where it is cheap
+// (lose_below, blocked); the bot does not track repetitions (it ignores the `moves` list of
+// `position`).
 //
 // Everything it prints on stdout is a protocol line; its log goes to stderr.
 "use strict";
