@@ -36,7 +36,9 @@ class GameJob:
 
     With ``restart="per-pairing"`` the worker keeps both bots' processes after the game for
     the next game of the same ``pairing`` (a key shared by that pairing's games), unless
-    ``last`` (the pairing's last game: its processes are ended with it)."""
+    ``last`` (the pairing's last game: its processes are ended with it).  ``on_move`` is the
+    referee's callback after every ply (picklable: it travels with the job), e.g. the
+    server's live board."""
 
     slot: Slot
     white: Any  # BotSpec
@@ -47,6 +49,7 @@ class GameJob:
     restart: str = "per-game"
     pairing: str = ""
     last: bool = False
+    on_move: Any = None  # Callable[[Position, MoveInfo], None], or None
 
 
 class KeptBots:
@@ -137,7 +140,7 @@ def play_job(job: GameJob) -> GameRecord:
         try:
             record = play_game(white, black, slot.variant, job.time_control,
                                opening=slot.opening, game_id=slot.game_id, seed=slot.seed,
-                               isolation=job.isolation)
+                               isolation=job.isolation, on_move=job.on_move)
         finally:
             if kept:
                 again = not job.last and not _terminated.is_set()

@@ -13,6 +13,7 @@ what they show comes from the referee's accepted moves only, never a bot's raw t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -51,17 +52,12 @@ def play_live(job: Any, path: str) -> GameRecord:
     """Play a ladder game (a :class:`arena.jobs.GameJob`) in a worker, each ply appended to
     ``path`` as it is played; returns its record labelled like :func:`arena.jobs.play_job`'s.
 
-    This is :func:`~arena.jobs.play_job` for the server's one-game-per-process ladder with the
-    referee's ``on_move`` given (``GameJob`` has no place for one).
+    This is :func:`~arena.jobs.play_job` (its clean stop on SIGTERM included) with a
+    :class:`PlyWriter` as the referee's ``on_move``.
     """
-    from arena.referee import play_game
+    from arena.jobs import play_job
 
-    slot = job.slot
-    record = play_game(job.white, job.black, slot.variant, job.time_control,
-                       opening=slot.opening, game_id=slot.game_id, seed=slot.seed,
-                       isolation=job.isolation, on_move=PlyWriter(path))
-    record.tournament, record.round, record.pair = job.tournament, slot.round, slot.pair
-    return record
+    return play_job(dataclasses.replace(job, on_move=PlyWriter(path)))
 
 
 def read_plies(path: Path) -> list[dict[str, Any]]:
