@@ -75,3 +75,12 @@ def test_every_preset_plays_a_tournament_between_example_bots(tmp_path: Path) ->
              for r in records}
     assert any(m.startswith("x") for m in moves["el-filja"])
     assert any("x*" in m for m in moves["dooz"])
+
+
+def test_arena_variants_lists_every_preset_with_its_source() -> None:
+    result = CliRunner().invoke(cli, ["variants"])
+    assert result.exit_code == 0, result.output
+    for name, v in PRESETS.items():
+        assert name in result.output and v.source[:60] in result.output, name
+    for name in ("russian-mill", "dooz", "cheng-san-qi", "da-san-qi", "zhi-qi", "el-filja"):
+        assert "Sanmill" in PRESETS[name].source
