@@ -665,10 +665,11 @@ def test_hostile_uploads_are_checked_aside_and_the_ladder_goes_on(tmp_path: Path
     server = Server(folder)
     server.start()
     manifest = 'name: {}\ncommand: "{{python}} bot.py"\n'
+    naptime = 600 + os.getpid() % 10_000  # this run's sleeper, not another test run's
     try:
         hostile = {
             "sleeper": {"bot.yaml": manifest.format("sleeper")
-                        + "build: sleep 613\nbuild_timeout: 3600\n", "bot.py": "\n"},
+                        + f"build: sleep {naptime}\nbuild_timeout: 3600\n", "bot.py": "\n"},
             "spinner": {"bot.yaml": manifest.format("spinner"), "bot.py": "while True:\n    pass\n"},
             "chatter": {"bot.yaml": manifest.format("chatter"),
                         "bot.py": "import sys\nwhile True:\n    sys.stderr.write('x' * 65536)\n"},
@@ -681,7 +682,7 @@ def test_hostile_uploads_are_checked_aside_and_the_ladder_goes_on(tmp_path: Path
 
         def sleeping() -> list[int]:
             return [p.pid for p in psutil.process_iter(["cmdline"])
-                    if "sleep 613" in " ".join(p.info["cmdline"] or [])]
+                    if f"sleep {naptime}" in " ".join(p.info["cmdline"] or [])]
 
         assert _wait("the never-ending build to start", sleeping, 20)
         started = time.monotonic()

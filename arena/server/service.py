@@ -414,7 +414,10 @@ class Competition:
             bots = {b.label: b for b in s.scalars(select(Bot).options(joinedload(Bot.owner))
                                                   .where(Bot.status == "active"))}
             owners = {b.label: b.owner.name for b in bots.values()}
-            key = (s.scalar(select(func.max(Game.id)).where(Game.status == "done")),
+            # the done games by count and highest id: games end out of id order (two at
+            # once), so the highest id alone can stay put while another game is counted
+            key = (tuple(s.execute(select(func.count(Game.id), func.max(Game.id))
+                                   .where(Game.status == "done")).one()),
                    tuple(sorted(bots)))
         with self._board_lock:
             if self._board_cache[0] == key:
