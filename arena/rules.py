@@ -228,6 +228,9 @@ class Position:
         self._cur_key = self._key()  # the repetition key of the current state, kept up to date
         self._reps: dict[tuple[int, ...], int] = {self._cur_key: 1}
         self._capture_cache: dict[tuple[int, int], list[int]] = {}
+        #: the last :meth:`generate_raw` answer and the key of the state it was for (shared by
+        #: copies: a bot kit's copy of the position it just generated for asks again)
+        self._last_gen: tuple[tuple[int, ...], tuple[RawMove, ...]] = ((), ())
         self._moves = _MOVE_CACHE.setdefault(t.name, {})
 
     # -- state helpers -------------------------------------------------------------------
@@ -361,12 +364,18 @@ class Position:
 
     def generate_raw(self) -> list[RawMove]:
         """Every move the rules allow as :data:`RawMove` tuples, ignoring game end (for searches)."""
+        key = self._cur_key
+        last = self._last_gen
+        if last[0] == key:  # the state is the whole input of move generation
+            return list(last[1])
         pending = self.pending[self.turn]
         if pending:
-            return self._removal_turns(pending)
-        out = self._generate(-2, -1)
-        if not out and self.variant.blocked == "remove-and-move":
-            return self._blocked_removals()
+            out = self._removal_turns(pending)
+        else:
+            out = self._generate(-2, -1)
+            if not out and self.variant.blocked == "remove-and-move":
+                out = self._blocked_removals()
+        self._last_gen = (key, tuple(out))
         return out
 
     def _removal_turns(self, k: int) -> list[RawMove]:
