@@ -8,11 +8,14 @@ instead of a ``setoption`` the bot silently ignores.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import TYPE_CHECKING, Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from arena.bot import BotProcess, BotSpec, Handshake
 from arena.clock import HANDSHAKE_MS
+from arena.errors import ArenaError
 from arena.options import check_options
 
 if TYPE_CHECKING:
@@ -68,4 +71,49 @@ def preflight(spec: BotSpec, *, isolation: Optional[Isolation] = None,
     return handshake
 
 
-__all__ = ["preflight", "bot_label", "HANDSHAKE_S"]
+def _same_start(spec: BotSpec) -> tuple[object, ...]:
+    """What decides a bot's handshake: two specs alike here start the same process (they
+    may differ in name and options, which the handshake does not depend on)."""
+    return (spec.path, spec.command, spec.cwd, spec.build)
+
+
+def preflight_all(specs: Sequence[BotSpec], *, isolation: Optional[Isolation] = None,
+                  handshake_s: float = HANDSHAKE_S, at_once: Optional[int] = None
+                  ) -> list[Union[Handshake, ArenaError]]:
+    """:func:`preflight` for every spec, up to ``at_once`` at a time (default: the number
+    of cores, at least 2), each bot started once however many specs share it (a tournament's
+    ``random`` and ``random-2``); each spec's options are checked against that handshake.
+
+    Returns, in the order of ``specs``, the handshake or the error (an
+    :class:`~arena.options.OptionError`, a :class:`~arena.errors.BotError`, or another
+    :class:`~arena.errors.ArenaError`) that :func:`preflight` would have raised for it.
+    Starting the bots at once rather than one after the other saves a bot start per bot
+    (about 0.2 s for a Python bot), paid before every tournament.
+    """
+    firsts: dict[tuple[object, ...], BotSpec] = {}
+    for spec in specs:
+        firsts.setdefault(_same_start(spec), spec)
+
+    def start(spec: BotSpec) -> Union[Handshake, ArenaError]:
+        try:  # the options are checked below, per spec: none here
+            return preflight(dataclasses.replace(spec, options={}), isolation=isolation,
+                             handshake_s=handshake_s)
+        except ArenaError as e:
+            return e
+
+    width = max(1, min(len(firsts), at_once or max(2, os.cpu_count() or 1)))
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="arena-preflight") as pool:
+        started = dict(zip(firsts, pool.map(start, firsts.values())))
+    out: list[Union[Handshake, ArenaError]] = []
+    for spec in specs:
+        got = started[_same_start(spec)]
+        if isinstance(got, Handshake):
+            try:
+                check_options(spec.options, got.options, bot=bot_label(spec))
+            except ArenaError as e:
+                got = e
+        out.append(got)
+    return out
+
+
+__all__ = ["preflight", "preflight_all", "bot_label", "HANDSHAKE_S"]

@@ -524,19 +524,18 @@ def _preflight_bots(config: TournamentConfig) -> list[str]:
     fails to build or start is not an error of the run: its games are played as start
     failures, each with the reason.  Returns one line per such bot, for the run's log."""
     from arena.options import OptionError
-    from arena.preflight import preflight
+    from arena.preflight import preflight_all
 
+    outcomes = preflight_all(config.bots, isolation=config.isolation,
+                             handshake_s=config.time_control.handshake_ms / 1000.0)
     failures = []
-    for bot in config.bots:
-        try:
-            preflight(bot, isolation=config.isolation,
-                      handshake_s=config.time_control.handshake_ms / 1000.0)
-        except OptionError:
-            raise
-        except BotError as e:
-            failures.append(f"{bot.name} cannot start ({e}): its games will be forfeits")
-        except ArenaError as e:  # e.g. a Dask run whose bots exist only on the workers
-            failures.append(f"{bot.name} cannot be started here ({e}); its games decide")
+    for bot, got in zip(config.bots, outcomes):
+        if isinstance(got, OptionError):
+            raise got
+        if isinstance(got, BotError):
+            failures.append(f"{bot.name} cannot start ({got}): its games will be forfeits")
+        elif isinstance(got, ArenaError):  # e.g. a Dask run whose bots exist only on the workers
+            failures.append(f"{bot.name} cannot be started here ({got}); its games decide")
     return failures
 
 

@@ -13,7 +13,7 @@ from arena.bot import load_bot
 from arena.cli import cli
 from arena.errors import BotStartError, ConfigError
 from arena.options import OptionError, check_options
-from arena.preflight import preflight
+from arena.preflight import preflight, preflight_all
 from arena.protocol import OptionDecl, parse_bot_line
 from tests.conftest import EXAMPLE_BOTS, ROOT, TEST_BOTS
 
@@ -104,6 +104,31 @@ def test_preflight_refuses_an_option_out_of_range() -> None:
 def test_preflight_raises_the_start_failure_of_a_bot_that_cannot_start() -> None:
     with pytest.raises(BotStartError):
         preflight(load_bot(TEST_BOTS / "exit-at-start", options={"Seed": 1}), handshake_s=2.0)
+
+
+def test_preflight_all_starts_each_bot_once_and_checks_each_specs_options(tmp_path: Path) -> None:
+    """A tournament's bots at once: two specs of one folder (other names and options) start
+    one process, each spec's options are checked on its own, and a bot that cannot start is
+    that spec's error, in the specs' order."""
+    from arena.sandbox import Isolation, Level
+
+    folder = tmp_path / "starter"
+    folder.mkdir()
+    shutil.copy(EXAMPLE_BOTS / "random" / "bot.py", folder / "random_bot.py")
+    (folder / "bot.py").write_text(  # counts its starts, then is bots/random
+        "import pathlib, runpy\n"
+        "with open(pathlib.Path(__file__).with_name('starts.txt'), 'a') as f:\n"
+        "    f.write('start\\n')\n"
+        "runpy.run_path(str(pathlib.Path(__file__).with_name('random_bot.py')), "
+        "run_name='__main__')\n")
+    (folder / "bot.yaml").write_text('command: "{python} bot.py"\n')
+    specs = [load_bot(folder, name="a"), load_bot(folder, name="b", options={"Nope": 1}),
+             load_bot(TEST_BOTS / "exit-at-start"), load_bot(folder, name="c", options={"Seed": 4})]
+    got = preflight_all(specs, isolation=Isolation(Level.NONE), handshake_s=5.0)
+    assert (folder / "starts.txt").read_text() == "start\n"
+    assert got[0].id["name"] == "random" and got[3].id["name"] == "random"  # type: ignore[union-attr]
+    assert isinstance(got[1], OptionError) and "Nope" in str(got[1])
+    assert isinstance(got[2], BotStartError)
 
 
 def _built_bot(tmp_path: Path, build: str) -> Path:
