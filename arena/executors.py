@@ -30,7 +30,7 @@ import time
 from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 from arena.config import TournamentConfig
 from arena.errors import ConfigError
@@ -135,12 +135,30 @@ def wrap_executor(executor: Executor, workers: int) -> FuturesExecutor:
                                                               workers)))
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
-    """The local pool: ``workers`` forked processes set up by :func:`arena.jobs.init_worker`
-    (SIGINT ignored, SIGTERM a clean stop, dead with the runner)."""
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=init_worker, initargs=(os.getpid(),))
+#: what a fork server loads once, for the workers it forks (see :func:`process_pool`)
+FORKSERVER_PRELOAD = ["arena.jobs", "arena.referee", "arena.check", "arena.server.live"]
+
+
+def process_pool(workers: int, *, threaded: bool = False) -> ProcessPoolExecutor:
+    """The local pool: ``workers`` processes set up by :func:`arena.jobs.init_worker`
+    (SIGINT ignored, SIGTERM a clean stop, dead with the runner).
+
+    They are forked from the caller, the fastest start, unless ``threaded`` (a caller whose
+    other threads keep working, such as the competition server): a fork copies every lock
+    as it is at that moment, and a child that needs one another thread held (in the middle
+    of an import, say) waits forever.  Those workers are forked by a fork server instead, a
+    process of one thread that has loaded :data:`FORKSERVER_PRELOAD`."""
+    methods = multiprocessing.get_all_start_methods()
+    context: Any
+    if threaded and "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(FORKSERVER_PRELOAD)
+        ids = (0, os.getpid())  # the workers' parent is the fork server: they watch this one
+    else:
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        ids = (os.getpid(), 0)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=init_worker, initargs=ids)
 
 
 def stop_pool(executor: Executor) -> None:

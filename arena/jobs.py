@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import select
 import signal
 import sys
 import threading
@@ -162,9 +163,10 @@ def play_job(job: GameJob) -> GameRecord:
 # --------------------------------------------------------------------------------------
 
 
-def init_worker(parent_pid: int) -> None:
+def init_worker(parent_pid: int, runner_pid: int = 0) -> None:
     """Worker initializer: ignore SIGINT (the runner decides), turn SIGTERM into a clean stop,
-    and die with the runner (``parent_pid``)."""
+    and die with the runner: the parent (``parent_pid``), or, for a worker of a fork server
+    (``parent_pid`` 0), the process ``runner_pid``, watched by a thread."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
     from multiprocessing import util
@@ -172,8 +174,34 @@ def init_worker(parent_pid: int) -> None:
     util.Finalize(KEPT, KEPT.close_all, exitpriority=10)  # a pool worker exits without atexit
     threading.Thread(target=_watchdog, name="arena-worker-watchdog", daemon=True).start()
     _set_parent_death_signal(signal.SIGTERM)
-    if os.getppid() != parent_pid:  # the runner died before the request took effect
+    if parent_pid and os.getppid() != parent_pid:  # the runner died before the request took effect
         os._exit(1)
+    if runner_pid:
+        threading.Thread(target=_watch_runner, args=(runner_pid,), name="arena-runner-watch",
+                         daemon=True).start()
+
+
+def _watch_runner(pid: int) -> None:
+    """In a fork server's worker, on a thread: once the runner ``pid`` has exited (killed,
+    say), stop as on SIGTERM (the game unwinds, its bots are stopped).  The fork server
+    is the worker's parent and outlives the runner while the worker lives, so the parent's
+    death signal never comes."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd (or already gone): poll
+        fd = -1
+    if fd >= 0:
+        select.select([fd], [], [])  # readable once the process has exited
+    else:
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                pass
+            time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:

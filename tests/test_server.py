@@ -463,6 +463,12 @@ def test_a_killed_server_resumes_and_counts_no_game_twice(tmp_path: Path) -> Non
         _, b = server.upload(tokens["bob"], "r2.zip", bot_archive("random", "zip", name="r2"))
         # kill it while the ladder's games are being played
         _wait("games in play", lambda: server.get("/api/status")["games"].get("running"))
+        import psutil
+
+        assert server.proc is not None
+        # its workers, the fork server that made them, their bots: all end with it
+        descendants = psutil.Process(server.proc.pid).children(recursive=True)
+        assert len(descendants) >= 3
         server.kill()
         running = server.get  # the process is gone: nothing answers
         with pytest.raises(OSError):
@@ -484,6 +490,9 @@ def test_a_killed_server_resumes_and_counts_no_game_twice(tmp_path: Path) -> Non
     # nothing of the killed server (workers, bots) outlives it
     left = _wait("the killed server's processes to end", lambda: not _processes_in(folder), 15)
     assert left
+    assert _wait("the killed server's descendants to end",
+                 lambda: not [p for p in descendants if p.is_running()
+                              and p.status() != psutil.STATUS_ZOMBIE], 15)
 
 
 def _processes_in(folder: Path) -> list[int]:

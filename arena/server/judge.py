@@ -123,7 +123,7 @@ class Judge:
             spec = comp.bot_spec(bot_id)
         except Exception as e:  # noqa: BLE001 - a vanished folder, a bad manifest: a verdict
             return False, f"FAIL: the check could not run ({e})"[:500], ""
-        pool = process_pool(1)
+        pool = process_pool(1, threaded=True)
         with self._pools_lock:
             self._check_pools.add(pool)
         try:
@@ -238,7 +238,7 @@ def _open_executor(competition: Competition) -> Executor:
         return client.get_executor()
     from arena.executors import process_pool
 
-    return process_pool(cfg.workers)
+    return process_pool(cfg.workers, threaded=True)
 
 
 def wait_for(predicate: Any, timeout: float, step: float = 0.1) -> bool:
