@@ -106,6 +106,50 @@ def botprocess_go_us(n: int, folder: Path) -> float:
         return (time.perf_counter() - t0) / n * 1e6
 
 
+def referee_hot_us(games: int = 100, seed: int = 1) -> float:
+    """Mean µs of the referee's per-move work replayed without bots, in a tight loop: the
+    same calls as :class:`arena.referee._Game` makes between two ``bestmove``\ s (clock,
+    position text, ``position`` line, legality, push, outcome, the move's record), on
+    random games.  In a real game the same code runs about 3x slower: between two of its
+    moves the bots run, and the referee's code and data leave the CPU's caches."""
+    import random
+
+    from arena.clock import GameClock
+    from arena.protocol import format_position
+
+    variant = get_variant("nine-mens-morris")
+    rng = random.Random(seed)
+    played = []
+    for _ in range(games):
+        pos = Position(variant)
+        texts: list[str] = []
+        while pos.outcome() is None and len(texts) < 400:
+            move = rng.choice(pos.legal_moves())
+            texts.append(str(move))
+            pos.push(move)
+        played.append(texts)
+    tc = TimeControl(movetime_ms=1000)
+    n = 0
+    t0 = time.perf_counter()
+    for texts in played:
+        pos, clock, moves = Position(variant), GameClock(tc), []
+        for text in texts:
+            if pos.outcome() is not None:
+                break
+            color = pos.turn
+            clock.deadline_ms(color)
+            clock.wall_deadline_ms(color)
+            format_position(pos.to_text(), moves)
+            clock.go()
+            clock.charge(color, 1.0)
+            move = pos.parse_move(text)
+            pos.push(move)
+            moves.append(str(move))
+            MoveInfo(str(move), 1.0, 1.0)
+            n += 1
+    return (time.perf_counter() - t0) / n * 1e6
+
+
 def _bot_start_exit(folder: Path) -> None:
     """Spawn the bot in ``folder`` bare (no sandbox), read its handshake, ``quit``, reap it."""
     proc = subprocess.Popen([sys.executable, "bot.py"], cwd=folder, stdin=subprocess.PIPE,
@@ -192,8 +236,10 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
             pipe = min(pipe, pipe_round_trip_us(n_trips // 5))
             go = min(go, botprocess_go_us(n_trips // 5, folder))
     g = games(n_games, "nine-mens-morris")
+    hot = min(referee_hot_us(20 if quick else 100) for _ in range(3))
     floor = g["start_floor_ms"]
     figures = {"pipe_round_trip_us": pipe, "botprocess_go_us": go, **g,
+               "referee_hot_us": hot,
                "go_over_pipe": go / pipe, "referee_over_pipe": g["referee_us"] / pipe,
                "game_over_floor": g["ms_per_game"] / floor}
     echo(f"referee benchmark ({'quick' if quick else 'full'}; best of 5 x {n_trips // 5} round trips, "
@@ -205,6 +251,8 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
          f"{g['go_us'] / pipe:5.2f}x the pipe (includes the bot's move generation)")
     echo(f"  move in a game: referee's own work       {g['referee_us']:9.1f} µs   "
          f"{g['referee_us'] / pipe:5.2f}x the pipe (target <= 4x)")
+    echo(f"  the same work replayed without bots      {hot:9.1f} µs   {hot / pipe:5.2f}x the pipe "
+         f"(hot caches, as the pipe's loop; a game runs it cold, between the bots' turns)")
     echo(f"  move in a game: referee's CPU (thread)   {g['referee_cpu_us']:9.1f} µs   "
          f"(all of it, BotProcess.go's included; load from elsewhere barely moves it)")
     echo(f"  moves/s inside games                     {g['in_game_moves_per_s']:9.0f}")
