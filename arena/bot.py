@@ -177,6 +177,7 @@ class BotProcess:
         #: its previous reply (or ``readyok``), so thinking on the opponent's time counts too
         self.last_cpu_ms: Optional[float] = None
         self._cpu_mark = 0.0
+        self._cpu_due = False  # a reply's CPU reading is owed (see take_cpu)
         self.label = label or spec.name
         self.env = dict(env) if env is not None else None
         self.line_cap = line_cap
@@ -402,7 +403,7 @@ class BotProcess:
                 if not isinstance(msg, P.ReadyOk):
                     raise ProtocolError(f"expected 'readyok', got {cut(line)!r}", line)
                 self._last_reply = line
-                self._cpu_mark = self.cpu_time()
+                self._cpu_mark, self._cpu_due = self.cpu_time(), False
                 return
         except _UnaskedLine:
             raise
@@ -416,7 +417,8 @@ class BotProcess:
     # -- moves ---------------------------------------------------------------------------
     def go(self, position_text: str, moves: Sequence[str], go: P.Go,
            timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
-           legal: Optional[Sequence[str]] = None) -> tuple[str, float]:
+           legal: Optional[Sequence[str]] = None, cpu_now: bool = True,
+           after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
         """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` (the
         clock starts as the write begins) to reading ``bestmove``.  ``timeout_s`` ``None`` waits forever (never for games).
         ``legal`` (the legal moves' texts, for a bot that asked for them) is sent as a
@@ -424,7 +426,11 @@ class BotProcess:
 
         :attr:`last_cpu_ms` is then the CPU time of the bot's process tree since its previous
         reply.  With ``cpu_limit_s`` that CPU time is watched while the bot thinks, and a bot
-        that goes over loses at once (``timeout_s`` still caps the wall time).
+        that goes over loses at once (``timeout_s`` still caps the wall time).  With
+        ``cpu_now`` False (never with ``cpu_limit_s``) that reading waits for
+        :meth:`take_cpu`, which the referee calls once the other bot's request is written:
+        the bot is idle then, and the reading is off the path from a reply to the next
+        request.  ``after_send`` is called once the request is written, before the wait.
 
         :raises BotTimeout: no ``bestmove`` in time (wall, or CPU with ``cpu_limit_s``).
         :raises BotCrashed: the bot exited or closed its output.
@@ -435,6 +441,8 @@ class BotProcess:
             than the cap.
         """
         self.check_idle()
+        if self._cpu_due:  # a reply whose reading was not taken: before the mark moves
+            self.take_cpu()
         # with a fixed time per move, every go line is the same: formatted once
         if self._last_go[0] is not go and self._last_go[0] != go:
             self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
@@ -449,6 +457,8 @@ class BotProcess:
         start = time.monotonic()
         deadline = start + limit
         self._send(lines, deadline)
+        if after_send is not None:
+            after_send()
         watch = None if cpu_limit_s is None else self._cpu_watch(cpu_limit_s)
         while True:
             try:
@@ -472,11 +482,21 @@ class BotProcess:
         elapsed_ms = (time.monotonic() - start) * 1000.0
         self._check_read(line, ask)
         self._last_reply = line
-        used = self.cpu_time()
-        self.last_cpu_ms, self._cpu_mark = (used - self._cpu_mark) * 1000.0, used
+        self._cpu_due = True
+        if cpu_now or cpu_limit_s is not None:
+            self.take_cpu()
         if self._lines:
             self._check_extra()
         return move, elapsed_ms
+
+    def take_cpu(self) -> Optional[float]:
+        """Read the CPU time owed by the last :meth:`go` (``cpu_now=False``) into
+        :attr:`last_cpu_ms`, once; returns it."""
+        if self._cpu_due:
+            self._cpu_due = False
+            used = self.cpu_time()
+            self.last_cpu_ms, self._cpu_mark = (used - self._cpu_mark) * 1000.0, used
+        return self.last_cpu_ms
 
     def cpu_time(self) -> float:
         """Seconds of CPU the bot's whole process tree has used since it started."""

@@ -103,12 +103,18 @@ class Player(abc.ABC):
 
     @abc.abstractmethod
     def choose(self, position: Position, moves: Sequence[str], go: Go,
-               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None
-               ) -> tuple[str, float]:
+               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+               after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
         """The move text for ``position`` (reached by ``moves``) and the wall ms it took.
 
         ``cpu_limit_s`` (CPU clock only) bounds the CPU time the move may use; a player that
-        measures CPU sets :attr:`last_cpu_ms`."""
+        measures CPU sets :attr:`last_cpu_ms` (without ``cpu_limit_s``, possibly only at
+        :meth:`take_cpu`).  ``after_send``, if given, may be called once the request is out
+        and the player is thinking (the referee's bookkeeping of the previous move)."""
+
+    def take_cpu(self) -> Optional[float]:
+        """:attr:`last_cpu_ms` of the last :meth:`choose`, read now if it was put off."""
+        return self.last_cpu_ms
 
     def check_idle(self) -> None:
         """Fail if the player said something while not asked (called when a game ends by the
@@ -156,16 +162,23 @@ class BotPlayer(Player):
         self.process.new_game(variant.name, variant.to_params(), options, handshake_s)
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
-               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None
-               ) -> tuple[str, float]:
+               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+               after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
         """``position`` (and ``legalmoves``, if the bot asked for it) and ``go`` to the bot;
-        its ``bestmove`` and the referee-measured ms."""
+        its ``bestmove`` and the referee-measured ms.  The CPU reading waits for
+        :meth:`take_cpu` unless ``cpu_limit_s`` needs it at once."""
         legal = [m.text for m in position.legal_moves()] if self.spec.legal_moves else None
         try:
             return self.process.go(position.to_text(), moves, go, timeout_s,
-                                   cpu_limit_s=cpu_limit_s, legal=legal)
+                                   cpu_limit_s=cpu_limit_s, legal=legal,
+                                   cpu_now=cpu_limit_s is not None, after_send=after_send)
         finally:
             self.last_cpu_ms = self.process.last_cpu_ms
+
+    def take_cpu(self) -> Optional[float]:
+        """The last move's CPU ms, read from the bot's process tree now if it was put off."""
+        self.last_cpu_ms = self.process.take_cpu()
+        return self.last_cpu_ms
 
     def check_idle(self) -> None:
         """A line other than ``info`` since the bot's last answer is a :class:`ProtocolError`
@@ -291,9 +304,11 @@ class HumanPlayer(Player):
         self.show_board = show_board
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
-               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None
-               ) -> tuple[str, float]:
+               timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+               after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
         """Prompt until a legal move is typed."""
+        if after_send is not None:
+            after_send()
         start = time.monotonic()
         if self.show_board:
             self.write(position.board_text())
@@ -425,6 +440,8 @@ class _Game:
         self.position = Position(variant)
         self.moves: list[str] = []
         self.failure: Optional[tuple[int, BotError]] = None
+        #: the move pushed last, not yet recorded: (player, move, wall ms); see _book
+        self._unbooked: Optional[tuple[Player, Move, float]] = None
 
     def run(self, opening: Sequence[str]) -> None:
         """Start both players, play the opening, then turns until the game ends."""
@@ -447,10 +464,17 @@ class _Game:
                 timeout_ms = clock.deadline_ms(color) if player.timed else None
                 on_cpu = timeout_ms is not None and self.tc.clock == "cpu"
                 wall_ms = clock.wall_deadline_ms(color) if player.timed else None
-                text, ms = player.choose(
-                    pos, self.moves, clock.go(), None if wall_ms is None else wall_ms / 1000.0,
-                    cpu_limit_s=timeout_ms / 1000.0 if on_cpu else None)  # type: ignore[operator]
-                charged = player.last_cpu_ms if on_cpu and player.last_cpu_ms is not None else ms
+                try:
+                    text, ms = player.choose(
+                        pos, self.moves, clock.go(),
+                        None if wall_ms is None else wall_ms / 1000.0,
+                        cpu_limit_s=timeout_ms / 1000.0 if on_cpu else None,  # type: ignore[operator]
+                        after_send=self._book)
+                finally:
+                    self._book()  # the previous move's, if the player did not call it
+                charged = player.take_cpu() if on_cpu else ms
+                if charged is None:
+                    charged = ms
                 if player.timed and not clock.charge(color, charged):
                     unit = " of CPU time" if on_cpu else ""
                     raise BotTimeout(f"took {charged:.0f} ms{unit}, the limit was "
@@ -460,11 +484,13 @@ class _Game:
                 except MoveError:
                     raise IllegalMove(illegal_move_text(pos, text), text) from None
             except BotError as e:
+                player.take_cpu()
                 self.failure = (color, e)
                 return
-            cpu = player.last_cpu_ms
-            self._push(move, MoveInfo(str(move), round(ms, 3),
-                                      None if cpu is None else round(cpu, 3)))
+            pos.push(move)
+            self.moves.append(str(move))
+            self._unbooked = (player, move, ms)
+        self._book()
         # the game is over by the rules: a line either bot sent unasked is still a forfeit
         # (the side that moved last first: its extra line is the likelier)
         for color in (1 - pos.turn, pos.turn):
@@ -477,6 +503,20 @@ class _Game:
     def _push(self, move: Move, info: MoveInfo) -> None:
         self.position.push(move)
         self.moves.append(info.move)
+        self.record.moves.append(info)
+        if self.on_move is not None:
+            self.on_move(self.position, info)
+
+    def _book(self) -> None:
+        """Record the move played last (its CPU reading, its :class:`MoveInfo`, ``on_move``):
+        called once the next request is written, while the other player thinks, so that
+        none of it stands between a reply and the next request; or at the end."""
+        if self._unbooked is None:
+            return
+        player, move, ms = self._unbooked
+        self._unbooked = None
+        cpu = player.take_cpu()
+        info = MoveInfo(str(move), round(ms, 3), None if cpu is None else round(cpu, 3))
         self.record.moves.append(info)
         if self.on_move is not None:
             self.on_move(self.position, info)

@@ -167,6 +167,12 @@ def test_opening_is_played_by_the_referee(random_bot: BotSpec, fast_tc: TimeCont
     assert len(seen) == len(record.moves)
     assert [info for _, info in seen] == record.moves
     assert seen[-1][0] == record.final_position
+    # each move is reported (after the next request is written) with the position it made
+    replay = Position(get_variant("nine-mens-morris"))
+    for text, info in seen:
+        replay.push_text(info.move)
+        assert text == replay.to_text()
+    assert all(m.cpu_ms is not None for m in record.moves[2:])
 
 
 def test_illegal_opening_is_a_config_error(random_bot: BotSpec, fast_tc: TimeControl) -> None:
