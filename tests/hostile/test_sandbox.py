@@ -510,9 +510,11 @@ def test_a_killed_referees_orphans_are_swept(tmp_path: Path, watchdog: bool) -> 
             assert not any(p.exists() for p in leftovers)
             return
         time.sleep(0.2)
-        assert alive([grandchild]) == [grandchild], "the grandchild should outlive the referee"
         assert leftovers
-        Sandbox(Level.BASIC, tmp_path).close()  # sweeps
+        if alive([grandchild]):  # it outlived the referee and its watchdog: the next sandbox
+            Sandbox(Level.BASIC, tmp_path).close()  # sweeps
+        # else a sandbox made meanwhile by another test (the suite runs in parallel, and
+        # every new sandbox sweeps the dead referees' cgroups) swept it already
         assert wait_gone([grandchild]) == []
         assert not any(p.exists() for p in leftovers)
     finally:
@@ -549,7 +551,9 @@ def test_a_dead_referees_temporary_folders_are_removed() -> None:
         folder.mkdir()
         (folder / "left.txt").write_text("x")
     try:
-        assert sweep_referee(gone.pid) == 1
+        # 1: found and removed here (0 only if another process's first sandbox swept the
+        # stale folder in between: the suite runs in parallel)
+        assert sweep_referee(gone.pid) in (0, 1)
         assert not dead.exists() and mine.exists()
     finally:
         for folder in (dead, mine):
