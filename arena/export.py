@@ -48,7 +48,7 @@ TERMINATIONS = {"timeout": "time forfeit", "illegal-move": "rules infraction",
                 "start-failure": "abandoned", "error": "abandoned"}
 SITE = "Morris Arena"
 _RESULTS = ("1-0", "0-1", "1/2-1/2")
-_MOVE = re.compile(r"^[a-z0-9x\-]+$")
+_MOVE = re.compile(r"^[a-z0-9x*\-]+$")  # the protocol's notation, x* (a man from the hand) too
 _LINE = 79  # PGN export format: lines of at most 79 characters
 
 

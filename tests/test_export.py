@@ -105,6 +105,18 @@ def test_a_forfeit_is_named_in_termination_and_a_comment(tiny: Path) -> None:
     assert comments[-1] == "white forfeits: timeout: no move within 50 ms" and token == "0-1"
 
 
+def test_every_move_shape_of_the_rule_families_is_written_as_played(tiny: Path) -> None:
+    """Captures from the hand (Dooz), several captures and removal-only turns (El Filja)
+    are moves like any other, not 'unreadable'."""
+    from arena.records import MoveInfo
+
+    record = read_records(tiny / "games.jsonl")[0]
+    shapes = ["d6x*", "a1x*x*", "d2x*xg7", "a1-a4xd1xg7", "xg7", "xa1xd1"]
+    shaped = dataclasses.replace(record, opening=[], moves=[MoveInfo(m, 1.0) for m in shapes])
+    [(tags, moves, comments, token)] = read_pgn(format_game(shaped))
+    assert moves == shapes and not any("unreadable" in c for c in comments)
+
+
 @pytest.mark.parametrize("name", [
     'evil"] [Result "1-0"]',
     'back\\slash\\',
