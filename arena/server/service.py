@@ -313,21 +313,20 @@ class Competition:
             mine = self.may_see_private(viewer, bot.owner_id)
             if private and not mine:
                 raise Forbidden("only its owner and admins may see a bot's check")
-            games = s.scalars(select(Game).where(or_(Game.white_id == bot_id,
-                                                     Game.black_id == bot_id))
-                              .order_by(Game.id)).all()
+            games = s.scalars(_with_players(select(Game)).where(
+                or_(Game.white_id == bot_id, Game.black_id == bot_id)).order_by(Game.id)).all()
+            forfeits = [g for g in games if g.status == "done" and _forfeited(g, bot_id)]
             out: dict[str, Any] = {
                 "id": bot.id, "bot": bot.name, "version": bot.version,
                 "owner": bot.owner.name, "status": bot.status,
                 "uploaded": bot.created_at.isoformat(),
                 "games": [_game_row(g) for g in games],
-                "forfeits": sum(1 for g in games if g.status == "done" and _forfeited(g, bot_id)),
+                "forfeits": len(forfeits),
             }
             if mine:
                 out["verdict"] = bot.verdict
                 out["check_log"] = bot.check_log
-                out["forfeit_games"] = [_forfeit_row(g, bot_id) for g in games
-                                        if g.status == "done" and _forfeited(g, bot_id)]
+                out["forfeit_games"] = [_forfeit_row(g, bot_id) for g in forfeits]
             return out
 
     def bots(self, status: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
@@ -391,10 +390,8 @@ class Competition:
     def games(self, *, limit: int = 200) -> list[dict[str, Any]]:
         """The latest games, queued, running and finished (the live view)."""
         with self.sessions() as s:
-            rows = s.scalars(select(Game).options(
-                joinedload(Game.white).joinedload(Bot.owner),
-                joinedload(Game.black).joinedload(Bot.owner)).order_by(Game.id.desc())
-                .limit(limit)).all()
+            rows = s.scalars(_with_players(select(Game)).order_by(Game.id.desc())
+                             .limit(limit)).all()
             return [_game_row(g) for g in rows]
 
     def records(self) -> list[GameRecord]:
@@ -643,6 +640,13 @@ def _forfeit_row(game: Game, bot_id: int) -> dict[str, Any]:
     return {"id": game.id, "termination": record.get("termination", ""),
             "detail": record.get("detail", ""),
             "stderr": record.get("stderr", {}).get(color, "")}
+
+
+def _with_players(query: Any) -> Any:
+    """``query`` (of games) loading both players and their owners with the games, for
+    :func:`_game_row` (not one query per game)."""
+    return query.options(joinedload(Game.white).joinedload(Bot.owner),
+                         joinedload(Game.black).joinedload(Bot.owner))
 
 
 def _game_row(g: Game) -> dict[str, Any]:
