@@ -30,7 +30,6 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Optional
 
 from arena.server import live
-from arena.server.live import live_path
 from arena.server.config import ServerConfig
 from arena.server.service import Competition
 
@@ -104,7 +103,7 @@ class Judge:
         claimed = self.competition.claim_check()
         if claimed is None:
             return False
-        job_id, bot_id, _ = claimed
+        job_id, bot_id = claimed
         passed, verdict, text = self._run_check(bot_id)
         if self._stop.is_set():
             return True  # interrupted: requeued at the next start
@@ -185,7 +184,7 @@ class Judge:
                           time_control=comp.config.time_control, tournament=comp.config.name,
                           isolation=comp.config.isolation_object())
             assert self._executor is not None
-            path = live_path(comp.folder, game_id)
+            path = live.live_path(comp.folder, game_id)
             live.clear(path)  # played again after a restart: from an empty board
             return self._executor.submit(live.play_live, job, str(path))
         except Exception as e:  # noqa: BLE001 - a vanished folder, a bad manifest: a failure
@@ -201,7 +200,7 @@ class Judge:
             self.competition.finish_game(game_id, None)
             return
         self.competition.finish_game(game_id, record)
-        live.remove(live_path(self.competition.folder, game_id))
+        live.remove(live.live_path(self.competition.folder, game_id))
 
 
 def check_spec(spec: Any, config: ServerConfig, folder: str) -> tuple[bool, str, str]:
@@ -239,13 +238,3 @@ def _open_executor(competition: Competition) -> Executor:
     from arena.executors import process_pool
 
     return process_pool(cfg.workers, threaded=True)
-
-
-def wait_for(predicate: Any, timeout: float, step: float = 0.1) -> bool:
-    """Poll ``predicate()`` until true or ``timeout`` seconds (for tests and tools)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step)
-    return bool(predicate())

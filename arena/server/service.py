@@ -88,11 +88,12 @@ OPERATOR = Viewer(name="(the server's operator)", is_admin=True)
 REVOKED = "revoked:"
 
 
-def init_competition(folder: str | os.PathLike[str], config: Optional[ServerConfig] = None,
-                     config_file: Optional[str | os.PathLike[str]] = None) -> Path:
-    """Make a new competition in ``folder`` (created; an existing competition is refused).
+def init_competition(folder: str | os.PathLike[str],
+                     config: Optional[ServerConfig] = None) -> Path:
+    """Make a new competition in ``folder`` (created; an existing competition is refused)
+    with ``config`` (None: the defaults).
 
-    :raises ConfigError: the folder already holds a competition, or a bad config file.
+    :raises ConfigError: the folder already holds a competition.
     """
     import yaml
 
@@ -100,7 +101,7 @@ def init_competition(folder: str | os.PathLike[str], config: Optional[ServerConf
     if (out / CONFIG_FILE).exists():
         raise ConfigError(f"{out} already holds a competition ({CONFIG_FILE} exists)")
     if config is None:
-        config = load_server_config(config_file) if config_file else ServerConfig()
+        config = ServerConfig()
     out.mkdir(parents=True, exist_ok=True)
     (out / UPLOADS).mkdir(exist_ok=True)
     (out / BOTS).mkdir(exist_ok=True)
@@ -527,8 +528,8 @@ class Competition:
             assert isinstance(jobs, CursorResult) and isinstance(games, CursorResult)
             return jobs.rowcount or 0, games.rowcount or 0
 
-    def claim_check(self) -> Optional[tuple[int, int, str]]:
-        """The oldest queued check, now ``running``: (job id, bot id, bot folder).  Several
+    def claim_check(self) -> Optional[tuple[int, int]]:
+        """The oldest queued check, now ``running``: (job id, bot id).  Several
         checkers may claim at once (threads here, or another process on PostgreSQL): a
         job is taken by the one whose conditional update finds it still queued."""
         with self._claim_lock:
@@ -545,8 +546,7 @@ class Competition:
                     assert isinstance(taken, CursorResult)
                     if taken.rowcount != 1:
                         continue  # another checker took it first
-                    bot = s.get(Bot, job.bot_id)
-                    return job.id, job.bot_id, bot.folder if bot else ""
+                    return job.id, job.bot_id
 
     def bot_spec(self, bot_id: int) -> Any:
         """The :class:`~arena.manifest.BotSpec` of an upload, named by its label."""
