@@ -330,12 +330,18 @@ class Competition:
                 out["forfeit_games"] = [_forfeit_row(g, bot_id) for g in forfeits]
             return out
 
-    def bots(self, status: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
-        """Every upload (newest first), optionally of some statuses: public facts only."""
+    def bots(self, status: Optional[Sequence[str]] = None, *, owner: Optional[int] = None,
+             ids: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
+        """Every upload (newest first), optionally only of some statuses, of one owner (by
+        id) or with some ids: public facts only."""
         with self.sessions() as s:
             q = select(Bot).options(joinedload(Bot.owner)).order_by(Bot.id.desc())
             if status:
                 q = q.where(Bot.status.in_(status))
+            if owner is not None:
+                q = q.where(Bot.owner_id == owner)
+            if ids is not None:
+                q = q.where(Bot.id.in_(ids))
             return [{"id": b.id, "bot": b.name, "version": b.version, "owner": b.owner.name,
                      "owner_id": b.owner_id, "status": b.status}
                     for b in s.scalars(q).all()]
@@ -395,14 +401,13 @@ class Competition:
                              .limit(limit)).all()
             return [_game_row(g) for g in rows]
 
-    def records(self) -> list[GameRecord]:
-        """Every finished game between two active bots, oldest first."""
+    def records(self, between: set[int]) -> list[GameRecord]:
+        """Every finished game between two of the bots ``between`` (ids), oldest first."""
         with self.sessions() as s:
-            active = set(s.scalars(select(Bot.id).where(Bot.status == "active")).all())
             rows = s.execute(select(Game.white_id, Game.black_id, Game.record)
                              .where(Game.status == "done").order_by(Game.id)).all()
         return [GameRecord.from_dict(json.loads(r)) for w, b, r in rows
-                if w in active and b in active and r]
+                if w in between and b in between and r]
 
     def leaderboard(self) -> list[dict[str, Any]]:
         """One row per active bot per variant: ``variant``, ``rank``, ``bot``, ``id``,
@@ -411,7 +416,6 @@ class Competition:
         with self.sessions() as s:
             bots = {b.label: b for b in s.scalars(select(Bot).options(joinedload(Bot.owner))
                                                   .where(Bot.status == "active"))}
-            owners = {b.label: b.owner.name for b in bots.values()}
             # the done games by count and highest id: games end out of id order (two at
             # once), so the highest id alone can stay put while another game is counted
             key = (tuple(s.execute(select(func.count(Game.id), func.max(Game.id))
@@ -424,17 +428,17 @@ class Competition:
             with self._board_lock:
                 if self._board_cache[0] == key:
                     return self._board_cache[1]
-            rows = self._fit_leaderboard(bots, owners)
+            rows = self._fit_leaderboard(bots)
             with self._board_lock:
                 self._board_cache = (key, rows)
             return rows
 
-    def _fit_leaderboard(self, bots: dict[str, Any], owners: dict[str, str]
-                         ) -> list[dict[str, Any]]:
-        """The leaderboard's rows, fitted from the records (see :meth:`leaderboard`)."""
+    def _fit_leaderboard(self, bots: dict[str, Bot]) -> list[dict[str, Any]]:
+        """The leaderboard's rows, fitted from the records of the games between ``bots``
+        (the active ones by label, their owners loaded; see :meth:`leaderboard`)."""
         from arena.ratings import rate
 
-        records = self.records()
+        records = self.records({b.id for b in bots.values()})
         rows: list[dict[str, Any]] = []
         for variant in self.config.variants:
             chosen = [r for r in records if r.variant == variant.name]
@@ -447,7 +451,7 @@ class Competition:
                     rated.add(r.bot)
                     rows.append({
                         "variant": variant.name, "rank": r.rank, "bot": bot.name,
-                        "id": bot.id, "version": bot.version, "owner": owners[r.bot],
+                        "id": bot.id, "version": bot.version, "owner": bot.owner.name,
                         "elo": None if r.rating is None else round(r.rating, 1),
                         "elo95": None if r.rating95 is None else round(r.rating95, 1),
                         "games": r.games, "score": round(r.score, 3) if r.games else None,
@@ -455,7 +459,7 @@ class Competition:
             for label in sorted(set(bots) - rated):  # active, no games yet
                 bot = bots[label]
                 rows.append({"variant": variant.name, "rank": None, "bot": bot.name,
-                             "id": bot.id, "version": bot.version, "owner": owners[label],
+                             "id": bot.id, "version": bot.version, "owner": bot.owner.name,
                              "elo": None, "elo95": None, "games": 0, "score": None,
                              "wins": 0, "draws": 0, "losses": 0})
         return rows

@@ -236,8 +236,7 @@ def create_app(comp: Competition) -> FastAPI:
         viewer = page_viewer(request)
         if not viewer.known:
             return page(request, "login.html", viewer, 401, error="log in to upload a bot")
-        return page(request, "submit.html", viewer,
-                    bots=[b for b in comp.bots() if b["owner_id"] == viewer.id])
+        return page(request, "submit.html", viewer, bots=comp.bots(owner=viewer.id))
 
     @app.post("/submit")
     async def submit_form(request: Request, file: UploadFile = File(...),
@@ -281,8 +280,11 @@ def create_app(comp: Competition) -> FastAPI:
         except ArenaError as e:
             return page_error(request, e, viewer)
         record = GameRecord.from_dict(data)
+        # the players as people know them, not the records' labels (name#id)
+        ids = [int(tail) for p in (record.white, record.black)
+               if (tail := p.name.rpartition("#")[2]).isdigit()]
         shown = {f"{b['bot']}#{b['id']}": f"{b['bot']} v{b['version']} ({b['owner']})"
-                 for b in comp.bots()}  # as people know them, not the records' name#id
+                 for b in comp.bots(ids=ids)}
         for player in (record.white, record.black):
             player.name = shown.get(player.name, player.name)
         title = f"{record.white.name} - {record.black.name}, {record.variant} (game {game_id})"
