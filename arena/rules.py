@@ -543,10 +543,11 @@ class Position:
         if d < 0:
             self._push_removal(t, caps)
             return
+        v = self.variant
         own = self.men[t]
         hands_before = self.hand[0] + self.hand[1]
         if s >= 0:
-            if self.variant.no_immediate_reform:
+            if v.no_immediate_reform:
                 broken = 0
                 for n, m in self._mills_at[s]:
                     if own & m == m:
@@ -555,31 +556,29 @@ class Position:
             own &= ~(1 << s)
         else:
             self.hand[t] -= 1
-            if self.variant.no_immediate_reform:
+            if v.no_immediate_reform:
                 self.forbidden[t] = 0
         self.men[t] = own = own | (1 << d)
-        if self.variant.one_time_mill:
+        if v.one_time_mill:
             for n, m in self._mills_at[d]:
                 if own & m == m:
                     self.used[t] |= 1 << n
         if caps:
             self.men[1 - t] &= ~caps
-            if s < 0 and self.variant.placement_mill == "mark":
+            if s < 0 and v.placement_mill == "mark":
                 self.marks |= caps
             if caps >> HAND_SHIFT:
                 self.hand[1 - t] -= caps >> HAND_SHIFT
-            self.quiet = 0
-        elif hands_before and not self.hand[0] + self.hand[1]:
+        placed_last = hands_before and not self.hand[0] + self.hand[1]
+        if caps or placed_last:
             self.quiet = 0
         else:
             self.quiet += 1
-        if self.marks and not self.hand[0] + self.hand[1]:
-            self.marks = 0  # placement is over: marked points are free again
         self.turn = 1 - t
-        v = self.variant
-        placed_last = hands_before and not self.hand[0] + self.hand[1]
-        if v.second_moves_first and placed_last:
-            self.turn = BLACK  # placement is over: black moves first
+        if placed_last:
+            self.marks = 0  # placement is over: marked points are free again
+            if v.second_moves_first:
+                self.turn = BLACK  # black moves first
         if placed_last and v.placement_mill == "count":
             self._owe(*self._removals_by_mill_count())
         elif (v.board_full == "remove-both"
@@ -621,8 +620,13 @@ class Position:
             t = self.turn
             if not self.pending[t] or self._removal_turns(self.pending[t]):
                 return
-            self.pending[t] = 0
-            self.turn = 1 - t if self.pending[1 - t] else self._resume()
+            self._removed(t)
+
+    def _removed(self, t: int) -> None:
+        """``t`` owes no removal any more: the other side's owed removal is next, or play
+        resumes."""
+        self.pending[t] = 0
+        self.turn = 1 - t if self.pending[1 - t] else self._resume()
 
     def _push_removal(self, t: int, caps: int) -> None:
         """A removal-only turn: owed removals (then the other side's, or play resumes) or a
@@ -634,8 +638,7 @@ class Position:
             self.men[1 - t] &= ~caps
         self.quiet = 0
         if owed:
-            self.pending[t] = 0
-            self.turn = 1 - t if self.pending[1 - t] else self._resume()
+            self._removed(t)
             self._settle()
         self.ply += 1
         key = self._cur_key = self._key()
@@ -941,7 +944,7 @@ def _explain_removal(pos: Position, move: Move, caps: int,
         if caps & ~victims:
             return f"{me} removes {whose} here, not others{removal}"
         return f"{me} removes {whose} here, as the capture rules allow{removal}"
-    if any(m.dst is None for m in pos.legal_moves()):
+    if removal:  # a legal removal-only turn without owed removals: the player is blocked
         if move.dst is not None:
             return f"{me} is blocked: it first removes a {them} man next to one of its own{removal}"
         return f"{me} is blocked and removes one {them} man next to one of its own men{removal}"
