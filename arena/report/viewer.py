@@ -111,8 +111,7 @@ def record_variant(record: GameRecord) -> tuple[Variant, str]:
 
 
 def _board(pos: Position) -> str:
-    return "".join("W" if pos.men[0] >> i & 1 else "B" if pos.men[1] >> i & 1 else
-                   "X" if pos.marks >> i & 1 else "." for i in range(pos.topology.size))
+    return pos.to_text().split(" ", 1)[0]  # its first field: W, B, X or . per point
 
 
 def replay(record: GameRecord) -> Replay:
