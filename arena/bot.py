@@ -774,11 +774,9 @@ class _UnaskedLine(ProtocolError):
 _DRAIN_CHUNKS = 16
 
 
-def _unread_bytes(fd: int, buf: Optional[array.array[int]] = None) -> int:
+def _unread_bytes(fd: int, buf: array.array[int]) -> int:
     """How many bytes written to the pipe ``fd`` are still unread (0 when unknown); ``buf``
     (an ``array("i", [0])`` the caller keeps) spares an allocation, a third of the cost."""
-    if buf is None:
-        buf = array.array("i", [0])
     try:
         fcntl.ioctl(fd, termios.FIONREAD, buf, True)
     except OSError:

@@ -78,11 +78,11 @@ def _same_start(spec: BotSpec) -> tuple[object, ...]:
 
 
 def preflight_all(specs: Sequence[BotSpec], *, isolation: Optional[Isolation] = None,
-                  handshake_s: float = HANDSHAKE_S, at_once: Optional[int] = None
-                  ) -> list[Union[Handshake, ArenaError]]:
-    """:func:`preflight` for every spec, up to ``at_once`` at a time (default: the number
-    of cores, at least 2), each bot started once however many specs share it (a tournament's
-    ``random`` and ``random-2``); each spec's options are checked against that handshake.
+                  handshake_s: float = HANDSHAKE_S) -> list[Union[Handshake, ArenaError]]:
+    """:func:`preflight` for every spec, as many at a time as there are cores (at least 2),
+    each bot started once however many specs share it (a tournament's ``random`` and
+    ``random-2``, an SPRT's two settings of one bot); each spec's options are checked
+    against that handshake.
 
     Returns, in the order of ``specs``, the handshake or the error (an
     :class:`~arena.options.OptionError`, a :class:`~arena.errors.BotError`, or another
@@ -101,7 +101,7 @@ def preflight_all(specs: Sequence[BotSpec], *, isolation: Optional[Isolation] = 
         except ArenaError as e:
             return e
 
-    width = max(1, min(len(firsts), at_once or max(2, os.cpu_count() or 1)))
+    width = max(1, min(len(firsts), max(2, os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="arena-preflight") as pool:
         started = dict(zip(firsts, pool.map(start, firsts.values())))
     out: list[Union[Handshake, ArenaError]] = []

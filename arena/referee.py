@@ -484,7 +484,6 @@ class _Game:
                 except MoveError:
                     raise IllegalMove(illegal_move_text(pos, text), text) from None
             except BotError as e:
-                player.take_cpu()
                 self.failure = (color, e)
                 return
             pos.push(move)
@@ -503,6 +502,10 @@ class _Game:
     def _push(self, move: Move, info: MoveInfo) -> None:
         self.position.push(move)
         self.moves.append(info.move)
+        self._report(info)
+
+    def _report(self, info: MoveInfo) -> None:
+        """The move just played into the record, and to ``on_move``."""
         self.record.moves.append(info)
         if self.on_move is not None:
             self.on_move(self.position, info)
@@ -516,10 +519,7 @@ class _Game:
         player, move, ms = self._unbooked
         self._unbooked = None
         cpu = player.take_cpu()
-        info = MoveInfo(str(move), round(ms, 3), None if cpu is None else round(cpu, 3))
-        self.record.moves.append(info)
-        if self.on_move is not None:
-            self.on_move(self.position, info)
+        self._report(MoveInfo(str(move), round(ms, 3), None if cpu is None else round(cpu, 3)))
 
     def finish(self) -> None:
         """Fill in the result, tell both players, shut them down."""

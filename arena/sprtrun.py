@@ -44,11 +44,11 @@ from typing import Any, Callable, Optional, TextIO
 
 from arena.bot import BotSpec
 from arena.clock import TimeControl
-from arena.errors import BotError, ConfigError
+from arena.errors import ArenaError, BotError, ConfigError
 from arena.jobs import KeptBots
 from arena.lock import FolderLock
 from arena.openings import Book, BookOrder, book_opening
-from arena.preflight import bot_label, preflight
+from arena.preflight import bot_label, preflight_all
 from arena.progress import Progress
 from arena.protocol import SEED_MAX
 from arena.ratings import SprtModel, SprtSummary, SprtTest, pentanomial_estimate
@@ -386,8 +386,7 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
             except OSError as e:
                 raise ConfigError(f"cannot create {shown}: {e.strerror}") from None
             owned.enter_context(FolderLock(folder, shown=shown))  # held until the run ends
-            for spec in (run.a, run.b):  # a second run was refused at once; sprt.json waits
-                preflight_bot(spec, run)
+            preflight_bots(run)  # a second run was refused at once; sprt.json waits
             warnings = console
 
             def warn(text: str) -> None:
@@ -397,8 +396,7 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
             seed, done = prepare_folder(folder, shown, run, seed, restart, warn)
             games_file = folder / GAMES_FILE
         else:
-            for spec in (run.a, run.b):
-                preflight_bot(spec, run)
+            preflight_bots(run)
             if seed is None:
                 seed = random.SystemRandom().randrange(SEED_MAX + 1)
         return _run(run, test, seed=seed, max_pairs=max_pairs, workers=workers,
@@ -406,18 +404,21 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
                     pair_lines=pair_lines)
 
 
-def preflight_bot(spec: BotSpec, run: SprtRun) -> None:
-    """Build ``spec`` if it has a build step, start it once and check its options against
-    its handshake, before the first game (:func:`arena.preflight.preflight`).
+def preflight_bots(run: SprtRun) -> None:
+    """Build A and B if they have a build step, start each once (once for both when they
+    are one bot with two settings) and check their options against the handshake, before
+    the first game (:func:`arena.preflight.preflight_all`).
 
     :raises OptionError: a bad option (exit 2).
     :raises ConfigError: a bot that cannot be built or started: every game would forfeit.
     """
-    try:
-        preflight(spec, isolation=run.isolation,
-                  handshake_s=run.time_control.handshake_ms / 1000.0)
-    except BotError as e:
-        raise ConfigError(f"{bot_label(spec)}: cannot be used: {e}") from None
+    for spec, got in zip((run.a, run.b), preflight_all(
+            (run.a, run.b), isolation=run.isolation,
+            handshake_s=run.time_control.handshake_ms / 1000.0)):
+        if isinstance(got, BotError):
+            raise ConfigError(f"{bot_label(spec)}: cannot be used: {got}") from None
+        if isinstance(got, ArenaError):
+            raise got
 
 
 def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: int,

@@ -99,12 +99,13 @@ def _arena(args: list[str], cwd: Path, timeout: float = 20.0) -> tuple[int, str,
     return proc.returncode, out, time.monotonic() - t0
 
 
-def _wait_for_game(proc: subprocess.Popen[bytes], processes: int) -> None:
-    """Wait until ``proc`` has started its game (``processes`` descendants: workers and
-    bots), and so has long taken its folder."""
+def _wait_for_game(proc: subprocess.Popen[bytes], processes: int, written: Path) -> None:
+    """Wait until ``proc`` has started its game: ``written`` (a file of its folder, made
+    after the bots' preflight, which starts them too) exists, and ``processes``
+    descendants (workers and bots) run."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        if len(_descendants(proc)) >= processes:
+        if written.exists() and len(_descendants(proc)) >= processes:
             return
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         time.sleep(0.05)
@@ -157,7 +158,7 @@ def test_a_second_runner_is_refused_at_once_and_a_killed_runner_frees_the_folder
     folder = workdir / "results" / "busy"
     first = _start(["run", str(busy)], workdir)
     try:
-        _wait_for_game(first, 3)  # a worker and its two bots
+        _wait_for_game(first, 3, folder / "config.json")  # a worker and its two bots
         before = _snapshot(folder)
         assert "config.json" in before
         # the local pool and the Dask executor go through the same runner; --restart must
@@ -303,7 +304,7 @@ def test_sprt_out_belongs_to_one_run_at_a_time(workdir: Path) -> None:
     holder = _start(["sprt", f"{ROOT}/tests/bots/sleepy", f"{ROOT}/bots/random",
                      "--movetime", "30000", "--seed", "1", "--out", str(out)], workdir)
     try:
-        _wait_for_game(holder, 2)  # its two bots
+        _wait_for_game(holder, 2, out / "sprt.json")  # its two bots
         before = _snapshot(out)
         code, output, took = _arena(_sprt_args(out, **{"--max-pairs": "1"}), workdir)
         assert code == 2, output
