@@ -8,9 +8,10 @@ parameter to the bots (``newgame <name> key=value ...``) so bots need no preset 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal, Mapping, get_args
+from typing import Any, Literal, Mapping, get_args, get_type_hints
 
 from arena.board import TOPOLOGIES, Topology, get_topology
 from arena.errors import ConfigError
@@ -167,14 +168,11 @@ class Variant:
             raise ConfigError(str(e.args[0]).split(": ", 1)[-1], f"{path}.{e.path}") from None
 
 
+@functools.cache
 def _field_types() -> dict[str, Any]:
-    hints = {"name": str, "board": str, "men": int, "flying": bool, "fly_at": int,
-             "mill_capture": MillCapture, "multi_mill_captures": int, "optional_capture": bool,
-             "no_immediate_reform": bool, "three_three_draw": int, "lose_below": int,
-             "blocked": BlockedRule, "board_full": BoardFullRule, "move_in_placement": bool,
-             "mill_wins": bool, "placement_mill": PlacementMill, "one_time_mill": bool,
-             "second_moves_first": bool, "repetition": int, "no_capture_draw": int}
-    return {k: v for k, v in hints.items() if k != "name"}
+    """Every rule parameter's type, in field order: :class:`Variant`'s annotations without
+    ``name`` and ``source`` (one shared dict: callers do not change it)."""
+    return {k: v for k, v in get_type_hints(Variant).items() if k not in ("name", "source")}
 
 
 def _coerce(text: str, typ: Any, key: str) -> Any:
