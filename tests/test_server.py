@@ -467,7 +467,13 @@ def test_a_killed_server_resumes_and_counts_no_game_twice(tmp_path: Path) -> Non
 
         assert server.proc is not None
         # its workers, the fork server that made them, their bots: all end with it
-        descendants = psutil.Process(server.proc.pid).children(recursive=True)
+        pid = server.proc.pid
+
+        def game_processes() -> Any:  # a worker, its bots: the games have really started
+            found = psutil.Process(pid).children(recursive=True)
+            return found if len(found) >= 3 else None
+
+        descendants = _wait("the games' processes", game_processes, 20)
         assert len(descendants) >= 3
         server.kill()
         running = server.get  # the process is gone: nothing answers
