@@ -142,10 +142,10 @@ class AlphaBetaBot(SeededBot):
         if stand >= beta or qdepth == 0:
             return stand
         alpha = max(alpha, stand)
+        me = pos.turn
         for raw in pos.generate_raw():
             if not raw[2]:
                 continue
-            me = pos.turn
             pos.push_raw(raw)
             score = (self.quiesce(pos, alpha, beta, ply + 1, qdepth - 1) if pos.turn == me
                      else -self.quiesce(pos, -beta, -alpha, ply + 1, qdepth - 1))
@@ -165,8 +165,8 @@ class AlphaBetaBot(SeededBot):
         if done is not None:
             return done
         best, best_move = -INF, None
+        me = pos.turn
         for raw in self._ordered(pos, pos.generate_raw()):
-            me = pos.turn
             pos.push_raw(raw)
             score = (self.negamax(pos, depth - 1, alpha, beta, ply + 1) if pos.turn == me
                      else -self.negamax(pos, depth - 1, -beta, -alpha, ply + 1))
@@ -197,9 +197,9 @@ class AlphaBetaBot(SeededBot):
         for depth in range(1, max_depth + 1):
             moves.sort(key=lambda m: m != best)  # stable: keeps the rest in order
             alpha, round_best, round_score = -INF, None, -INF
+            me = pos.turn
             try:
                 for raw in moves:
-                    me = pos.turn
                     pos.push_raw(raw)
                     # the same side may move twice (black after placing last, a removal turn)
                     score = (self.negamax(pos, depth - 1, alpha, INF, 1) if pos.turn == me

@@ -36,14 +36,13 @@ def score_move(position: Position, raw: RawMove) -> int:
         threat = 0
         replies = position.generate_raw()
         again = position.turn == me  # the mover plays again (e.g. black after placing last)
-        for reply in replies:
-            if not again:
-                threat = max(threat, capture_count(reply))
+        for reply in () if again else replies:  # the opponent's threats
+            threat = max(threat, capture_count(reply))
             if position.variant.mill_wins:
                 position.push_raw(reply)
                 lost = position.outcome()
                 position.pop_raw()
-                if lost is not None and lost.winner == 1 - me and not again:
+                if lost is not None and lost.winner == 1 - me:
                     return -WIN // 2
         score -= THREAT * threat
         score += TWO * (open_twos(position, me) - open_twos(position, 1 - me))
