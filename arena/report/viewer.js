@@ -114,7 +114,7 @@
   G.plies.forEach(function (p, n) {
     var tr = el("tr", {"data-ply": n, class: p.o ? "opening" : ""}, null, tbody);
     el("td", {}, n, tr);
-    var removal = n > 0 && (p.d === null || p.d === undefined);
+    var removal = p.d === null;  /* a removal-only turn (xg7); ply 0 has no d at all */
     if (n === 0) {
       el("td", {}, "", tr); el("td", {class: "mv"}, "start", tr);
       el("td", {}, "", tr); el("td", {}, "", tr);
@@ -175,8 +175,7 @@
       svg("circle", {class: "man " + ch, cx: c[0], cy: c[1], r: R, "data-point": G.points[i],
                      "data-color": ch}, layer);
     }
-    var caps = [], removal = n > 0 && (p.d === null || p.d === undefined);
-    var victim = p.v !== undefined ? p.v : 1 - p.by;
+    var caps = [], removal = p.d === null, victim = p.v;  /* v: set with any capture */
     if (n > 0) {
       if (p.s !== undefined) {
         var s = xy(p.s);
@@ -213,7 +212,6 @@
       }
     });
     status.textContent = "";
-    var next = (p.t === undefined ? (n === 0 ? 0 : 1 - p.by) : p.t);
     if (n === 0) {
       el("span", {}, "Ply 0: the start. White to move.", status);
     } else {
@@ -236,7 +234,7 @@
            ". ", status);
       }
       el("span", {}, n === last ? "Final position." :
-         (next ? "Black" : "White") + " to move" + (next === p.by ? " again." : "."), status);
+         (p.t ? "Black" : "White") + " to move" + (p.t === p.by ? " again." : "."), status);
     }
     slider.value = n; plyBox.value = n;
     rows.forEach(function (r, k) { r.className = (G.plies[k].o ? "opening" : "") + (k === n ? " cur" : ""); });
