@@ -101,7 +101,6 @@ function makeRules(params) {
     optional: p.optional_capture === "true",
     noReform: p.no_immediate_reform === "true",
     loseBelow: parseInt(p.lose_below, 10),
-    blockedLoses: p.blocked === "lose",
     blocked: p.blocked,
     boardFull: p.board_full,
     moveInPlacement: p.move_in_placement === "true",
@@ -373,7 +372,7 @@ function score(rules, pos, move) {
   if (popcount(next.men[opp]) + next.hand[opp] < rules.loseBelow) return WIN;
   const replies = generate(rules, next);
   if (next.turn === me) return 100 * (popcount(move.caps) + move.hand) + replies.length; // again
-  if (replies.length === 0) return rules.blockedLoses ? WIN : 0;
+  if (replies.length === 0) return rules.blocked === "lose" ? WIN : 0;
   let threat = 0;
   for (const r of replies) {
     if (rules.millWins && r.mills > 0) return -WIN / 2;
