@@ -154,7 +154,8 @@ class Move:
         return cls(src, dst, captures)
 
     def __str__(self) -> str:
-        head = "" if self.dst is None else self.dst if self.src is None else f"{self.src}-{self.dst}"
+        head = ("" if self.dst is None else self.dst if self.src is None
+                else f"{self.src}-{self.dst}")
         return head + "".join(f"x{c}" for c in self.captures)
 
     text = property(__str__, doc="The move as text; ``Move.parse(m.text) == m``.")
@@ -829,8 +830,9 @@ class Position:
     def board_text(self) -> str:
         """A readable ASCII board with ``W``/``B`` men (``X``: a marked point), plus hands and
         side to move."""
+        shown = self.men[0] | self.men[1] | self.marks
         occ = {p: "W" if self.men[0] >> i & 1 else "B" if self.men[1] >> i & 1 else "X"
-               for i, p in enumerate(self._names) if (self.men[0] | self.men[1] | self.marks) >> i & 1}
+               for i, p in enumerate(self._names) if shown >> i & 1}
         info = (f"{COLOR_NAMES[self.turn]} to move; in hand W {self.hand[0]} B {self.hand[1]}; "
                 f"on board W {self.on_board(WHITE)} B {self.on_board(BLACK)}")
         return render(self.topology, occ) + "\n" + info

@@ -5,9 +5,10 @@ no rules: it gets, per ply, the board as one character per point (``W``, ``B``, 
 for a point marked by ``placement_mill=mark``), the men in hand, the move, who played it, its
 captures (whose men they were, and how many came from the opponent's hand, ``x*``), who is to
 move next (not always the other side: removal-only turns, ``second_moves_first``), its time,
-and the board's geometry (points on the 7x7 grid of :mod:`arena.board`, lines from the adjacency).  The script and
-style (``viewer.js``, ``viewer.css`` next to this module, vanilla, no library) are inlined in
-every page, so a page opens from disk with no network and stays valid when copied alone.
+and the board's geometry (points on the 7x7 grid of :mod:`arena.board`, lines from the
+adjacency).  The script and style (``viewer.js``, ``viewer.css`` next to this module, vanilla,
+no library) are inlined in every page, so a page opens from disk with no network and stays
+valid when copied alone.
 
 Everything a bot sent (its name, the offending line, details, stderr) has its control
 characters escaped (:func:`arena.protocol.escape_controls`); the page writes it with
