@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -99,3 +100,32 @@ def no_leftover_children() -> Iterator[None]:
     while extra() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not extra(), f"child processes left behind: {extra()}"
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Headless Chromium through Selenium, one per test module (the report's viewer and the
+    server's pages); skipped with the reason where either is missing."""
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("no chromium or chromedriver (apt-get install chromium chromium-driver; "
+                    ".ci/run installs them as root)")
+    webdriver = pytest.importorskip("selenium.webdriver",
+                                    reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--window-size=1200,900",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    d = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield d
+    finally:
+        d.quit()

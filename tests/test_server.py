@@ -12,7 +12,6 @@ import io
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import sqlite3
@@ -516,31 +515,6 @@ def _processes_in(folder: Path) -> list[int]:
 # ---------------------------------------------------------------------------------------
 # A participant in a real browser
 # ---------------------------------------------------------------------------------------
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("no chromium or chromedriver (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip("selenium.webdriver",
-                                    reason="selenium is not installed (pip install selenium)")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--window-size=1200,900",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    d = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
-        yield d
-    finally:
-        d.quit()
 
 
 @pytest.mark.slow

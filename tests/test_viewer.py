@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -159,32 +158,6 @@ def test_arena_show(tournament: tuple[Path, list[GameRecord]]) -> None:
 # ---------------------------------------------------------------------------------------
 # In a real browser
 # ---------------------------------------------------------------------------------------
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("no chromium or chromedriver (apt-get install chromium chromium-driver; "
-                    ".ci/run installs them as root)")
-    webdriver = pytest.importorskip("selenium.webdriver",
-                                    reason="selenium is not installed (pip install selenium)")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--window-size=1200,900",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    d = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
-        yield d
-    finally:
-        d.quit()
 
 
 def _board(driver: Any) -> dict[str, str]:
