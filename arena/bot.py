@@ -662,8 +662,11 @@ class BotProcess:
         raise ProtocolError(f"a line longer than {self.line_cap} bytes", text + note)
 
     def _crashed(self) -> BotCrashed:
-        """A :class:`BotCrashed` with the exit status and the last stderr line."""
-        code = self.proc.returncode if self.proc is not None and self._wait_exit(0.2) else None
+        """A :class:`BotCrashed` with the exit status and the last stderr line.  Reads
+        ``_proc``, never :attr:`proc`: the spawn itself may be asking (its ``morris`` line
+        met a closed pipe), and it must not wait for itself to finish."""
+        proc = self._proc
+        code = proc.returncode if proc is not None and self._wait_exit(0.2) else None
         if self.sandbox is not None and code is not None:
             code = self.sandbox.exit_status(code)
         if self._stderr is not None and code is not None:
@@ -745,8 +748,9 @@ class BotProcess:
         log.debug("%s: closed (%s)", self.label, _exit_text(proc.returncode))
 
     def _wait_exit(self, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for the bot's main process to exit (and reap it)."""
-        proc = self.proc
+        """Wait up to ``timeout_s`` for the bot's main process to exit (and reap it); only
+        once it is spawned (see :meth:`_crashed`)."""
+        proc = self._proc
         assert proc is not None
         if proc.poll() is not None:
             return True

@@ -182,3 +182,40 @@ def test_close_kills_the_process_group(pidfile: Path, started: Callable[[BotSpec
     bp.close("1/2-1/2", "repetition")
     assert time.monotonic() - t0 < 1.5
     assert_all_gone(pids)
+
+
+#: starts bots that close their input at once, so that the ``morris`` line the spawner
+#: thread writes after the spawn often meets a closed pipe (the crash path runs on the
+#: spawner thread itself); prints how many start failures came back
+_INSTANT_EXITS = r"""
+import sys
+from arena.bot import BotProcess
+from arena.errors import BotStartError
+from arena.manifest import BotSpec
+from arena.sandbox import Isolation, Level
+
+spec = BotSpec(name="gone", path=sys.argv[1], command=("/bin/sh", "-c", "exec 0<&- 1>&-"),
+               cwd=sys.argv[1])
+failed = 0
+for _ in range(40):
+    with BotProcess(spec, isolation=Isolation(Level.NONE)) as bp:
+        bp.start()
+        try:
+            bp.read_handshake(5.0)
+        except BotStartError:
+            failed += 1
+print(failed)
+"""
+
+
+def test_a_bot_gone_before_its_first_line_is_a_start_failure_not_a_hang(tmp_path: Path) -> None:
+    """The spawner thread writes ``morris``; a bot already gone makes that write fail, and
+    the crash report it builds must not wait for the spawn it is part of (it did: the
+    spawn waited for itself, forever, about one start in six)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _INSTANT_EXITS, str(tmp_path)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["40"]
