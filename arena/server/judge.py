@@ -83,8 +83,8 @@ class Judge:
 
             if isinstance(self._executor, ProcessPoolExecutor):
                 stop_pool(self._executor)
-            else:
-                self._executor.shutdown(wait=False, cancel_futures=True)
+            else:  # Dask's ClientExecutor: wait=False cancels what is running or queued
+                self._executor.shutdown(wait=False)
         for t in self._threads:
             t.join(10)
 
