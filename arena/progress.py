@@ -12,10 +12,13 @@ handlers on the ``arena`` logger for one run and restores it afterwards.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, TextIO
+
+from multiprocessing_logging import MultiProcessingHandler
 
 from arena.records import GameRecord
 from arena.standings import Tallies
@@ -145,9 +148,46 @@ class ConsoleHandler(logging.StreamHandler[TextIO]):
         return [f"{bot}: {term} x{n} (first: {first})" for (bot, term, _), n, first in repeated]
 
 
+class _FanOut(logging.Handler):
+    """The run's handlers behind one multiprocessing receiver: a record goes to each handler
+    whose level it meets.  ``None`` is the receiver's wake-up (:class:`_Receiver`), not a
+    record."""
+
+    def __init__(self, handlers: list[logging.Handler]) -> None:
+        super().__init__(min(h.level for h in handlers))
+        self.handlers = handlers
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record is None:
+            return
+        for handler in self.handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+
+class _Receiver(MultiProcessingHandler):
+    """multiprocessing-logging's handler, closed without waiting for its poll.
+
+    Its receiver thread reads the queue with a 0.2 s timeout and looks at the closed flag
+    between reads, so the library's ``close`` waits up to 0.2 s (about that, after the last
+    game's lines) at the end of every run: a third of a short run's fixed cost.  Here
+    ``close`` sets the flag, then wakes the thread with ``None`` (which :class:`_FanOut`
+    drops), so it ends once every record queued before is written."""
+
+    _is_closed: bool
+
+    def close(self) -> None:
+        if not self._is_closed:
+            self._is_closed = True
+            self.queue.put_nowait(None)
+            self._receive_thread.join(5.0)
+        logging.Handler.close(self)
+
+
 class RunLogging:
     """The ``arena`` logger's handlers for one run: the results folder's log file and the
-    console, wrapped by multiprocessing-logging so that forked workers log through the runner."""
+    console.  Under the fork start method they sit behind one multiprocessing-logging
+    receiver, so that forked workers log through the runner."""
 
     def __init__(self, log_path: Path, console: logging.Handler, level: int) -> None:
         self.logger = logging.getLogger("arena")
@@ -161,24 +201,18 @@ class RunLogging:
         self.handlers: list[logging.Handler] = [file_handler, console]
         self.logger.setLevel(min(level, logging.INFO))
         self.logger.propagate = False
-        for h in self.handlers:
+        # not the fork start method: workers do not inherit the queue, they log directly
+        self.installed: list[logging.Handler] = (
+            [_Receiver("arena-log-receiver", sub_handler=_FanOut(self.handlers))]
+            if multiprocessing.get_start_method() == "fork" else list(self.handlers))
+        for h in self.installed:
             self.logger.addHandler(h)
-        self.wrapped = False
-        try:
-            import multiprocessing_logging
-
-            multiprocessing_logging.install_mp_handler(self.logger)
-            self.wrapped = True
-        except (ImportError, AssertionError):  # not the fork start method: workers log directly
-            pass
 
     def close(self) -> None:
-        """Flush, stop the receiver threads and restore the logger."""
-        for h in list(self.logger.handlers):
-            sub = getattr(h, "sub_handler", None)
-            if h in self.handlers or sub in self.handlers:
-                h.close()
-                self.logger.removeHandler(h)
+        """Flush, stop the receiver thread and restore the logger."""
+        for h in self.installed:
+            h.close()
+            self.logger.removeHandler(h)
         for h in self.handlers:
             h.close()
         self.logger.setLevel(self.saved[0])

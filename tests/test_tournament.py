@@ -28,7 +28,7 @@ from arena.errors import ConfigError
 from arena.jobs import GameJob, play_job
 from arena.records import GameRecord, MoveInfo, PlayerInfo, read_records
 from arena.standings import compute_standings, format_standings
-from arena.progress import Progress
+from arena.progress import ConsoleHandler, Progress, RunLogging
 from arena.tournament import ResultsMismatch, WorkerFailure, run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -566,6 +566,40 @@ def test_progress_live_line_and_plain_lines() -> None:
     assert len(lines) == 3 and "\r" not in plain.getvalue()
     assert lines[0].startswith("[1/3]") and lines[2].endswith("g2 a - b 1-0 (blocked)")
     assert Counter(line.split()[0] for line in lines) == {"[1/3]": 1, "[2/3]": 1, "[3/3]": 1}
+
+
+def test_run_logging_takes_the_workers_lines_and_gives_each_handler_its_level(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """A forked worker's lines reach the run's log file and console through the runner, each
+    handler keeps its level, and every line logged before ``close`` is written when it
+    returns (the receiver is woken, not left to its poll)."""
+    import logging
+    import multiprocessing
+
+    console = io.StringIO()
+    handler = ConsoleHandler(console, Progress(1, 0, io.StringIO(), live=False))
+    logs = RunLogging(tmp_path / "arena.log", handler, logging.WARNING)
+    log = logging.getLogger("arena.test")
+    try:
+        worker = multiprocessing.get_context("fork").Process(
+            target=lambda: (log.warning("from the worker"), log.info("worker detail")))
+        worker.start()
+        worker.join(10)
+        assert worker.exitcode == 0
+        for i in range(200):
+            log.info("runner detail %d", i)
+        log.warning("runner warning")
+    finally:
+        logs.close()
+    text = (tmp_path / "arena.log").read_text()
+    assert "from the worker" in text and "worker detail" in text
+    assert text.count("runner detail") == 200 and text.rstrip().endswith("runner warning")
+    assert "ForkProcess" in text or "Process-" in text  # the worker's own name
+    shown = console.getvalue()
+    assert "from the worker" in shown and "runner warning" in shown
+    assert "detail" not in shown  # INFO is below the console's level
+    assert logging.getLogger("arena").handlers == []  # restored
+    assert "Traceback" not in capfd.readouterr().err  # the receiver ended cleanly
 
 
 def test_isolation_and_cpu_clock_from_the_tournament_file(workdir: Path) -> None:
