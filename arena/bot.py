@@ -440,7 +440,9 @@ class BotProcess:
             sent before the bot knew a move was asked for); a second reply; a line longer
             than the cap.
         """
-        self.check_idle()
+        poll = self._poll_in  # check_idle's usual case inline: nothing came, one system call
+        if poll is None or self._eof or self._lines or poll.poll(0):
+            self.check_idle()
         if self._cpu_due:  # a reply whose reading was not taken: before the mark moves
             self.take_cpu()
         # with a fixed time per move, every go line is the same: formatted once
@@ -528,10 +530,14 @@ class BotProcess:
         :raises ProtocolError: a line other than ``info``, with that line.
         :raises BotCrashed: the bot closed its output (after any such line).
         """
-        if self._poll_in is None:
+        poll = self._poll_in
+        if poll is None:
             self._spawned()
-        self._drain()
-        self._check_extra()
+            poll = self._poll_in
+        if not self._eof and poll.poll(0):  # the usual case, nothing: one system call
+            self._drain()
+        if self._lines:
+            self._check_extra()
         if self._eof:
             raise self._crashed()
 
@@ -563,7 +569,11 @@ class BotProcess:
     def _check_read(self, line: str, ask: str) -> None:
         """Fail if the line ``ask`` is still wholly unread in the bot's input now that its
         answer ``line`` arrived: the bot wrote ``line`` before it could know the request."""
-        if _unread_bytes(self._stdin, self._unread) > len(ask):
+        try:
+            fcntl.ioctl(self._stdin, termios.FIONREAD, self._unread, True)
+        except OSError:
+            return
+        if self._unread[0] > len(ask):
             raise _UnaskedLine(f"sent {cut(line)!r} before reading {ask.split()[0]!r}, "
                                "when nothing was asked", line)
 
@@ -581,7 +591,14 @@ class BotProcess:
             if self._debug:
                 log.debug("%s << %s", self.label, line)
             self.transcript.append(("<<", line))
-        view = memoryview(("\n".join(lines) + "\n").encode("utf-8"))
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        try:  # the usual case: the pipe takes it all at once
+            sent = os.write(self._stdin, data)
+        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+            sent = 0  # the loop below waits, or reports the crash
+        if sent == len(data):
+            return
+        view = memoryview(data)[sent:]
         while view:
             try:
                 n = os.write(self._stdin, view)
@@ -776,16 +793,6 @@ class _UnaskedLine(ProtocolError):
 
 #: the most reads :meth:`BotProcess.check_idle` makes without waiting (64 KiB each)
 _DRAIN_CHUNKS = 16
-
-
-def _unread_bytes(fd: int, buf: array.array[int]) -> int:
-    """How many bytes written to the pipe ``fd`` are still unread (0 when unknown); ``buf``
-    (an ``array("i", [0])`` the caller keeps) spares an allocation, a third of the cost."""
-    try:
-        fcntl.ioctl(fd, termios.FIONREAD, buf, True)
-    except OSError:
-        return 0
-    return buf[0]
 
 
 #: threads that spawn bots (several, so the two bots of a game, or of concurrent games,

@@ -190,12 +190,11 @@ class GameClock:
 
     def allowed_ms(self, color: int) -> float:
         """How long ``color`` may think on this move, without the margin."""
-        limits = []
-        if self.tc.movetime_ms is not None:
-            limits.append(float(self.tc.movetime_ms))
-        if self.remaining is not None:
-            limits.append(self.remaining[color])
-        return min(limits)
+        movetime = self.tc.movetime_ms  # a time control has one or both (checked)
+        if self.remaining is None:
+            return float(movetime)  # type: ignore[arg-type]
+        left = self.remaining[color]
+        return left if movetime is None or left < movetime else float(movetime)
 
     def deadline_ms(self, color: int) -> float:
         """The referee's limit for this move: :meth:`allowed_ms` plus the margin."""

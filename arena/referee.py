@@ -440,8 +440,8 @@ class _Game:
         self.position = Position(variant)
         self.moves: list[str] = []
         self.failure: Optional[tuple[int, BotError]] = None
-        #: the move pushed last, not yet recorded: (player, move, wall ms); see _book
-        self._unbooked: Optional[tuple[Player, Move, float]] = None
+        #: the move pushed last, not yet recorded: (player, its text, wall ms); see _book
+        self._unbooked: Optional[tuple[Player, str, float]] = None
 
     def run(self, opening: Sequence[str]) -> None:
         """Start both players, play the opening, then turns until the game ends."""
@@ -487,8 +487,9 @@ class _Game:
                 self.failure = (color, e)
                 return
             pos.push(move)
-            self.moves.append(str(move))
-            self._unbooked = (player, move, ms)
+            played = str(move)
+            self.moves.append(played)
+            self._unbooked = (player, played, ms)
         self._book()
         # the game is over by the rules: a line either bot sent unasked is still a forfeit
         # (the side that moved last first: its extra line is the likelier)
@@ -516,10 +517,10 @@ class _Game:
         none of it stands between a reply and the next request; or at the end."""
         if self._unbooked is None:
             return
-        player, move, ms = self._unbooked
+        player, played, ms = self._unbooked
         self._unbooked = None
         cpu = player.take_cpu()
-        self._report(MoveInfo(str(move), round(ms, 3), None if cpu is None else round(cpu, 3)))
+        self._report(MoveInfo(played, round(ms, 3), None if cpu is None else round(cpu, 3)))
 
     def finish(self) -> None:
         """Fill in the result, tell both players, shut them down."""

@@ -232,6 +232,8 @@ class Position:
         #: the last :meth:`generate_raw` answer and the key of the state it was for (shared by
         #: copies: a bot kit's copy of the position it just generated for asks again)
         self._last_gen: tuple[tuple[int, ...], tuple[RawMove, ...]] = ((), ())
+        #: the last :meth:`_ended_by_rule` answer and what it was found for
+        self._last_end: tuple[tuple[object, ...], Optional[Outcome]] = ((), None)
         self._moves = _MOVE_CACHE.setdefault(t.name, {})
 
     # -- state helpers -------------------------------------------------------------------
@@ -653,7 +655,19 @@ class Position:
 
     # -- outcome -------------------------------------------------------------------------
     def _ended_by_rule(self) -> Optional[Outcome]:
-        """Every ending but a blocked player (which needs move generation)."""
+        """Every ending but a blocked player (which needs move generation).  Kept for the
+        state it was found for (:meth:`outcome` after a move, then the next move's legality
+        check, ask about the same state); the repetition key, the quiet turns and the
+        repetition count are the whole of its input."""
+        key = (self._cur_key, self.quiet, self._reps.get(self._cur_key, 0))
+        last = self._last_end
+        if last[0] == key:
+            return last[1]
+        found = self._find_end()
+        self._last_end = (key, found)
+        return found
+
+    def _find_end(self) -> Optional[Outcome]:
         v = self.variant
         t = self.turn
         if v.mill_wins:

@@ -89,21 +89,37 @@ def _read_exact(fd: int, size: int) -> None:
         got += len(chunk)
 
 
-def botprocess_go_us(n: int, folder: Path) -> float:
-    """Mean µs of :meth:`BotProcess.go` (position + go -> bestmove) to an instant bot."""
+def botprocess_go_us(n: int, folder: Path, *, as_referee: bool = True) -> float:
+    """Mean µs of :meth:`BotProcess.go` (position + go -> bestmove) to an instant bot.
+
+    ``as_referee``: as a game calls it, two bots in turn, each move's CPU reading taken
+    while the other bot thinks (``cpu_now=False``, ``after_send``: the referee's
+    ``_book``); else one bot, its CPU read at once, on the path from reply to request."""
     variant = get_variant("nine-mens-morris")
-    with BotProcess(load_bot(folder)) as bp:
-        bp.start()
-        bp.read_handshake(10.0)
-        bp.new_game(variant.name, variant.to_params(), {}, 10.0)
+    spec = load_bot(folder)
+    with BotProcess(spec) as a, BotProcess(spec) as b:
+        bots = (a, b) if as_referee else (a,)
+        for bp in bots:
+            bp.start()
+        for bp in bots:
+            bp.read_handshake(10.0)
+            bp.new_game(variant.name, variant.to_params(), {}, 10.0)
         text = Position(variant).to_text()
         go = Go(movetime=1000)
-        for _ in range(50):
-            bp.go(text, ["d6", "d2"], go, 5.0)
+        if as_referee:
+            def turn(i: int) -> None:
+                a.go(text, ["d6", "d2"], go, 5.0, cpu_now=False, after_send=b.take_cpu)
+                b.go(text, ["d6", "d2"], go, 5.0, cpu_now=False, after_send=a.take_cpu)
+        else:
+            def turn(i: int) -> None:
+                a.go(text, ["d6", "d2"], go, 5.0)
+                a.go(text, ["d6", "d2"], go, 5.0)
+        for i in range(25):
+            turn(i)
         t0 = time.perf_counter()
-        for _ in range(n):
-            bp.go(text, ["d6", "d2"], go, 5.0)
-        return (time.perf_counter() - t0) / n * 1e6
+        for i in range(n // 2):
+            turn(i)
+        return (time.perf_counter() - t0) / (n // 2 * 2) * 1e6
 
 
 def referee_hot_us(games: int = 100, seed: int = 1) -> float:
@@ -231,14 +247,17 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
         (folder / "bot.py").write_text(INSTANT_BOT)
         (folder / "bot.yaml").write_text('command: "{python} bot.py"\n')
         # alternate the two, best of five rounds each: load from elsewhere hits both alike
-        pipe = go = float("inf")
+        pipe = go = go_on_path = float("inf")
         for _ in range(5):
             pipe = min(pipe, pipe_round_trip_us(n_trips // 5))
             go = min(go, botprocess_go_us(n_trips // 5, folder))
+            go_on_path = min(go_on_path, botprocess_go_us(n_trips // 5, folder,
+                                                          as_referee=False))
     g = games(n_games, "nine-mens-morris")
     hot = min(referee_hot_us(20 if quick else 100) for _ in range(3))
     floor = g["start_floor_ms"]
-    figures = {"pipe_round_trip_us": pipe, "botprocess_go_us": go, **g,
+    figures = {"pipe_round_trip_us": pipe, "botprocess_go_us": go,
+               "botprocess_go_cpu_on_path_us": go_on_path, **g,
                "referee_hot_us": hot,
                "go_over_pipe": go / pipe, "referee_over_pipe": g["referee_us"] / pipe,
                "game_over_floor": g["ms_per_game"] / floor}
@@ -246,7 +265,11 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
          f"{n_games} games of nine-mens-morris, random vs random)")
     echo(f"  bare pipe round trip (echo process)      {pipe:9.1f} µs")
     echo(f"  BotProcess.go to an instant bot          {go:9.1f} µs   {go / pipe:5.2f}x the pipe "
-         f"(target <= 2x)")
+         f"(target <= 2x; as games call it: two bots in turn, each reply's CPU read while "
+         f"the other thinks)")
+    echo(f"    the same with the CPU read on the path {go_on_path:9.1f} µs   "
+         f"{go_on_path / pipe:5.2f}x the pipe (one bot: the cgroup read between reply and "
+         f"request)")
     echo(f"  move in a game: go -> bestmove (random)  {g['go_us']:9.1f} µs   "
          f"{g['go_us'] / pipe:5.2f}x the pipe (includes the bot's move generation)")
     echo(f"  move in a game: referee's own work       {g['referee_us']:9.1f} µs   "

@@ -462,6 +462,46 @@ def test_push_pop_peek_and_copy() -> None:
         pos.pop()
 
 
+@pytest.mark.parametrize("seed", [7, 8])
+def test_the_kept_outcome_follows_pushes_pops_and_copies(seed: int) -> None:
+    """The position keeps its last outcome check (and move list) for the state they were
+    for: after any mix of pushes, pops and copies, outcome(), legal_moves() and is_legal()
+    answer as a position replayed from the start does.  Checks come after a random number
+    of steps (a state met again after several moves must not get an answer kept from
+    before), and short repetition and no-capture counts make the draw rules, which hang on
+    the history, come up."""
+    v = variant("nine-mens-morris", repetition=2, no_capture_draw=6)
+    rng = random.Random(seed)
+    pos = Position(v)
+    ended = set()
+    for _ in range(4000):
+        # the walk asks nothing that looks at the game's end (generate_raw ignores it), so
+        # the states between two checks are never looked at
+        raws = pos.generate_raw()
+        if raws and (not pos.move_stack or rng.random() < (0.75 if len(pos.move_stack) < 60
+                                                           else 0.3)):
+            stack = pos.move_stack
+            back = [r for r in raws if len(stack) > 1 and str(stack[-2]) == "-".join(
+                reversed(str(pos._to_move(r)).split("-")))]  # the last slide undone: repeats
+            pos.push_raw(rng.choice(back if back and rng.random() < 0.7 else raws))
+        else:
+            pos.pop()
+        if rng.random() < 0.05:
+            pos = pos.copy()
+        if rng.random() < 0.75:
+            continue
+        fresh = Position(v)
+        for move in pos.move_stack:
+            fresh.push(move)
+        outcome = _key(pos.outcome())
+        assert outcome == _key(fresh.outcome()), pos.to_text()
+        assert pos.legal_moves() == fresh.legal_moves(), pos.to_text()
+        for move in fresh.legal_moves()[:3]:
+            assert pos.is_legal(move)
+        ended.add(outcome and outcome[0])
+    assert {"repetition", "no-capture"} <= ended  # the history-bound endings were met
+
+
 # --- perft ----------------------------------------------------------------------------------
 
 def _perft_lines() -> list[tuple[str, int, int, str]]:
