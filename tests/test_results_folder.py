@@ -137,9 +137,16 @@ def _assert_gone(pids: list[int], within: float = 15.0) -> None:
     while time.monotonic() < deadline and not all(is_gone(p) for p in pids):
         time.sleep(0.05)
     left = [p for p in pids if not is_gone(p)]
+    seen = []
     for p in left:
+        try:
+            proc = psutil.Process(p)
+            seen.append(f"{p} ({proc.status()}, parent {proc.ppid()}: "
+                        f"{' '.join(proc.cmdline())[:120]})")
+        except psutil.Error:
+            seen.append(str(p))
         os.kill(p, signal.SIGKILL)
-    assert not left, f"left behind: {left}"
+    assert not left, f"left behind: {'; '.join(seen)}"
 
 
 def _snapshot(folder: Path) -> dict[str, Optional[bytes]]:
