@@ -463,13 +463,13 @@ class _Game:
             try:
                 timeout_ms = clock.deadline_ms(color) if player.timed else None
                 on_cpu = timeout_ms is not None and self.tc.clock == "cpu"
-                wall_ms = clock.wall_deadline_ms(color) if player.timed else None
+                wall_ms = clock.wall_deadline_ms(color) if on_cpu else timeout_ms
                 try:
                     text, ms = player.choose(
                         pos, self.moves, clock.go(),
                         None if wall_ms is None else wall_ms / 1000.0,
                         cpu_limit_s=timeout_ms / 1000.0 if on_cpu else None,  # type: ignore[operator]
-                        after_send=self._book)
+                        after_send=self._while_waiting)
                 finally:
                     self._book()  # the previous move's, if the player did not call it
                 charged = player.take_cpu() if on_cpu else ms
@@ -480,13 +480,12 @@ class _Game:
                     raise BotTimeout(f"took {charged:.0f} ms{unit}, the limit was "
                                      f"{timeout_ms:.0f} ms")
                 try:
-                    move = pos.parse_move(text)
+                    move = pos.push_text(text)
                 except MoveError:
                     raise IllegalMove(illegal_move_text(pos, text), text) from None
             except BotError as e:
                 self.failure = (color, e)
                 return
-            pos.push(move)
             played = str(move)
             self.moves.append(played)
             self._unbooked = (player, played, ms)
@@ -510,6 +509,12 @@ class _Game:
         self.record.moves.append(info)
         if self.on_move is not None:
             self.on_move(self.position, info)
+
+    def _while_waiting(self) -> None:
+        """Work done while the player to move thinks: the previous move's record
+        (:meth:`_book`), and the legal moves, which then make checking the reply a lookup."""
+        self._book()
+        self.position.generate_raw()
 
     def _book(self) -> None:
         """Record the move played last (its CPU reading, its :class:`MoveInfo`, ``on_move``):

@@ -510,6 +510,9 @@ class Position:
     def _is_legal_raw(self, raw: RawMove) -> bool:
         if self._ended_by_rule() is not None:
             return False
+        last = self._last_gen
+        if last[0] == self._cur_key:  # generated already (the referee does, while a bot thinks)
+            return raw in last[1]
         if raw[1] < 0 or self.pending[self.turn]:
             return raw in self.generate_raw()
         return raw in self._generate(raw[0], 1 << raw[1])
@@ -520,12 +523,15 @@ class Position:
         :raises InvalidMoveError: the text is not a move, or names a point not on this board.
         :raises IllegalMoveError: the move is not legal in this position.
         """
+        return self._parse_legal(text)[0]
+
+    def _parse_legal(self, text: str) -> tuple[Move, RawMove]:
         move = Move.parse(text)
         raw = self._to_raw(move)  # raises InvalidMoveError for a point this board does not have
         if not self._is_legal_raw(raw):
             raise IllegalMoveError(f"illegal move {move}: {explain_illegal(self, text)} "
                                    f"(position {self.to_text()})")
-        return move
+        return move, raw
 
     # -- making moves --------------------------------------------------------------------
     def push(self, move: Move) -> None:
@@ -533,9 +539,13 @@ class Position:
         self.push_raw(self._to_raw(move))
 
     def push_text(self, text: str) -> Move:
-        """Parse ``text`` as a legal move and play it; returns the move."""
-        move = self.parse_move(text)
-        self.push(move)
+        """Parse ``text`` as a legal move and play it; returns the move.
+
+        :raises InvalidMoveError: the text is not a move, or names a point not on this board.
+        :raises IllegalMoveError: the move is not legal in this position (nothing is played).
+        """
+        move, raw = self._parse_legal(text)
+        self.push_raw(raw)
         return move
 
     def push_raw(self, raw: RawMove) -> None:
@@ -751,19 +761,21 @@ class Position:
         board = _board_text(self.men[0], self.men[1], self.topology.size)
         if self.marks:
             board = "".join("X" if self.marks >> i & 1 else ch for i, ch in enumerate(board))
-
-        def mills(nums: int) -> str:
-            if not nums:
-                return "-"
-            return ",".join("".join(self.topology.mask_points(self._mills[n])) for n in _bits(nums))
-
-        text = (f"{board} {'wb'[self.turn]} {self.hand[0]} {self.hand[1]} {self.quiet} "
-                f"{mills(self.forbidden[0])} {mills(self.forbidden[1])} {self.ply}")
+        hand, forbidden, mills = self.hand, self.forbidden, self._mills_text
+        text = (f"{board} {'wb'[self.turn]} {hand[0]} {hand[1]} {self.quiet} "
+                f"{mills(forbidden[0]) if forbidden[0] else '-'} "
+                f"{mills(forbidden[1]) if forbidden[1] else '-'} {self.ply}")
         if self.used[0] | self.used[1]:
             text += f" used={mills(self.used[0])};{mills(self.used[1])}"
         if self.pending[0] or self.pending[1]:
             text += f" remove={self.pending[0]},{self.pending[1]}"
         return text
+
+    def _mills_text(self, nums: int) -> str:
+        """The mills numbered in the mask ``nums`` as text: ``-``, or ``a1a4a7,d1d2d3``."""
+        if not nums:
+            return "-"
+        return ",".join("".join(self.topology.mask_points(self._mills[n])) for n in _bits(nums))
 
     @classmethod
     def from_text(cls, variant: Variant | str, text: str) -> Position:

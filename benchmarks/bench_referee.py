@@ -125,7 +125,7 @@ def botprocess_go_us(n: int, folder: Path, *, as_referee: bool = True) -> float:
 def referee_hot_us(games: int = 100, seed: int = 1) -> float:
     """Mean µs of the referee's per-move work replayed without bots, in a tight loop: the
     same calls as :class:`arena.referee._Game` makes between two ``bestmove``\ s (clock,
-    position text, ``position`` line, legality, push, outcome, the move's record), on
+    position text, ``position`` line, legality and push, outcome, the move's record), on
     random games.  In a real game the same code runs about 3x slower: between two of its
     moves the bots run, and the referee's code and data leave the CPU's caches."""
     import random
@@ -158,8 +158,7 @@ def referee_hot_us(games: int = 100, seed: int = 1) -> float:
             format_position(pos.to_text(), moves)
             clock.go()
             clock.charge(color, 1.0)
-            move = pos.parse_move(text)
-            pos.push(move)
+            move = pos.push_text(text)
             moves.append(str(move))
             MoveInfo(str(move), 1.0, 1.0)
             n += 1

@@ -493,6 +493,18 @@ def test_the_kept_outcome_follows_pushes_pops_and_copies(seed: int) -> None:
         fresh = Position(v)
         for move in pos.move_stack:
             fresh.push(move)
+        # legality: asked of a position that has its moves generated (as the referee's is,
+        # while the bot thinks) and of one that has not, for legal and illegal moves alike
+        earlier = Position(v)
+        for move in pos.move_stack[:-1]:
+            earlier.push(move)
+        candidates = earlier.legal_moves() + fresh.legal_moves()
+        unseen = Position(v)  # nothing generated: each check generates its own move only
+        for move in pos.move_stack:
+            unseen.push(move)
+        expected = [unseen.is_legal(m) for m in candidates]
+        pos.generate_raw()
+        assert [pos.is_legal(m) for m in candidates] == expected, pos.to_text()
         outcome = _key(pos.outcome())
         assert outcome == _key(fresh.outcome()), pos.to_text()
         assert pos.legal_moves() == fresh.legal_moves(), pos.to_text()
