@@ -1,7 +1,8 @@
 """Referee speed next to its physical floor, measured side by side in one run.
 
-* the floor: a bare pipe round trip (best of five runs, as the next figure) (write a line, read a line) to an echo process of the
-  same interpreter, the same kind of process a Python bot is;
+* the floor: a bare pipe round trip (write a line, read a line) to an echo process of the
+  same interpreter, the same kind of process a Python bot is (the median of :data:`ROUNDS`
+  runs, alternating with the next figures);
 * :meth:`BotProcess.go` against an instant bot (it answers every ``go`` with a fixed move,
   computing nothing): the referee's I/O layer per move;
 * whole games between two ``bots/random`` processes through :func:`play_game`: games/s,
@@ -19,6 +20,7 @@ Run alone with ``python benchmarks/bench_referee.py [--quick]``.
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,9 @@ from arena.records import MoveInfo  # noqa: E402
 from arena.referee import play_game  # noqa: E402
 from arena.rules import Position  # noqa: E402
 from arena.variants import get_variant  # noqa: E402
+
+#: rounds of the pipe and go measurements (each figure is their median)
+ROUNDS = 7
 
 ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
 INSTANT_BOT = '''\
@@ -245,13 +250,16 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
         folder.mkdir()
         (folder / "bot.py").write_text(INSTANT_BOT)
         (folder / "bot.yaml").write_text('command: "{python} bot.py"\n')
-        # alternate the two, best of five rounds each: load from elsewhere hits both alike
-        pipe = go = go_on_path = float("inf")
-        for _ in range(5):
-            pipe = min(pipe, pipe_round_trip_us(n_trips // 5))
-            go = min(go, botprocess_go_us(n_trips // 5, folder))
-            go_on_path = min(go_on_path, botprocess_go_us(n_trips // 5, folder,
-                                                          as_referee=False))
+        # alternate the three, the median of ROUNDS rounds each: load from elsewhere hits all
+        # alike, and neither a slow round nor a lucky one decides.  (A blocking read of a
+        # pipe, the reference, now and then runs a whole round about 20-30 % faster than
+        # usual, a mode the poll a deadline needs never gets; the best round would be that.)
+        pipes, gos, on_path = [], [], []
+        for _ in range(ROUNDS):
+            pipes.append(pipe_round_trip_us(n_trips // ROUNDS))
+            gos.append(botprocess_go_us(n_trips // ROUNDS, folder))
+            on_path.append(botprocess_go_us(n_trips // ROUNDS, folder, as_referee=False))
+        pipe, go, go_on_path = (statistics.median(x) for x in (pipes, gos, on_path))
     g = games(n_games, "nine-mens-morris")
     hot = min(referee_hot_us(20 if quick else 100) for _ in range(3))
     floor = g["start_floor_ms"]
@@ -260,7 +268,8 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
                "referee_hot_us": hot,
                "go_over_pipe": go / pipe, "referee_over_pipe": g["referee_us"] / pipe,
                "game_over_floor": g["ms_per_game"] / floor}
-    echo(f"referee benchmark ({'quick' if quick else 'full'}; best of 5 x {n_trips // 5} round trips, "
+    echo(f"referee benchmark ({'quick' if quick else 'full'}; median of {ROUNDS} x "
+         f"{n_trips // ROUNDS} round trips, "
          f"{n_games} games of nine-mens-morris, random vs random)")
     echo(f"  bare pipe round trip (echo process)      {pipe:9.1f} µs")
     echo(f"  BotProcess.go to an instant bot          {go:9.1f} µs   {go / pipe:5.2f}x the pipe "
