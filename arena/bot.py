@@ -440,9 +440,7 @@ class BotProcess:
             sent before the bot knew a move was asked for); a second reply; a line longer
             than the cap.
         """
-        poll = self._poll_in  # check_idle's usual case inline: nothing came, one system call
-        if poll is None or self._eof or self._lines or poll.poll(0):
-            self.check_idle()
+        self.check_idle()
         if self._cpu_due:  # a reply whose reading was not taken: before the mark moves
             self.take_cpu()
         # with a fixed time per move, every go line is the same: formatted once
@@ -592,22 +590,18 @@ class BotProcess:
                 log.debug("%s << %s", self.label, line)
             self.transcript.append(("<<", line))
         data = ("\n".join(lines) + "\n").encode("utf-8")
-        try:  # the usual case: the pipe takes it all at once
-            sent = os.write(self._stdin, data)
-        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
-            sent = 0  # the loop below waits, or reports the crash
-        if sent == len(data):
-            return
-        view = memoryview(data)[sent:]
-        while view:
+        while True:
             try:
-                n = os.write(self._stdin, view)
-                view = view[n:]
-                continue
+                n = os.write(self._stdin, data)
             except BlockingIOError:
-                pass
+                n = 0
             except (BrokenPipeError, ConnectionResetError):
                 raise self._crashed() from None
+            if n == len(data):  # the usual case: all of it at once
+                return
+            if n:  # a full pipe took part of it: the rest (a copy, but requests are small)
+                data = data[n:]
+                continue
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotTimeout("not reading its input")

@@ -214,7 +214,7 @@ class GameClock:
         Time used within the margin empties the clock but is not a loss; the increment is
         added after every move in time.
         """
-        if elapsed_ms > self.allowed_ms(color) + self.tc.margin_ms:  # the deadline
+        if elapsed_ms > self.deadline_ms(color):
             if self.remaining is not None:
                 self.remaining[color] = max(0.0, self.remaining[color] - elapsed_ms)
             return False

@@ -463,7 +463,7 @@ class _Game:
             try:
                 timeout_ms = clock.deadline_ms(color) if player.timed else None
                 on_cpu = timeout_ms is not None and self.tc.clock == "cpu"
-                wall_ms = clock.wall_deadline_ms(color) if on_cpu else timeout_ms
+                wall_ms = clock.wall_deadline_ms(color) if player.timed else None
                 try:
                     text, ms = player.choose(
                         pos, self.moves, clock.go(),

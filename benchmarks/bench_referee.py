@@ -98,8 +98,9 @@ def botprocess_go_us(n: int, folder: Path, *, as_referee: bool = True) -> float:
     """Mean µs of :meth:`BotProcess.go` (position + go -> bestmove) to an instant bot.
 
     ``as_referee``: as a game calls it, two bots in turn, each move's CPU reading taken
-    while the other bot thinks (``cpu_now=False``, ``after_send``: the referee's
-    ``_book``); else one bot, its CPU read at once, on the path from reply to request."""
+    while the other bot thinks (``cpu_now=False``, ``after_send``, as the referee's
+    ``_while_waiting`` does); else one bot, its CPU read at once, on the path from reply
+    to request."""
     variant = get_variant("nine-mens-morris")
     spec = load_bot(folder)
     with BotProcess(spec) as a, BotProcess(spec) as b:
@@ -112,18 +113,18 @@ def botprocess_go_us(n: int, folder: Path, *, as_referee: bool = True) -> float:
         text = Position(variant).to_text()
         go = Go(movetime=1000)
         if as_referee:
-            def turn(i: int) -> None:
+            def turn() -> None:
                 a.go(text, ["d6", "d2"], go, 5.0, cpu_now=False, after_send=b.take_cpu)
                 b.go(text, ["d6", "d2"], go, 5.0, cpu_now=False, after_send=a.take_cpu)
         else:
-            def turn(i: int) -> None:
+            def turn() -> None:
                 a.go(text, ["d6", "d2"], go, 5.0)
                 a.go(text, ["d6", "d2"], go, 5.0)
-        for i in range(25):
-            turn(i)
+        for _ in range(25):
+            turn()
         t0 = time.perf_counter()
-        for i in range(n // 2):
-            turn(i)
+        for _ in range(n // 2):
+            turn()
         return (time.perf_counter() - t0) / (n // 2 * 2) * 1e6
 
 

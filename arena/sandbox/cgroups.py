@@ -327,12 +327,9 @@ class Cgroups:
                 text = os.pread(self._cpu_fd, 4096, 0)
             if found[1] == 1:
                 return int(text)
-            if text.startswith(b"usage_usec "):  # its first line, on every kernel so far
-                return int(text[11:text.index(b"\n")]) * 1000
-            for line in text.decode("ascii", "replace").splitlines():
-                key, _, value = line.partition(" ")
-                if key == "usage_usec":
-                    return int(value) * 1000
+            for line in text.split(b"\n"):  # usage_usec is the first line (so far)
+                if line.startswith(b"usage_usec "):
+                    return int(line[11:]) * 1000
         except (OSError, ValueError):
             pass
         return None
