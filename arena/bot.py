@@ -447,9 +447,8 @@ class BotProcess:
         if self._last_go[0] is not go and self._last_go[0] != go:
             self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
         ask = self._last_go[1]
-        lines = [P.format_position(position_text, moves), ask]
-        if legal is not None:
-            lines.insert(1, P.format_legalmoves(legal))
+        position = P.format_position(position_text, moves)
+        lines = (position, ask) if legal is None else (position, P.format_legalmoves(legal), ask)
         limit = timeout_s if timeout_s is not None else float("inf")
         self.last_cpu_ms = None
         # the clock starts before the write: a bot too slow to read its input uses its own
@@ -583,35 +582,54 @@ class BotProcess:
 
     # -- low-level I/O -------------------------------------------------------------------
     def _send(self, lines: Sequence[str], deadline: float) -> None:
+        """Write ``lines`` by ``deadline``.  They go into the transcript (and the debug log)
+        once the write is done, whether it succeeded or not: while the bot reads them, not
+        between its previous answer and this request."""
         if self._stdin < 0:
             raise BotCrashed("input already closed")
-        for line in lines:
-            if self._debug:
-                log.debug("%s << %s", self.label, line)
-            self.transcript.append(("<<", line))
         data = ("\n".join(lines) + "\n").encode("utf-8")
-        while True:
-            try:
-                n = os.write(self._stdin, data)
-            except BlockingIOError:
-                n = 0
-            except (BrokenPipeError, ConnectionResetError):
-                raise self._crashed() from None
-            if n == len(data):  # the usual case: all of it at once
-                return
-            if n:  # a full pipe took part of it: the rest (a copy, but requests are small)
-                data = data[n:]
-                continue
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise BotTimeout("not reading its input")
-            self._poll_out.poll(max(1, int(left * 1000)))
+        try:
+            while True:
+                try:
+                    n = os.write(self._stdin, data)
+                except BlockingIOError:
+                    n = 0
+                except (BrokenPipeError, ConnectionResetError):
+                    raise self._crashed() from None
+                if n == len(data):  # the usual case: all of it at once
+                    return
+                if n:  # a full pipe took part of it: the rest (a copy, but requests are small)
+                    data = data[n:]
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise BotTimeout("not reading its input")
+                self._poll_out.poll(max(1, int(left * 1000)))
+        finally:
+            for line in lines:
+                if self._debug:
+                    log.debug("%s << %s", self.label, line)
+                self.transcript.append(("<<", line))
 
     def _read_line(self, deadline: float,
                    watch: Optional[tuple[float, Callable[[], None]]] = None) -> str:
         """The next line, by ``deadline``; ``watch`` is ``(interval, check)``: ``check`` runs
         every ``interval`` seconds while waiting and may raise."""
         lines = self._lines
+        if not lines and watch is None and not self._eof and not self._buf:
+            # the usual wait for an answer, in one poll and one read of one whole line
+            left = deadline - time.monotonic()
+            if 0.0 < left < _LONGEST_POLL_S and self._poll_in.poll(left * 1000.0 + 1.0):
+                try:
+                    chunk: Optional[bytes] = os.read(self._stdout, _READ_CHUNK)
+                except OSError:
+                    chunk = None  # read again below, where errors are handled
+                if chunk and chunk.find(b"\n") == len(chunk) - 1 <= self.line_cap:
+                    line = chunk[:-1].decode("utf-8", "replace").rstrip("\r")
+                    self._log_in(line)
+                    return line
+                if chunk is not None:
+                    self._take(chunk)
         while not lines:
             if self._eof:
                 raise self._crashed()
@@ -633,13 +651,18 @@ class BotProcess:
         self.transcript.append((">>", line))
 
     def _fill(self) -> None:
-        """Read what is available on stdout into complete lines; check the line length cap."""
+        """Read what is available on stdout (see :meth:`_take`)."""
         try:
             chunk = os.read(self._stdout, _READ_CHUNK)
         except BlockingIOError:
             return
         except OSError:
             chunk = b""
+        self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        """Split what was read from stdout into complete lines (``b""``: the end of it);
+        check the line length cap."""
         buf = self._buf
         if not chunk:
             self._eof = True
@@ -787,6 +810,9 @@ class _UnaskedLine(ProtocolError):
 
 #: the most reads :meth:`BotProcess.check_idle` makes without waiting (64 KiB each)
 _DRAIN_CHUNKS = 16
+#: the longest wait :meth:`BotProcess._read_line` makes in one poll on its usual path (a poll's
+#: timeout in ms must fit in 31 bits)
+_LONGEST_POLL_S = 1e6
 
 
 #: threads that spawn bots (several, so the two bots of a game, or of concurrent games,

@@ -4,7 +4,14 @@
   same interpreter, the same kind of process a Python bot is (the median of :data:`ROUNDS`
   runs, alternating with the next figures);
 * :meth:`BotProcess.go` against an instant bot (it answers every ``go`` with a fixed move,
-  computing nothing): the referee's I/O layer per move;
+  computing nothing): the referee's I/O layer per move.  Pipe and go are measured with the
+  same placement of processes on CPUs (:data:`PLACEMENTS`): the target compares them with the
+  peer processes on a CPU other than the referee's, where the scheduler puts a woken bot on
+  an otherwise idle machine.  Left to the scheduler, either may land on the referee's CPU
+  now and then, and a whole round then runs in the other mode (on one CPU, everything is
+  serial: a round trip is the two sides' CPU time added up), which made the ratio swing
+  between runs; both other placements are printed too, with the referee's CPU time per go,
+  which decides the one-CPU case;
 * whole games between two ``bots/random`` processes through :func:`play_game`: games/s,
   moves/s, the wall time per move (go -> bestmove, which includes the bot's own work) and the
   referee's own time per move (from ``bestmove`` to the next ``go``: legality, outcome, clock,
@@ -19,6 +26,8 @@ Run alone with ``python benchmarks/bench_referee.py [--quick]``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -26,7 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -38,10 +47,13 @@ from arena.protocol import Go  # noqa: E402
 from arena.records import MoveInfo  # noqa: E402
 from arena.referee import play_game  # noqa: E402
 from arena.rules import Position  # noqa: E402
+from arena.sandbox import Isolation  # noqa: E402
 from arena.variants import get_variant  # noqa: E402
 
 #: rounds of the pipe and go measurements (each figure is their median)
 ROUNDS = 7
+#: where the pipe and go measurements run (see :func:`placed`); the first is the target's
+PLACEMENTS = ("apart", "free", "one CPU")
 
 ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
 INSTANT_BOT = '''\
@@ -63,22 +75,53 @@ for line in sys.stdin:
 '''
 
 
-def pipe_round_trip_us(n: int) -> float:
-    """Mean µs to write a protocol-sized line to an echo process and read it back."""
+@contextlib.contextmanager
+def placed(placement: str, peers: Iterable[int]) -> Iterator[bool]:
+    """Run the block with this thread and the processes ``peers`` placed on CPUs:
+    ``apart`` (this thread on one CPU, the peers on another), ``one CPU`` (all on one) or
+    ``free`` (where the scheduler puts them).  Yields whether the placement was made (it
+    needs two CPUs, and the right to move the peers); the affinities are restored after."""
+    mine = os.sched_getaffinity(0)
+    cpus = sorted(mine)
+    pids = list(peers)
+    if placement == "free" or len(cpus) < 2:
+        yield placement == "free"
+        return
+    them = {cpus[1]} if placement == "apart" else {cpus[0]}
+    try:
+        os.sched_setaffinity(0, {cpus[0]})
+        for pid in pids:
+            os.sched_setaffinity(pid, them)
+        made = True
+    except OSError:
+        made = False
+    try:
+        yield made
+    finally:
+        os.sched_setaffinity(0, mine)
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, mine)
+
+
+def pipe_round_trip_us(n: int, placement: str = "free") -> tuple[float, float]:
+    """Mean µs to write a protocol-sized line to an echo process and read it back: wall
+    time and this thread's CPU time."""
     proc = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, bufsize=0)
     assert proc.stdin and proc.stdout
     wfd, rfd = proc.stdin.fileno(), proc.stdout.fileno()
     line = b"position " + b"." * 24 + b" w 9 9 0 - - 0 moves d6 d2\n"
     try:
-        for _ in range(50):  # warm up
-            os.write(wfd, line)
-            _read_exact(rfd, len(line))
-        t0 = time.perf_counter()
-        for _ in range(n):
-            os.write(wfd, line)
-            _read_exact(rfd, len(line))
-        return (time.perf_counter() - t0) / n * 1e6
+        with placed(placement, [proc.pid]):
+            for _ in range(50):  # warm up
+                os.write(wfd, line)
+                _read_exact(rfd, len(line))
+            c0, t0 = time.thread_time(), time.perf_counter()
+            for _ in range(n):
+                os.write(wfd, line)
+                _read_exact(rfd, len(line))
+            return ((time.perf_counter() - t0) / n * 1e6, (time.thread_time() - c0) / n * 1e6)
     finally:
         proc.stdin.close()
         proc.wait()
@@ -94,16 +137,19 @@ def _read_exact(fd: int, size: int) -> None:
         got += len(chunk)
 
 
-def botprocess_go_us(n: int, folder: Path, *, as_referee: bool = True) -> float:
-    """Mean µs of :meth:`BotProcess.go` (position + go -> bestmove) to an instant bot.
+def botprocess_go_us(n: int, folder: Path, *, as_referee: bool = True,
+                     placement: str = "free",
+                     isolation: Optional[Isolation] = None) -> tuple[float, float]:
+    """Mean µs of :meth:`BotProcess.go` (position + go -> bestmove) to an instant bot: wall
+    time and this thread's CPU time.
 
     ``as_referee``: as a game calls it, two bots in turn, each move's CPU reading taken
     while the other bot thinks (``cpu_now=False``, ``after_send``, as the referee's
     ``_while_waiting`` does); else one bot, its CPU read at once, on the path from reply
-    to request."""
+    to request.  ``isolation``: the bots' (default: :meth:`Isolation.default`)."""
     variant = get_variant("nine-mens-morris")
     spec = load_bot(folder)
-    with BotProcess(spec) as a, BotProcess(spec) as b:
+    with BotProcess(spec, isolation=isolation) as a, BotProcess(spec, isolation=isolation) as b:
         bots = (a, b) if as_referee else (a,)
         for bp in bots:
             bp.start()
@@ -120,12 +166,16 @@ def botprocess_go_us(n: int, folder: Path, *, as_referee: bool = True) -> float:
             def turn() -> None:
                 a.go(text, ["d6", "d2"], go, 5.0)
                 a.go(text, ["d6", "d2"], go, 5.0)
-        for _ in range(25):
-            turn()
-        t0 = time.perf_counter()
-        for _ in range(n // 2):
-            turn()
-        return (time.perf_counter() - t0) / (n // 2 * 2) * 1e6
+        peers = [pid for bp in bots if bp.sandbox is not None for pid in bp.sandbox.processes()]
+        with placed(placement, peers):
+            for _ in range(25):
+                turn()
+            c0, t0 = time.thread_time(), time.perf_counter()
+            for _ in range(n // 2):
+                turn()
+            moves = n // 2 * 2
+            return ((time.perf_counter() - t0) / moves * 1e6,
+                    (time.thread_time() - c0) / moves * 1e6)
 
 
 def referee_hot_us(games: int = 100, seed: int = 1) -> float:
@@ -251,34 +301,60 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
         folder.mkdir()
         (folder / "bot.py").write_text(INSTANT_BOT)
         (folder / "bot.yaml").write_text('command: "{python} bot.py"\n')
-        # alternate the three, the median of ROUNDS rounds each: load from elsewhere hits all
-        # alike, and neither a slow round nor a lucky one decides.  (A blocking read of a
-        # pipe, the reference, now and then runs a whole round about 20-30 % faster than
-        # usual, a mode the poll a deadline needs never gets; the best round would be that.)
-        pipes, gos, on_path = [], [], []
+        # alternate the measurements, the median of ROUNDS rounds each: load from elsewhere
+        # hits all alike, and neither a slow round nor a lucky one decides
+        rounds: dict[str, list[tuple[float, float]]] = {}
+        no_cgroups = dataclasses.replace(Isolation.default(), cgroups=False)
+        m = n_trips // ROUNDS
         for _ in range(ROUNDS):
-            pipes.append(pipe_round_trip_us(n_trips // ROUNDS))
-            gos.append(botprocess_go_us(n_trips // ROUNDS, folder))
-            on_path.append(botprocess_go_us(n_trips // ROUNDS, folder, as_referee=False))
-        pipe, go, go_on_path = (statistics.median(x) for x in (pipes, gos, on_path))
+            for where in PLACEMENTS:
+                rounds.setdefault(f"pipe {where}", []).append(pipe_round_trip_us(m, where))
+                rounds.setdefault(f"go {where}", []).append(botprocess_go_us(m, folder,
+                                                                             placement=where))
+            rounds.setdefault("go on path", []).append(
+                botprocess_go_us(m, folder, as_referee=False, placement=PLACEMENTS[0]))
+            rounds.setdefault("go no cgroups", []).append(
+                botprocess_go_us(m, folder, placement=PLACEMENTS[0], isolation=no_cgroups))
+        wall = {k: statistics.median(x[0] for x in v) for k, v in rounds.items()}
+        cpu = {k: statistics.median(x[1] for x in v) for k, v in rounds.items()}
+        pipe, go, go_on_path = wall["pipe apart"], wall["go apart"], wall["go on path"]
+        with placed("apart", ()) as apart:
+            pass
     g = games(n_games, "nine-mens-morris")
     hot = min(referee_hot_us(20 if quick else 100) for _ in range(3))
     floor = g["start_floor_ms"]
     figures = {"pipe_round_trip_us": pipe, "botprocess_go_us": go,
-               "botprocess_go_cpu_on_path_us": go_on_path, **g,
+               "botprocess_go_cpu_on_path_us": go_on_path,
+               "pipe_free_us": wall["pipe free"], "botprocess_go_free_us": wall["go free"],
+               "pipe_one_cpu_us": wall["pipe one CPU"],
+               "botprocess_go_one_cpu_us": wall["go one CPU"],
+               "botprocess_go_no_cgroups_us": wall["go no cgroups"],
+               "pipe_cpu_us": cpu["pipe apart"], "botprocess_go_cpu_us": cpu["go apart"], **g,
                "referee_hot_us": hot,
                "go_over_pipe": go / pipe, "referee_over_pipe": g["referee_us"] / pipe,
                "game_over_floor": g["ms_per_game"] / floor}
     echo(f"referee benchmark ({'quick' if quick else 'full'}; median of {ROUNDS} x "
          f"{n_trips // ROUNDS} round trips, "
          f"{n_games} games of nine-mens-morris, random vs random)")
-    echo(f"  bare pipe round trip (echo process)      {pipe:9.1f} µs")
+    where = ("the echo or bots on a CPU other than the referee's" if apart else
+             "placed by the scheduler: this machine cannot pin them to two CPUs")
+    echo(f"  bare pipe round trip (echo process)      {pipe:9.1f} µs   ({where})")
     echo(f"  BotProcess.go to an instant bot          {go:9.1f} µs   {go / pipe:5.2f}x the pipe "
          f"(target <= 2x; as games call it: two bots in turn, each reply's CPU read while "
          f"the other thinks)")
     echo(f"    the same with the CPU read on the path {go_on_path:9.1f} µs   "
          f"{go_on_path / pipe:5.2f}x the pipe (one bot: the cgroup read between reply and "
          f"request)")
+    for label, key in (("placed by the scheduler", "free"), ("all on one CPU", "one CPU")):
+        p, gw = wall[f"pipe {key}"], wall[f"go {key}"]
+        echo(f"    {label:39s}{gw:9.1f} µs   {gw / p:5.2f}x the pipe's {p:.1f} µs there")
+    echo(f"    {'the referee' + chr(39) + 's CPU time per go':39s}{cpu['go apart']:9.1f} µs   "
+         f"{cpu['go apart'] / cpu['pipe apart']:5.2f}x the pipe's {cpu['pipe apart']:.1f} µs "
+         f"(on one CPU, a round trip is both sides' CPU time added up)")
+    nocg = wall["go no cgroups"]
+    echo(f"    {'without cgroups (' + no_cgroups.level.value + ')':39s}{nocg:9.1f} µs   "
+         f"{nocg / pipe:5.2f}x the pipe (where cgroups are not writable: each move's CPU "
+         f"time read from /proc)")
     echo(f"  move in a game: go -> bestmove (random)  {g['go_us']:9.1f} µs   "
          f"{g['go_us'] / pipe:5.2f}x the pipe (includes the bot's move generation)")
     echo(f"  move in a game: referee's own work       {g['referee_us']:9.1f} µs   "

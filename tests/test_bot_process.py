@@ -13,7 +13,7 @@ import pytest
 
 from arena.bot import LINE_CAP, STDERR_CAP, BotProcess, is_gone
 from arena.errors import BotCrashed, BotStartError, BotTimeout, ProtocolError
-from arena.manifest import BotSpec
+from arena.manifest import BotSpec, load_bot
 from arena.protocol import Go
 from arena.rules import Position
 from arena.variants import get_variant
@@ -128,6 +128,51 @@ def test_endless_line_is_cut_without_eating_memory(
     assert me.memory_info().rss - before < 32 * 2**20
 
 
+SHAPES = r"""
+import sys, time
+out = sys.stdout.buffer
+def send(data):
+    out.write(data)
+    out.flush()
+shape = sys.argv[1]
+for line in sys.stdin:
+    word = line.split(" ", 1)[0].strip()
+    if word == "morris":
+        send(b"id name shapes\nmorrisok\n")
+    elif word == "isready":
+        send(b"readyok\n")
+    elif word == "go" and shape == "split":
+        send(b"best")
+        time.sleep(0.05)
+        send(b"move d6\n")
+    elif word == "go":
+        send({"plain": b"bestmove d6\n", "crlf": b"bestmove d6\r\n",
+              "info": b"info depth 1\nbestmove d6\n",
+              "long": b"bestmove d6 " + b"x" * 100 + b"\n"}[shape])
+    elif word == "quit":
+        break
+"""
+
+
+@pytest.mark.parametrize("shape", ["plain", "crlf", "info", "split", "long"])
+def test_a_reply_reads_the_same_whichever_way_it_arrives(shape: str, tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(SHAPES)
+    (tmp_path / "bot.yaml").write_text(f'command: "{{python}} bot.py {shape}"\n')
+    with BotProcess(load_bot(tmp_path), line_cap=64, quit_grace_s=0.2) as bp:
+        bp.start()
+        bp.read_handshake(5.0)
+        bp.new_game(NMM.name, NMM.to_params(), {}, 5.0)
+        if shape == "long":  # one whole line in one read, but over the cap
+            with pytest.raises(ProtocolError, match="a line longer than 64 bytes"):
+                bp.go(Position(NMM).to_text(), [], Go(movetime=100), 2.0)
+            return
+        for _ in range(3):
+            assert bp.go(Position(NMM).to_text(), [], Go(movetime=100), 2.0)[0] == "d6"
+        got = [line for d, line in bp.transcript if d == ">>"]
+        assert got[-1] == "bestmove d6"
+        assert ("info depth 1" in got) == (shape == "info")
+
+
 def test_stderr_is_drained_and_capped(started: Callable[[BotSpec], BotProcess]) -> None:
     bp = started(test_bot("stderr-flood"))
     pos = Position(NMM)
@@ -191,7 +236,7 @@ _INSTANT_EXITS = r"""
 import sys
 from arena.bot import BotProcess
 from arena.errors import BotStartError
-from arena.manifest import BotSpec
+from arena.manifest import BotSpec, load_bot
 from arena.sandbox import Isolation, Level
 
 spec = BotSpec(name="gone", path=sys.argv[1], command=("/bin/sh", "-c", "exec 0<&- 1>&-"),

@@ -83,6 +83,7 @@ class Sandbox:
         self._gone = False  # nothing of the bot was left running when last looked at
         self._cgroups: Optional[Cgroups] = None
         self._tracked: dict[int, Any] = {}  # pid -> psutil.Process seen in the bot's tree
+        self._cpu_times = procs.CpuTimes()  # their CPU times, without cgroups
         self._cpu_floor = 0.0
         self._scanned_at = -RESCAN_S
         self._cpu_base_ns: Optional[int] = None
@@ -351,6 +352,7 @@ class Sandbox:
                 if pid != self.pid:
                     self._reap(p)
                     del self._tracked[pid]
+                    self._cpu_times.forget(pid)
         return live
 
     def _adopted(self) -> list[Any]:
@@ -406,7 +408,7 @@ class Sandbox:
         else:
             with self._lock:
                 found = list(self._tracked.values())
-        total = procs.cpu_seconds(found)
+        total = self._cpu_times.seconds(p.pid for p in found)
         with self._lock:
             self._cpu_floor = max(self._cpu_floor, total)
             return self._cpu_floor
@@ -539,6 +541,7 @@ class Sandbox:
         finally:
             if self._cgroups is not None:
                 self._cgroups.remove()
+            self._cpu_times.close()
             if self.tmp is not None:
                 shutil.rmtree(self.tmp, ignore_errors=True)
 

@@ -138,18 +138,53 @@ def group_members(pgid: int) -> list[Any]:
     return found
 
 
-def cpu_seconds(procs: Iterable[Any]) -> float:
-    """The CPU seconds of ``procs`` (psutil processes) and of the children they waited for."""
-    import psutil
+class CpuTimes:
+    """The CPU seconds of processes and of the children they waited for, read from their
+    ``/proc/<pid>/stat`` (what psutil's ``cpu_times`` reads).  Each file is opened once and
+    read with one ``pread`` (a fifth of the cost of psutil, which opens and parses it every
+    time: the clock of a bot without cgroups is read on every move), and an open file keeps
+    pointing at its process: once that ended, it reads nothing, whoever gets the pid next."""
 
-    total = 0.0
-    for p in procs:
-        try:
-            t = p.cpu_times()
-        except psutil.Error:
-            continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
+    def __init__(self) -> None:
+        self._files: dict[int, int] = {}
+        self._lock = threading.Lock()  # a descriptor is not closed (and reused) while read
+
+    def seconds(self, pids: Iterable[int]) -> float:
+        """Their CPU seconds now; a process that has ended (or cannot be read) counts 0."""
+        ticks = 0
+        with self._lock:
+            for pid in pids:
+                fd = self._files.get(pid)
+                try:
+                    if fd is None:
+                        fd = self._files[pid] = os.open(f"/proc/{pid}/stat",
+                                                        os.O_RDONLY | os.O_CLOEXEC)
+                    stat = os.pread(fd, 4096, 0)
+                except OSError:
+                    continue
+                # after the command's name, which may hold anything: utime stime cutime cstime
+                fields = stat[stat.rindex(b")") + 2:].split(None, 15)
+                ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        return ticks / _clock_ticks()
+
+    def forget(self, pid: int) -> None:
+        """Close the file of ``pid`` (a process no longer followed)."""
+        with self._lock:
+            fd = self._files.pop(pid, None)
+            if fd is not None:
+                os.close(fd)
+
+    def close(self) -> None:
+        with self._lock:
+            for fd in self._files.values():
+                os.close(fd)
+            self._files.clear()
+
+
+@functools.lru_cache(maxsize=1)
+def _clock_ticks() -> int:
+    """Clock ticks per second, the unit of ``/proc/<pid>/stat``'s CPU times."""
+    return os.sysconf("SC_CLK_TCK")
 
 
 def unique_uid() -> int:

@@ -293,6 +293,36 @@ def test_cpu_time_counts_the_whole_tree(level: Level, cgroups: bool, tmp_path: P
     assert readings[-1] < 3.0
 
 
+
+def test_cpu_times_read_what_psutil_reads_and_nothing_once_a_process_ended(
+        tmp_path: Path) -> None:
+    import psutil
+
+    from arena.sandbox.procs import CpuTimes
+
+    proc = subprocess.Popen([sys.executable, "-c", BURN + "\ntime.sleep(30)"],
+                            stdout=subprocess.PIPE, text=True)
+    reader = CpuTimes()
+    fds = len(os.listdir("/proc/self/fd"))
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+        seconds = reader.seconds([proc.pid, 2**22 + 1])  # the second pid does not exist
+        times = psutil.Process(proc.pid).cpu_times()
+        assert abs(seconds - (times.user + times.system + times.children_user
+                              + times.children_system)) <= 0.02
+        assert seconds >= 0.28, f"{seconds:.3f} s counted for two children burning 0.15 s each"
+        assert len(os.listdir("/proc/self/fd")) == fds + 1  # kept open, for the next reading
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+    assert reader.seconds([proc.pid]) == 0.0  # its file now reads nothing, whoever gets the pid
+    fds = len(os.listdir("/proc/self/fd"))
+    reader.forget(proc.pid)
+    assert len(os.listdir("/proc/self/fd")) == fds - 1
+    reader.close()
+
+
 # -- whole-tree kill ----------------------------------------------------------------------
 
 ESCAPE = r"""
