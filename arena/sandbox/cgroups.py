@@ -242,7 +242,7 @@ def cpu_clock_status() -> Check:
     if h is not None:
         source = "cgroup cpuacct" if h.version == 1 else "cgroup v2 cpu.stat"
         return Check("cpu clock", True, f"{source} (exact, whole process tree; at basic and bwrap)")
-    return Check("cpu clock", True, "process CPU times (psutil; live process tree, approximate)")
+    return Check("cpu clock", True, "process CPU times (/proc/<pid>/stat; live process tree, approximate)")
 
 
 class Cgroups:

@@ -23,6 +23,8 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 #: seconds a kill waits for the processes it killed to be gone
 KILL_WAIT_S = 3.0
+#: processes per :class:`CpuTimes` whose stat file stays open (a bot usually has one to three)
+KEEP_OPEN = 16
 
 _counter = itertools.count(1)
 _subreaper_lock = threading.Lock()
@@ -152,14 +154,22 @@ class CpuTimes:
     def seconds(self, pids: Iterable[int]) -> float:
         """Their CPU seconds now; a process that has ended (or cannot be read) counts 0."""
         ticks = 0
+        files = self._files
         with self._lock:
             for pid in pids:
-                fd = self._files.get(pid)
+                fd = files.get(pid)
                 try:
-                    if fd is None:
-                        fd = self._files[pid] = os.open(f"/proc/{pid}/stat",
-                                                        os.O_RDONLY | os.O_CLOEXEC)
-                    stat = os.pread(fd, 4096, 0)
+                    if fd is not None:
+                        stat = os.pread(fd, 4096, 0)
+                    else:
+                        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+                        try:
+                            stat = os.pread(fd, 4096, 0)
+                        finally:
+                            if len(files) < KEEP_OPEN:  # a bot that forks a crowd costs
+                                files[pid] = fd       # the referee no more descriptors
+                            else:
+                                os.close(fd)
                 except OSError:
                     continue
                 # after the command's name, which may hold anything: utime stime cutime cstime

@@ -298,7 +298,7 @@ def test_cpu_times_read_what_psutil_reads_and_nothing_once_a_process_ended(
         tmp_path: Path) -> None:
     import psutil
 
-    from arena.sandbox.procs import CpuTimes
+    from arena.sandbox.procs import KEEP_OPEN, CpuTimes
 
     proc = subprocess.Popen([sys.executable, "-c", BURN + "\ntime.sleep(30)"],
                             stdout=subprocess.PIPE, text=True)
@@ -320,7 +320,18 @@ def test_cpu_times_read_what_psutil_reads_and_nothing_once_a_process_ended(
     fds = len(os.listdir("/proc/self/fd"))
     reader.forget(proc.pid)
     assert len(os.listdir("/proc/self/fd")) == fds - 1
+    # a crowd of processes (a bot that forks) is read, but keeps only KEEP_OPEN files open
+    crowd = [subprocess.Popen(["sleep", "30"]) for _ in range(KEEP_OPEN + 4)]
+    try:
+        fds = len(os.listdir("/proc/self/fd"))
+        reader.seconds(p.pid for p in crowd)
+        assert len(os.listdir("/proc/self/fd")) == fds + KEEP_OPEN
+    finally:
+        for p in crowd:
+            p.kill()
+            p.wait()
     reader.close()
+    assert len(os.listdir("/proc/self/fd")) == fds
 
 
 # -- whole-tree kill ----------------------------------------------------------------------
