@@ -75,32 +75,35 @@ for line in sys.stdin:
 '''
 
 
+def can_place() -> bool:
+    """Whether :func:`placed` can pin processes apart: this process may use two CPUs."""
+    return len(os.sched_getaffinity(0)) >= 2
+
+
 @contextlib.contextmanager
-def placed(placement: str, peers: Iterable[int]) -> Iterator[bool]:
+def placed(placement: str, peers: Iterable[int]) -> Iterator[None]:
     """Run the block with this thread and the processes ``peers`` placed on CPUs:
     ``apart`` (this thread on one CPU, the peers on another), ``one CPU`` (all on one) or
-    ``free`` (where the scheduler puts them).  Yields whether the placement was made (it
-    needs two CPUs, and the right to move the peers); the affinities are restored after."""
+    ``free`` (where the scheduler puts them; also the others where :func:`can_place` is
+    False).  The affinities are restored after.
+
+    :raises OSError: a peer cannot be moved (the figure would be mislabelled)."""
     mine = os.sched_getaffinity(0)
     cpus = sorted(mine)
     pids = list(peers)
-    if placement == "free" or len(cpus) < 2:
-        yield placement == "free"
+    if placement == "free" or not can_place():
+        yield
         return
     them = {cpus[1]} if placement == "apart" else {cpus[0]}
     try:
         os.sched_setaffinity(0, {cpus[0]})
         for pid in pids:
             os.sched_setaffinity(pid, them)
-        made = True
-    except OSError:
-        made = False
-    try:
-        yield made
+        yield
     finally:
         os.sched_setaffinity(0, mine)
         for pid in pids:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # it may have ended
                 os.sched_setaffinity(pid, mine)
 
 
@@ -318,8 +321,6 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
         wall = {k: statistics.median(x[0] for x in v) for k, v in rounds.items()}
         cpu = {k: statistics.median(x[1] for x in v) for k, v in rounds.items()}
         pipe, go, go_on_path = wall["pipe apart"], wall["go apart"], wall["go on path"]
-        with placed("apart", ()) as apart:
-            pass
     g = games(n_games, "nine-mens-morris")
     hot = min(referee_hot_us(20 if quick else 100) for _ in range(3))
     floor = g["start_floor_ms"]
@@ -336,7 +337,7 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
     echo(f"referee benchmark ({'quick' if quick else 'full'}; median of {ROUNDS} x "
          f"{n_trips // ROUNDS} round trips, "
          f"{n_games} games of nine-mens-morris, random vs random)")
-    where = ("the echo or bots on a CPU other than the referee's" if apart else
+    where = ("the echo or bots on a CPU other than the referee's" if can_place() else
              "placed by the scheduler: this machine cannot pin them to two CPUs")
     echo(f"  bare pipe round trip (echo process)      {pipe:9.1f} µs   ({where})")
     echo(f"  BotProcess.go to an instant bot          {go:9.1f} µs   {go / pipe:5.2f}x the pipe "
