@@ -418,7 +418,7 @@ class BotProcess:
     def go(self, position_text: str, moves: Sequence[str], go: P.Go,
            timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
            legal: Optional[Sequence[str]] = None, cpu_now: bool = True,
-           after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
+           after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` (the
         clock starts as the write begins) to reading ``bestmove``.  ``timeout_s`` ``None`` waits forever (never for games).
         ``legal`` (the legal moves' texts, for a bot that asked for them) is sent as a

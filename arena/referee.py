@@ -104,7 +104,7 @@ class Player(abc.ABC):
     @abc.abstractmethod
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
-               after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
+               after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """The move text for ``position`` (reached by ``moves``) and the wall ms it took.
 
         ``cpu_limit_s`` (CPU clock only) bounds the CPU time the move may use; a player that
@@ -163,7 +163,7 @@ class BotPlayer(Player):
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
-               after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
+               after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """``position`` (and ``legalmoves``, if the bot asked for it) and ``go`` to the bot;
         its ``bestmove`` and the referee-measured ms.  The CPU reading waits for
         :meth:`take_cpu` unless ``cpu_limit_s`` needs it at once."""
@@ -305,7 +305,7 @@ class HumanPlayer(Player):
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
-               after_send: Optional[Callable[[], None]] = None) -> tuple[str, float]:
+               after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """Prompt until a legal move is typed."""
         if after_send is not None:
             after_send()

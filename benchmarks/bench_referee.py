@@ -207,7 +207,7 @@ def referee_hot_us(games: int = 100, seed: int = 1) -> float:
     n = 0
     t0 = time.perf_counter()
     for texts in played:
-        pos, clock, moves = Position(variant), GameClock(tc), []
+        pos, clock, moves = Position(variant), GameClock(tc), list[str]()
         for text in texts:
             if pos.outcome() is not None:
                 break
