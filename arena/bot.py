@@ -624,11 +624,11 @@ class BotProcess:
                     chunk: Optional[bytes] = os.read(self._stdout, _READ_CHUNK)
                 except OSError:
                     chunk = None  # read again below, where errors are handled
-                if chunk and chunk.find(b"\n") == len(chunk) - 1 <= self.line_cap:
-                    line = chunk[:-1].decode("utf-8", "replace").rstrip("\r")
-                    self._log_in(line)
-                    return line
                 if chunk is not None:
+                    line = self._one_line(chunk)
+                    if line is not None:
+                        self._log_in(line)
+                        return line
                     self._take(chunk)
         while not lines:
             if self._eof:
@@ -670,12 +670,11 @@ class BotProcess:
                 self._lines.append(buf.decode("utf-8", "replace").rstrip("\r"))
                 buf.clear()
             return
-        if not buf and chunk.endswith(b"\n") and chunk.count(b"\n") == 1:
-            # one whole line, the usual reply: no copy into the buffer
-            if len(chunk) - 1 > self.line_cap:
-                self._too_long(chunk[:-1])
-            self._lines.append(chunk[:-1].decode("utf-8", "replace").rstrip("\r"))
-            return
+        if not buf:
+            line = self._one_line(chunk)  # the usual reply: no copy into the buffer
+            if line is not None:
+                self._lines.append(line)
+                return
         buf += chunk
         if b"\n" in chunk:
             complete = buf.split(b"\n")
@@ -687,6 +686,18 @@ class BotProcess:
             self._buf = buf = rest
         if len(buf) > self.line_cap:
             self._too_long(buf)
+
+    def _one_line(self, chunk: bytes) -> Optional[str]:
+        """``chunk`` as a line when it is exactly one whole line (the usual answer), else
+        None (``b""`` too).
+
+        :raises ProtocolError: that one line is longer than the cap."""
+        end = len(chunk) - 1
+        if end < 0 or chunk.find(b"\n") != end:
+            return None
+        if end > self.line_cap:
+            self._too_long(chunk[:-1])
+        return chunk[:-1].decode("utf-8", "replace").rstrip("\r")
 
     def _too_long(self, raw: bytes | bytearray) -> None:
         note = f"... [cut: the line is longer than {self.line_cap} bytes]"

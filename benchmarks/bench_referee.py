@@ -349,11 +349,12 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
     for label, key in (("placed by the scheduler", "free"), ("all on one CPU", "one CPU")):
         p, gw = wall[f"pipe {key}"], wall[f"go {key}"]
         echo(f"    {label:39s}{gw:9.1f} µs   {gw / p:5.2f}x the pipe's {p:.1f} µs there")
-    echo(f"    {'the referee' + chr(39) + 's CPU time per go':39s}{cpu['go apart']:9.1f} µs   "
+    own_cpu = "the referee's CPU time per go"
+    echo(f"    {own_cpu:39s}{cpu['go apart']:9.1f} µs   "
          f"{cpu['go apart'] / cpu['pipe apart']:5.2f}x the pipe's {cpu['pipe apart']:.1f} µs "
          f"(on one CPU, a round trip is both sides' CPU time added up)")
-    nocg = wall["go no cgroups"]
-    echo(f"    {'without cgroups (' + no_cgroups.level.value + ')':39s}{nocg:9.1f} µs   "
+    nocg, label = wall["go no cgroups"], f"without cgroups ({no_cgroups.level.value})"
+    echo(f"    {label:39s}{nocg:9.1f} µs   "
          f"{nocg / pipe:5.2f}x the pipe (where cgroups are not writable: each move's CPU "
          f"time read from /proc)")
     echo(f"  move in a game: go -> bestmove (random)  {g['go_us']:9.1f} µs   "
