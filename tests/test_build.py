@@ -209,11 +209,13 @@ def test_a_fork_bomb_build_is_contained_and_ended(level: Level, tmp_path: Path) 
     why = _confining(level) or containment(level)
     if why:
         pytest.skip(why)
-    # the build's own shell forks once, first (so it can), then waits in an exec'd sleep: a
-    # shell that had to fork for its sleep would find the limit reached and end the build
-    # with "Cannot fork" now and then, before the timeout this test is about
+    # the build's own shell forks exactly once, first, while nothing else runs: one subshell
+    # for the bomb, then it waits in an exec'd sleep. Any later fork of its own could meet the
+    # pids limit and end the build with "Cannot fork" before the timeout this test is about;
+    # a bare `b | b &` at the top is two forks of this shell (one per side of the pipe), and the
+    # second one lost that race now and then in CI
     folder = make_bot(tmp_path / "bomb", "sh bomb-31415.sh", timeout=1.5,
-                      files={"bomb-31415.sh": "b() { b | b & }\nb\nexec sleep 30\n"})
+                      files={"bomb-31415.sh": "b() { b | b & }\n(b) &\nexec sleep 30\n"})
     iso = Isolation(level, Limits(pids=24, memory_mb=96))
     started = time.monotonic()
     with pytest.raises(BuildError, match=r"^build timed out after 1\.5 s"):
