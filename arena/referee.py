@@ -39,7 +39,7 @@ from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, Confi
                           MoveError, ProtocolError)
 from arena.protocol import SEED_MAX, Go, escape_controls
 from arena.records import GameRecord, MoveInfo, PlayerInfo
-from arena.rules import COLOR_NAMES, Move, Position, Termination, explain_illegal
+from arena.rules import COLOR_NAMES, Position, Termination, explain_illegal
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
@@ -455,7 +455,9 @@ class _Game:
                     return
         pos = self.position
         for text in opening:
-            self._push(pos.parse_move(text), MoveInfo(text, 0.0, opening=True))
+            pos.push_text(text)
+            self.moves.append(text)
+            self._report(MoveInfo(text, 0.0, opening=True))
         clock = GameClock(self.tc)
         while pos.outcome() is None:
             color = pos.turn
@@ -498,11 +500,6 @@ class _Game:
             except BotError as e:
                 self.failure = (color, e)
                 return
-
-    def _push(self, move: Move, info: MoveInfo) -> None:
-        self.position.push(move)
-        self.moves.append(info.move)
-        self._report(info)
 
     def _report(self, info: MoveInfo) -> None:
         """The move just played into the record, and to ``on_move``."""

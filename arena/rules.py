@@ -755,14 +755,11 @@ class Position:
         ``remove=<white's>,<black's>`` when a player owes a removal-only turn (the number of men,
         negative for its own men).
 
-        ``<points>`` has one character per point in name order (``W``, ``B`` or ``.``);
+        ``<points>`` has one character per point in name order (:meth:`points_text`);
         forbidden and used mills are ``-`` or comma-separated point triples such as ``a1a4a7``.
         """
-        board = _board_text(self.men[0], self.men[1], self.topology.size)
-        if self.marks:
-            board = "".join("X" if self.marks >> i & 1 else ch for i, ch in enumerate(board))
         hand, forbidden, mills = self.hand, self.forbidden, self._mills_text
-        text = (f"{board} {'wb'[self.turn]} {hand[0]} {hand[1]} {self.quiet} "
+        text = (f"{self.points_text()} {'wb'[self.turn]} {hand[0]} {hand[1]} {self.quiet} "
                 f"{mills(forbidden[0]) if forbidden[0] else '-'} "
                 f"{mills(forbidden[1]) if forbidden[1] else '-'} {self.ply}")
         if self.used[0] | self.used[1]:
@@ -770,6 +767,14 @@ class Position:
         if self.pending[0] or self.pending[1]:
             text += f" remove={self.pending[0]},{self.pending[1]}"
         return text
+
+    def points_text(self) -> str:
+        """The board as one character per point in name order: ``W``, ``B``, ``X`` (a point
+        marked by ``placement_mill=mark``) or ``.``; the first field of :meth:`to_text`."""
+        board = _board_text(self.men[0], self.men[1], self.topology.size)
+        if self.marks:
+            board = "".join("X" if self.marks >> i & 1 else ch for i, ch in enumerate(board))
+        return board
 
     def _mills_text(self, nums: int) -> str:
         """The mills numbered in the mask ``nums`` as text: ``-``, or ``a1a4a7,d1d2d3``."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -78,6 +80,31 @@ def assert_all_gone() -> Callable[[list[int]], None]:
         assert not alive, f"processes left behind: {alive}"
 
     return check
+
+
+def assert_gone_within(pids: list[int], within: float) -> None:
+    """Wait up to ``within`` seconds for ``pids`` (processes this test started) to be gone
+    (zombies count as gone); fails naming those left (state, parent, command line), after
+    killing them."""
+    import psutil
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and not all(is_gone(p) for p in pids):
+        time.sleep(0.05)
+    left = [p for p in pids if not is_gone(p)]
+    seen = []
+    for p in left:  # ours: started by this test; cleaned up before failing
+        try:
+            proc = psutil.Process(p)
+            seen.append(f"{p} ({proc.status()}, parent {proc.ppid()}: "
+                        f"{' '.join(proc.cmdline())[:120]})")
+        except psutil.Error:
+            seen.append(str(p))
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not left, f"left behind: {'; '.join(seen)}"
 
 
 @pytest.fixture

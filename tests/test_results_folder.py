@@ -23,11 +23,12 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from arena.bot import is_gone
 from arena.cli import cli
 from arena.config import load_config
 from arena.records import read_records
 from arena.tournament import run_tournament
+from tests.conftest import assert_gone_within
+
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = str(Path(sys.executable).with_name("arena"))
@@ -132,23 +133,6 @@ def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
             pass
 
 
-def _assert_gone(pids: list[int], within: float = 15.0) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline and not all(is_gone(p) for p in pids):
-        time.sleep(0.05)
-    left = [p for p in pids if not is_gone(p)]
-    seen = []
-    for p in left:
-        try:
-            proc = psutil.Process(p)
-            seen.append(f"{p} ({proc.status()}, parent {proc.ppid()}: "
-                        f"{' '.join(proc.cmdline())[:120]})")
-        except psutil.Error:
-            seen.append(str(p))
-        os.kill(p, signal.SIGKILL)
-    assert not left, f"left behind: {'; '.join(seen)}"
-
-
 def _snapshot(folder: Path) -> dict[str, Optional[bytes]]:
     """The folder's files and their contents (the log, which the holder may write, by name
     only)."""
@@ -188,7 +172,7 @@ def test_a_second_runner_is_refused_at_once_and_a_killed_runner_frees_the_folder
     assert result.exit_code == 0, result.output
     assert "busy: 2/2 games (2 played now)" in result.output
     assert len(read_records(folder / "games.jsonl")) == 2
-    _assert_gone(workers)
+    assert_gone_within(workers, 15.0)
 
 
 # -- unreadable lines in games.jsonl -----------------------------------------------------------

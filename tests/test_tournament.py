@@ -21,7 +21,6 @@ from typing import Any, Iterable
 import pytest
 from click.testing import CliRunner
 
-from arena.bot import is_gone
 from arena.cli import cli
 from arena.config import TournamentConfig, load_config
 from arena.errors import ConfigError
@@ -30,6 +29,8 @@ from arena.records import GameRecord, MoveInfo, PlayerInfo, read_records
 from arena.standings import compute_standings, format_standings
 from arena.progress import ConsoleHandler, Progress, RunLogging
 from arena.tournament import ResultsMismatch, WorkerFailure, run_tournament
+from tests.conftest import assert_gone_within
+
 
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = str(Path(sys.executable).with_name("arena"))
@@ -416,27 +417,6 @@ def _wait_for_games(games: Path, proc: subprocess.Popen[bytes], n: int) -> list[
     raise AssertionError("no games were saved in 30 s")
 
 
-def _assert_gone(pids: list[int], within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline and not all(is_gone(p) for p in pids):
-        time.sleep(0.05)
-    left = [p for p in pids if not is_gone(p)]
-    described = [_describe(p) for p in left]
-    for p in left:  # ours: started by this test; clean up before failing
-        os.kill(p, signal.SIGKILL)
-    assert not left, f"left behind: {described}"
-
-
-def _describe(pid: int) -> str:
-    import psutil
-
-    try:
-        p = psutil.Process(pid)
-        return f"{pid} {p.status()} ppid={p.ppid()} {' '.join(p.cmdline())}"
-    except psutil.Error:
-        return str(pid)
-
-
 def _parse_lines(games: Path) -> list[dict[str, Any]]:
     data = games.read_bytes()
     assert data.endswith(b"\n")
@@ -459,7 +439,7 @@ def test_stop_and_resume_plays_every_game_exactly_once(workdir: Path, how: str) 
         else:  # only the runner: its workers must follow it, and stop their bots
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
-        _assert_gone(descendants)
+        assert_gone_within(descendants, 10.0)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -511,7 +491,7 @@ def test_stopping_does_not_wait_for_the_games_in_flight(workdir: Path, how: str)
         else:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=5)
-        _assert_gone([k.pid for k in kids], within=8.0)
+        assert_gone_within([k.pid for k in kids], 8.0)
         assert time.monotonic() - t0 < 10.0
     finally:
         if proc.poll() is None:

@@ -111,15 +111,11 @@ def record_variant(record: GameRecord) -> tuple[Variant, str]:
                                                  "shown on the standard board")
 
 
-def _board(pos: Position) -> str:
-    return pos.to_text().split(" ", 1)[0]  # its first field: W, B, X or . per point
-
-
 def replay(record: GameRecord) -> Replay:
     """Replay ``record``'s moves with the rules engine, one :class:`Ply` per position."""
     variant, error = record_variant(record)
     pos = Position(variant)
-    out = Replay(variant, [Ply(_board(pos), (pos.hand[0], pos.hand[1]))], error)
+    out = Replay(variant, [Ply(pos.points_text(), (pos.hand[0], pos.hand[1]))], error)
     for n, info in enumerate(record.moves, 1):
         by = pos.turn
         try:
@@ -133,9 +129,9 @@ def replay(record: GameRecord) -> Replay:
         t = pos.topology
         formed = () if move.dst is None else tuple(  # a removal-only turn (xg7) forms none
             t.lines[n] for n, mask in t.mills_at[t.index[move.dst]] if pos.men[by] & mask == mask)
-        out.plies.append(Ply(_board(pos), (pos.hand[0], pos.hand[1]), str(move), by, move.src,
-                             move.dst, move.captures, info.wall_ms, info.cpu_ms, info.opening,
-                             formed, pos.turn, victim))
+        out.plies.append(Ply(pos.points_text(), (pos.hand[0], pos.hand[1]), str(move), by,
+                             move.src, move.dst, move.captures, info.wall_ms, info.cpu_ms,
+                             info.opening, formed, pos.turn, victim))
     return out
 
 
