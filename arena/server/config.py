@@ -19,6 +19,8 @@ path.  Every key is optional::
       max_unpacked_bytes: 50000000 # what it unpacks to
       max_files: 2000
       per_hour: 10                 # uploads per participant per hour
+      max_kept_bytes: 300000000    # disk a participant's uploads may keep (archives + folders)
+      keep_versions: 3             # retired versions of a bot whose folders are kept
     rate_limit:                    # requests of any kind (429 with Retry-After beyond)
       participant: 600/minute      # per participant (admins are not limited)
       anonymous: 600/minute        # per client address, for requests without a valid token
@@ -43,7 +45,8 @@ CONFIG_FILE = "server.yaml"
 
 _TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "check_workers",
         "check_timeout", "workers", "executor", "upload", "rate_limit", "db_url")
-_UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour")
+_UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour", "max_kept_bytes",
+           "keep_versions")
 _TIME = ("movetime", "clock", "handshake", "margin")
 _EXECUTOR = ("kind", "scheduler")
 _RATE = ("participant", "anonymous")
@@ -56,6 +59,8 @@ CHECK_TIMEOUT = R.Range(1, 86_400, "seconds")
 BYTES = R.Range(1, 1 << 32, "bytes")
 FILES = R.Range(1, 100_000, "files")
 PER_HOUR = R.Range(1, 10_000, "uploads")
+KEPT_BYTES = R.Range(1, 1 << 40, "bytes")
+KEEP_VERSIONS = R.Range(0, 1000, "versions")
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,10 @@ class UploadLimits:
     max_unpacked_bytes: int = 50_000_000
     max_files: int = 2000
     per_hour: int = 10
+    #: bytes a participant's uploads may keep on disk: archives and unpacked folders
+    max_kept_bytes: int = 300_000_000
+    #: retired versions of each of a participant's bots whose folders and archives are kept
+    keep_versions: int = 3
 
 
 @dataclass(frozen=True)
@@ -233,7 +242,10 @@ def parse_server_config(data: Any) -> ServerConfig:
         max_unpacked_bytes=BYTES.check(up.get("max_unpacked_bytes", 50_000_000),
                                        "upload.max_unpacked_bytes"),
         max_files=FILES.check(up.get("max_files", 2000), "upload.max_files"),
-        per_hour=PER_HOUR.check(up.get("per_hour", 10), "upload.per_hour"))
+        per_hour=PER_HOUR.check(up.get("per_hour", 10), "upload.per_hour"),
+        max_kept_bytes=KEPT_BYTES.check(up.get("max_kept_bytes", 300_000_000),
+                                        "upload.max_kept_bytes"),
+        keep_versions=KEEP_VERSIONS.check(up.get("keep_versions", 3), "upload.keep_versions"))
     rl = _mapping(top.get("rate_limit", {}), "rate_limit", _RATE)
     rate_limit = RateLimits(**{k: _rate(rl[k], f"rate_limit.{k}") for k in _RATE if k in rl})
     db_url = top.get("db_url")
