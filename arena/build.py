@@ -83,7 +83,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from arena.errors import BotStartError
 from arena.manifest import MANIFEST, BotSpec
@@ -265,8 +265,9 @@ class _Output:
     """The capped output of a build, read from a pipe by a thread: the first HEAD_CAP and
     the last TAIL_CAP bytes."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, on_output: Optional[Callable[[bytes], None]] = None) -> None:
         self.fd = fd
+        self.on_output = on_output
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
@@ -281,6 +282,8 @@ class _Output:
                 return
             if not chunk:
                 return
+            if self.on_output is not None:
+                self.on_output(chunk)
             self.total += len(chunk)
             room = HEAD_CAP - len(self.head)
             if room > 0:
@@ -441,7 +444,8 @@ def _exit_phrase(code: int) -> str:
     return f"killed by signal {-code}" if code < 0 else f"exit {code}"
 
 
-def _run_build(spec: BotSpec, iso: Isolation) -> tuple[Optional[BuildError], float, str]:
+def _run_build(spec: BotSpec, iso: Isolation, on_output: Optional[Callable[[bytes], None]] = None
+               ) -> tuple[Optional[BuildError], float, str]:
     """Build in a scratch copy in the sandbox and copy the output back: (the failure or
     None, seconds, capped output with the copy-back notes)."""
     from arena.sandbox import Sandbox
@@ -464,7 +468,7 @@ def _run_build(spec: BotSpec, iso: Isolation) -> tuple[Optional[BuildError], flo
         try:
             if sb.uid is not None:
                 _hand_over(work, sb.uid)
-            failure, output, seconds = _supervise(spec, sb, work)
+            failure, output, seconds = _supervise(spec, sb, work, on_output)
         finally:
             sb.close()
         if failure is None:
@@ -483,7 +487,9 @@ def _run_build(spec: BotSpec, iso: Isolation) -> tuple[Optional[BuildError], flo
         _remove(scratch)
 
 
-def _supervise(spec: BotSpec, sb: Any, work: str) -> tuple[Optional[BuildError], str, float]:
+def _supervise(spec: BotSpec, sb: Any, work: str,
+               on_output: Optional[Callable[[bytes], None]] = None
+               ) -> tuple[Optional[BuildError], str, float]:
     """Start the build in ``sb``, wait for it within its time limit while watching its
     disk use, kill what is left: (the failure or None, output, seconds)."""
     read_fd, write_fd = os.pipe()
@@ -498,7 +504,7 @@ def _supervise(spec: BotSpec, sb: Any, work: str) -> tuple[Optional[BuildError],
         return (BuildError(_one_line(f"build could not start: {e.strerror or e}")), "", 0.0)
     os.close(write_fd)
     sb.attach(proc.pid)
-    output = _Output(read_fd)
+    output = _Output(read_fd, on_output)
     stopped = ""
     code: Optional[int] = None
     deadline = started + spec.build_timeout_s
@@ -536,7 +542,8 @@ def _supervise(spec: BotSpec, sb: Any, work: str) -> tuple[Optional[BuildError],
 
 
 def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,
-                 retry_failed: bool = False) -> BuildResult:
+                 retry_failed: bool = False,
+                 on_output: Optional[Callable[[bytes], None]] = None) -> BuildResult:
     """Run the bot's ``build:`` step if the folder changed since its last build (see the
     module's docstring), in a sandbox of ``isolation`` (default:
     :meth:`~arena.sandbox.Isolation.default`, as games), within ``spec.build_timeout_s``.
@@ -544,6 +551,8 @@ def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,
     One build at a time per folder (an OS lock on the folder); a caller that waited finds
     the folder up to date.  ``retry_failed``: build again even if the last build failed
     for this very folder state (default: raise that failure again at once).
+    ``on_output`` receives the build's output (stdout and stderr) as it comes, uncapped
+    (a check's progress keeps it for a build that is stopped before it ends).
 
     :returns: what ran (``ran`` False: no build step, or up to date).
     :raises BuildError: the build failed, now or last time for the same folder.
@@ -569,7 +578,7 @@ def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,
             if not retry_failed:
                 raise _stamp_error(stamp)
         log.info("%s: building: %s", spec.name, " ".join(spec.build))
-        failure, seconds, output = _run_build(spec, isolation)
+        failure, seconds, output = _run_build(spec, isolation, on_output)
         _write_stamp(spec.path, {
             "version": _STAMP_VERSION, "digest": folder_digest(spec), "ok": failure is None,
             "exit": failure.exit if failure is not None else 0, "seconds": round(seconds, 3),

@@ -76,7 +76,8 @@ def _last_lines(text: str, n: int = 3) -> str:
 
 
 def check_build(spec: BotSpec, report: CheckReport, opponent: Optional[BotSpec] = None,
-                isolation: Optional[Isolation] = None, retry: bool = False) -> bool:
+                isolation: Optional[Isolation] = None, retry: bool = False,
+                on_output: Optional[Callable[[bytes], None]] = None) -> bool:
     """Run the bot's (and the opponent's) ``build:`` step if the folder changed since the
     last build (``retry``: also if the last build failed for this folder state).  False if
     the bot's build failed (a ``build-failure`` problem); the opponent's is a warning."""
@@ -132,28 +133,38 @@ KEPT_GAMES = 2
 def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_control: TimeControl,
               opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None,
               isolation: Optional[Isolation] = None, retry_build: bool = False,
-              kept_games: int = KEPT_GAMES) -> CheckReport:
+              kept_games: int = KEPT_GAMES, on_step: Optional[Callable[[str], None]] = None,
+              on_output: Optional[Callable[[bytes], None]] = None) -> CheckReport:
     """The build (if any), handshake, then ``games`` games per variant against ``opponent``,
     colours alternating (the bot is white in the first), each with a fresh process; then
     ``kept_games`` games in a row by one process of the bot (``newgame`` between them, as
     ``restart: per-pairing`` plays), on the first variant.  Stops after the build or the
     handshake if it fails, and skips the games in a row if an earlier game failed.
     ``isolation`` sandboxes the build and the games (default: the best level available);
-    ``retry_build``: build again even if the last build failed for the same folder state."""
+    ``retry_build``: build again even if the last build failed for the same folder state.
+    ``on_step`` is told each step as it starts (``building: make``, ``playing
+    nine-mens-morris game 2 of 2 as black``...: what a stopped check was doing);
+    ``on_output`` receives the build's output as it comes."""
+    step = on_step or (lambda _text: None)
     report = CheckReport(spec)
-    if not check_build(spec, report, opponent, isolation, retry_build):
+    if spec.build:
+        step(f"building: {_command_text(spec.build)}")
+    if not check_build(spec, report, opponent, isolation, retry_build, on_output):
         return report
+    step("starting the bot alone (handshake)")
     if not check_handshake(spec, time_control, variants[0], report, isolation):
         return report
     for variant in variants:
         for n in range(games):
             color = n % 2
+            step(f"playing {variant.name} game {n + 1} of {games} as {COLOR_NAMES[color]}")
             white, black = (spec, opponent) if color == 0 else (opponent, spec)
             record = play_game(white, black, variant, time_control, seed=n + 1,
                                game_id=f"{variant.name}-{n + 1}", isolation=isolation)
             _judge(report, record, color, f"{variant.name} game {n + 1} as "
                                           f"{COLOR_NAMES[color]}", on_game)
     if kept_games > 1 and not report.problems:
+        step(f"playing {variants[0].name}: {kept_games} games by one process")
         _check_kept(spec, variants[0], time_control, opponent, report, isolation, kept_games,
                     on_game)
     return report
