@@ -453,11 +453,12 @@ def check_judges_queue(tmp_path: Path, url: str | None) -> None:
         assert comp.finish_check(claimed[0], b, False, "FAIL: crash", "log") == 0
         assert comp.bot_view(b, bob)["status"] == "rejected"
         assert {r["id"] for r in comp.leaderboard()} == {a2}
-        # checkers claiming at once (threads here) never take the same check twice
+        # checkers claiming at once (threads here) never take the same check twice (eight
+        # participants: each may have one check running)
         import threading
 
-        uploads = {comp.submit(admin, "x.zip", _bot_zip(tmp_path, name=f"x{i}"))["id"]
-                   for i in range(8)}
+        uploads = {comp.submit(comp.authenticate(comp.add_user(f"p{i}-{database}")), "x.zip",
+                               _bot_zip(tmp_path, name=f"x{i}"))["id"] for i in range(8)}
         claimed_by: list[int] = []
 
         def claim() -> None:

@@ -2,7 +2,8 @@
 competition is :mod:`arena.server.service`, the site :mod:`arena.server.web`.
 
 ``init`` makes a competition folder, ``user`` adds a participant (their token is the last
-line printed), ``run`` serves the site and runs the judge.  Needs the ``server`` extra.
+line printed), ``run`` serves the site and runs the judge, ``gc`` removes the uploads' files
+that the disk rules allow.  Needs the ``server`` extra.
 """
 
 from __future__ import annotations
@@ -102,3 +103,29 @@ def run(folder: str, host: str, port: int, db_url: Optional[str]) -> None:
 
     click.echo(f"serving {folder} on http://{host}:{port}/ (Ctrl-C stops)")
     serve(folder, host=host, port=port, db_url=db_url)
+
+
+@server.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@_DB_URL
+def gc(folder: str, dry_run: bool, db_url: Optional[str]) -> None:
+    """Remove the uploads' files that the disk rules allow: the folders of rejected uploads
+    (their archive and log stay) and the folders and archives of retired versions past
+    upload.keep_versions.  Games, records and replays stay.  Safe while the server runs."""
+    from arena.server import require_server_extra
+
+    require_server_extra()
+    from arena.server.service import Competition
+
+    comp = Competition(folder, db_url=db_url)
+    try:
+        removed = comp.collect_garbage(dry_run=dry_run)
+    finally:
+        comp.close()
+    verb = "would remove" if dry_run else "removed"
+    for item in removed:
+        click.echo(f"{verb} bot {item['id']} ({item['bot']} by {item['owner']}): "
+                   f"{item['what']}, {item['bytes'] / 1e6:.1f} MB")
+    total = sum(item["bytes"] for item in removed)
+    click.echo(f"{verb} {len(removed)} upload(s)' files, {total / 1e6:.1f} MB in all")

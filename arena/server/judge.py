@@ -39,6 +39,8 @@ log = logging.getLogger("arena.server.judge")
 POLL_S = 0.2
 #: characters of a check's text kept (its bot's own output is capped before)
 MAX_LOG = 100_000
+#: seconds between two looks at whether a running check was cancelled
+CANCEL_POLL_S = 0.5
 
 
 class Judge:
@@ -55,7 +57,10 @@ class Judge:
         self._pools_lock = threading.Lock()
 
     def start(self) -> None:
-        """Requeue interrupted work, open the executor, start both threads."""
+        """Remove what a killed server left (its checks' processes, cgroups and scratch
+        folders, progress files), requeue interrupted work, open the executor, start the
+        threads."""
+        _sweep_stale(self.competition)
         checks, games = self.competition.recover()
         if checks or games:
             log.info("resuming: %d check(s) and %d game(s) requeued", checks, games)
@@ -104,50 +109,87 @@ class Judge:
         if claimed is None:
             return False
         job_id, bot_id = claimed
-        passed, verdict, text = self._run_check(bot_id)
+        passed, verdict, text = self._run_check(job_id, bot_id)
         if self._stop.is_set():
             return True  # interrupted: requeued at the next start
         queued = self.competition.finish_check(job_id, bot_id, passed, verdict, text)
         log.info("bot %d: %s (%d games queued)", bot_id, verdict, queued)
         return True
 
-    def _run_check(self, bot_id: int) -> tuple[bool, str, str]:
+    def _run_check(self, job_id: int, bot_id: int) -> tuple[bool, str, str]:
         """:func:`check_spec` of one upload in a process of its own, within
-        ``check_timeout``: (passed, verdict line, the check's text)."""
+        ``check_timeout``, stopped at once when the check is cancelled: (passed, verdict
+        line, the check's text).  However it ends, its processes, sandboxes and scratch
+        folders go with it (:func:`_sweep`)."""
         from arena.executors import process_pool, stop_pool
+        from arena.server.progress import progress_path
 
         comp = self.competition
         cfg = comp.config
         try:
             spec = comp.bot_spec(bot_id)
         except Exception as e:  # noqa: BLE001 - a vanished folder, a bad manifest: a verdict
-            return False, f"FAIL: the check could not run ({e})"[:500], ""
+            return False, comp.public_text(f"FAIL: the check could not run ({e})")[:500], ""
+        progress = progress_path(comp.folder, job_id)
         pool = process_pool(1, threaded=True)
         with self._pools_lock:
             self._check_pools.add(pool)
+        pids: set[int] = set()
         try:
-            future = pool.submit(check_spec, spec, cfg, str(comp.folder))
+            future = pool.submit(check_spec, spec, cfg, str(comp.folder), str(progress))
             deadline = time.monotonic() + cfg.check_timeout
+            next_look = 0.0
             while not future.done():
-                left = deadline - time.monotonic()
+                pids |= _pool_pids(pool)
+                now = time.monotonic()
                 if self._stop.is_set():
                     return False, "FAIL: interrupted", ""
-                if left <= 0:
-                    log.warning("bot %d: the check took longer than %d s", bot_id,
-                                cfg.check_timeout)
+                if now >= next_look:  # a database read: twice a second is enough
+                    next_look = now + CANCEL_POLL_S
+                    reason = comp.check_cancel(job_id)
+                    if reason:
+                        log.info("bot %d: check cancelled (%s)", bot_id, reason)
+                        return False, f"FAIL: cancelled ({reason})", self._so_far(
+                            job_id, f"the check was cancelled ({reason})")
+                if now >= deadline:
+                    step = self._step(job_id)
+                    log.warning("bot %d: the check took longer than %d s (%s)", bot_id,
+                                cfg.check_timeout, step)
                     return False, (f"FAIL: the check took longer than {cfg.check_timeout} s "
-                                   "(check_timeout) and was stopped"), ""
-                wait([future], timeout=min(POLL_S, left))
+                                   f"(check_timeout) and was stopped while {step}")[:500], \
+                        self._so_far(job_id, f"the check was stopped after "
+                                             f"{cfg.check_timeout} s (check_timeout)")
+                wait([future], timeout=min(POLL_S, max(0.0, deadline - now)))
             try:
                 result: tuple[bool, str, str] = future.result()
                 return result
             except Exception as e:  # noqa: BLE001 - its process died (killed, out of memory)
                 log.warning("bot %d: the check's process failed: %r", bot_id, e)
-                return False, f"FAIL: the check's process failed ({e!r})"[:500], ""
+                return False, f"FAIL: the check's process failed ({e!r}) while " \
+                              f"{self._step(job_id)}"[:500], self._so_far(
+                                  job_id, "the check's process ended before its verdict")
         finally:
+            pids |= _pool_pids(pool)
             with self._pools_lock:
                 self._check_pools.discard(pool)
             stop_pool(pool)  # the process, and whatever the check left running, end here
+            _sweep(pids)
+
+    def _step(self, job_id: int) -> str:
+        """What check ``job_id`` was doing, as a phrase (from its progress file)."""
+        from arena.server.progress import read_progress
+
+        step, _ = read_progress(self.competition.folder, job_id)
+        return self.competition.public_text(step) or "starting"
+
+    def _so_far(self, job_id: int, why: str) -> str:
+        """The text of a check that was stopped: why, what it was doing, its steps' lines
+        and the build's output so far."""
+        from arena.server.progress import read_progress
+
+        step, text = read_progress(self.competition.folder, job_id)
+        lines = [why + (f", while {step}" if step else ""), text]
+        return _cap(self.competition.public_text("\n".join(x for x in lines if x)))
 
     # ---- games ---------------------------------------------------------------------
 
@@ -203,29 +245,85 @@ class Judge:
         live.remove(live.live_path(self.competition.folder, game_id))
 
 
-def check_spec(spec: Any, config: ServerConfig, folder: str) -> tuple[bool, str, str]:
+def check_spec(spec: Any, config: ServerConfig, folder: str,
+               progress: Optional[str] = None) -> tuple[bool, str, str]:
     """Build and check one upload (its :class:`~arena.manifest.BotSpec`) as ``config``
     says, in a check's process: (passed, verdict line, the check's text, at most
-    :data:`MAX_LOG` characters, the competition ``folder`` shown as ``<competition>``)."""
+    :data:`MAX_LOG` characters, the competition ``folder`` shown as ``<competition>``).
+    ``progress``: the check's progress file (:class:`~arena.server.progress.CheckProgress`:
+    each step as it starts, each game as it ends, the build's output as it comes)."""
     from arena.check import DEFAULT_OPPONENT, check_bot, format_report
+    from arena.server.progress import CheckProgress
     from arena.manifest import load_bot
+
+    notes = CheckProgress(progress) if progress else None
+
+    def on_game(record: Any) -> None:
+        if notes is not None:
+            notes.line(f"game {record.game_id}: {record.white.name} - {record.black.name} "
+                       f"{record.result} ({record.termination}, {len(record.moves)} moves)")
 
     try:
         report = check_bot(spec, variants=config.variants, games=config.check_games,
                            time_control=config.time_control,
                            opponent=load_bot(DEFAULT_OPPONENT),
-                           isolation=config.isolation_object(), kept_games=2)
+                           isolation=config.isolation_object(), kept_games=2,
+                           on_game=on_game, on_step=notes.step if notes else None,
+                           on_output=notes.output if notes else None)
         lines = format_report(report)
     except Exception as e:  # noqa: BLE001 - whatever the upload did, it is a verdict
         log.warning("%s: the check failed: %s", spec.name, traceback.format_exc())
-        return False, f"FAIL: the check could not run ({e})"[:500], ""
-    text = "\n".join(lines).replace(folder, "<competition>")
-    if len(text) > MAX_LOG:
-        text = text[:MAX_LOG] + "\n[... the rest of the check's log is cut]"
+        return False, f"FAIL: the check could not run ({e})"[:500].replace(
+            folder, "<competition>"), ""
+    text = _cap("\n".join(lines).replace(folder, "<competition>"))
     if report.passed:
         return True, lines[-1], text
     first = report.problems[0]
-    return False, f"FAIL: {first.kind}: {first.text}"[:500], text
+    return False, f"FAIL: {first.kind}: {first.text}".replace(folder, "<competition>")[:500], text
+
+
+def _cap(text: str) -> str:
+    """A check's text, at most :data:`MAX_LOG` characters."""
+    if len(text) > MAX_LOG:
+        return text[:MAX_LOG] + "\n[... the rest of the check's log is cut]"
+    return text
+
+
+def _pool_pids(pool: Any) -> set[int]:
+    """The pids of a process pool's worker processes (started so far)."""
+    return set((getattr(pool, "_processes", None) or {}).keys())
+
+
+def _sweep_stale(competition: Competition) -> None:
+    """At the judge's start: what the processes of a killed server left (named after
+    processes that no longer run), and every progress file (no check runs yet)."""
+    from arena.sandbox.cgroups import sweep_stale
+    from arena.sandbox.watchdog import sweep_stale_temp_once
+    from arena.server.common import CHECKS
+
+    try:
+        sweep_stale_temp_once()
+        sweep_stale()
+    except Exception:  # noqa: BLE001 - logged, never fatal
+        log.exception("cannot sweep what a killed server left")
+    for path in (competition.folder / CHECKS).glob("*"):
+        path.unlink(missing_ok=True)
+
+
+def _sweep(pids: set[int]) -> None:
+    """After a check's process ended (however: its verdict, a timeout, a cancel, a kill):
+    kill what its sandboxes left and remove their cgroups and scratch folders (the build's
+    copy of the bot, the bots' private temporary folders), which are named after the
+    process that made them.  Its watchdog does the same, but may have been killed too."""
+    from arena.sandbox import procs
+    from arena.sandbox.watchdog import sweep_referee
+
+    for pid in pids:
+        if not procs.process_alive(pid):
+            try:
+                sweep_referee(pid)
+            except Exception:  # noqa: BLE001 - a sweep that fails is logged, never fatal
+                log.exception("cannot sweep what the check process %d left", pid)
 
 
 def _open_executor(competition: Competition) -> Executor:

@@ -3,8 +3,11 @@
 * :class:`User`: a participant; only the SHA-256 of their token is stored.
 * :class:`Bot`: one upload (a version of the owner's bot of that name): ``checking`` ->
   ``rejected`` or ``active`` -> ``retired`` (a newer version became active, or an admin).
-* :class:`Job`: the judge's queue of checks (survives restarts: a ``running`` job found at
-  start was interrupted and runs again).
+* :class:`Job`: the judge's queue of checks, served round-robin over participants, one
+  running check per participant (``queued`` -> ``running`` -> ``done``; survives restarts: a
+  ``running`` job found at start was interrupted and runs again, at most
+  :data:`~arena.server.uploads.MAX_CHECK_ATTEMPTS` times in all).  ``cancel`` asks the
+  checker running it to stop (the bot was retired, or an admin cancelled it).
 * :class:`Game`: one scheduled ladder game; ``queued`` -> ``running`` -> ``done`` with its
   :class:`~arena.records.GameRecord` as JSON.  A game is counted once because its record is
   stored in the same transaction that marks it done; an interrupted one is played again.
@@ -19,7 +22,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Optional
 
-from sqlalchemy import (Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint)
+from sqlalchemy import (BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text,
+                        UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 BOT_STATUSES = ("checking", "rejected", "active", "retired")
@@ -65,6 +69,13 @@ class Bot(Base):
     sha256: Mapped[str] = mapped_column(String(64), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     judged_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: bytes kept on disk: the archive as received and the unpacked (and built) folder;
+    #: 0 once removed (a rejected upload's folder, retired versions past ``keep_versions``)
+    archive_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    folder_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: when its folder was removed from disk (its games and records stay)
+    removed_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
+                                                           nullable=True)
 
     owner: Mapped[User] = relationship(back_populates="bots")
 
@@ -84,6 +95,12 @@ class Job(Base):
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: when its latest attempt started (the round-robin serves the participant whose
+    #: latest check started longest ago first)
+    started_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
+                                                           nullable=True)
+    #: why the check is to stop ("" while nobody asked): the checker running it ends it
+    cancel: Mapped[str] = mapped_column(String(200), default="")
 
 
 class Game(Base):

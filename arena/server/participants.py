@@ -1,0 +1,100 @@
+"""Participants: who they are, their access tokens, and the admin's hand on them.
+
+Only the SHA-256 of a token is stored; a revoked token's stored hash starts with
+:data:`~arena.server.common.REVOKED`, which no digest does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any, Optional
+
+from sqlalchemy import func, select
+
+from arena.errors import ConfigError
+from arena.server.common import (ANONYMOUS, NAME_RE, REVOKED, Forbidden, NotFound, State,
+                                 Viewer, hash_token)
+from arena.server.models import Bot, User
+
+
+class Participants(State):
+    """The participants of a competition (a part of
+    :class:`~arena.server.service.Competition`)."""
+
+    def add_user(self, name: str, *, admin: bool = False) -> str:
+        """Add a participant; returns their new access token (only its hash is kept).
+
+        :raises ConfigError: a bad or taken name.
+        """
+        if not NAME_RE.match(name):
+            raise ConfigError(f"a participant's name is 1..64 letters, digits, '.', '_' or "
+                              f"'-', got {name[:70]!r}")
+        token = secrets.token_urlsafe(32)
+        with self.sessions.begin() as s:
+            if s.scalar(select(User).where(User.name == name)) is not None:
+                raise ConfigError(f"participant {name!r} exists already")
+            s.add(User(name=name, token_hash=hash_token(token), is_admin=admin))
+        return token
+
+    def authenticate(self, token: Optional[str]) -> Viewer:
+        """The participant whose token this is, or :data:`ANONYMOUS`."""
+        if not token or len(token) > 200:
+            return ANONYMOUS
+        with self.sessions() as s:
+            user = s.scalar(select(User).where(User.token_hash == hash_token(token)))
+            if user is None:
+                return ANONYMOUS
+            return Viewer(user.id, user.name, user.is_admin)
+
+    def new_token(self, user: int | str, viewer: Viewer) -> str:
+        """Give a participant (by id or name) a new access token, revoking the old one at
+        once (its API calls get 401, its pages log out).  Returns the new token.
+
+        :raises Forbidden: the viewer is not an admin.
+        :raises NotFound: no such participant.
+        """
+        token = secrets.token_urlsafe(32)
+        self._set_token_hash(user, viewer, hash_token(token))
+        return token
+
+    def revoke_token(self, user: int | str, viewer: Viewer) -> None:
+        """Revoke a participant's token (by id or name) without giving a new one: they can
+        no longer log in or call the API until an admin gives them a :meth:`new_token`.
+
+        :raises Forbidden, NotFound:
+        """
+        self._set_token_hash(user, viewer, REVOKED + secrets.token_hex(16))
+
+    def _set_token_hash(self, user: int | str, viewer: Viewer, token_hash: str) -> None:
+        if not viewer.is_admin:
+            raise Forbidden("only admins may change a participant's token")
+        with self.sessions.begin() as s:
+            found = s.scalar(select(User).where(
+                User.id == user if isinstance(user, int) else User.name == user))
+            if found is None:
+                raise NotFound(f"no participant {user!r}")
+            found.token_hash = token_hash
+
+    def users(self) -> list[dict[str, Any]]:
+        """Every participant with their number of uploads and whether their token is
+        revoked (for the admin page)."""
+        with self.sessions() as s:
+            rows = s.execute(select(User.id, User.name, User.is_admin, User.token_hash,
+                                    func.count(Bot.id))
+                             .outerjoin(Bot, Bot.owner_id == User.id)
+                             .group_by(User.id).order_by(User.name)).all()
+        return [{"id": i, "name": n, "admin": a, "revoked": h.startswith(REVOKED),
+                 "uploads": c} for i, n, a, h, c in rows]
+
+    def csrf_token(self, viewer: Viewer) -> str:
+        """The token a participant's forms carry (an HMAC of their id with the secret)."""
+        return hmac.new(self.secret.encode(), f"csrf:{viewer.id}".encode(),
+                        hashlib.sha256).hexdigest()
+
+    def check_csrf(self, viewer: Viewer, token: Optional[str]) -> None:
+        """:raises Forbidden: ``token`` is not this participant's form token."""
+        if not viewer.known or not token or not hmac.compare_digest(
+                token, self.csrf_token(viewer)):
+            raise Forbidden("the form's security token is missing or wrong: reload the page")

@@ -1,0 +1,428 @@
+"""Uploads and the judge's queue of checks: taking an archive in, queueing its check,
+serving the queue fairly, stopping a check, storing its verdict, and the disk the uploads
+keep.
+
+**Fair share.**  Each participant has at most one check running (admins' uploads count in
+their own share), and the queue is served round-robin over participants: the next check
+is the oldest queued upload of the participant, among those with none running, whose
+latest check *started* longest ago (never: first).  So an upload waits behind at most one
+check of each other participant (plus its owner's own earlier uploads): with ``C``
+checkers and ``P`` other participants with work queued, it starts within
+``ceil(P / C)`` check times, each at most ``check_timeout``; one participant's endless
+builds hold one checker, never all of them.
+
+**Stopping.**  A running check stops when its job's ``cancel`` is set (the bot was
+retired by its owner or an admin, or an admin cancelled the check): the checker polls it
+and ends the check's process with everything it started; the verdict is ``FAIL:
+cancelled`` with the log so far.  A check interrupted by a server stop runs again at the
+next start, at most :data:`MAX_CHECK_ATTEMPTS` times in all, then fails with the reason.
+
+**Disk.**  Each upload's archive and unpacked (then built) folder are counted in bytes on
+its row; a participant's uploads may keep ``upload.max_kept_bytes`` in all (admins are not
+limited).  A rejected upload's folder goes as soon as its verdict is stored (its archive
+and log stay); retired versions past the newest ``upload.keep_versions`` of each bot lose
+folder and archive (:meth:`Uploads.collect_garbage`, also ``arena server gc``).  Games,
+records and replays stay: they are in the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Optional
+
+from sqlalchemy import CursorResult, func, select, update
+
+from arena.errors import ConfigError
+from arena.server.common import (BOTS, NAME_RE, UPLOADS, Forbidden, NotFound, RateLimited,
+                                 Refused, State, Viewer, valid_id)
+from arena.server.ladder import retire_bots, schedule_games
+from arena.server.models import Bot, Game, Job, utcnow
+from arena.server.unpack import UnpackError, safe_unpack
+
+#: upload attempts (refused ones included) a participant may make per upload allowed
+ATTEMPTS_PER_UPLOAD = 3
+#: attempts of a check (each interrupted by a server stop) before it fails
+MAX_CHECK_ATTEMPTS = 3
+_SUFFIXES = (".zip", ".tar.gz")
+
+
+def folder_bytes(path: Path) -> int:
+    """Bytes of the regular files below ``path`` (links not followed; 0 if it is gone)."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if not os.path.islink(os.path.join(dirpath, name)):
+                total += st.st_size
+    return total
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+class Uploads(State):
+    """Uploads, the judge's queue of checks and the uploads' disk (a part of
+    :class:`~arena.server.service.Competition`; see the module's docstring)."""
+
+    # ---- taking an upload ----------------------------------------------------------
+
+    def submit(self, viewer: Viewer, filename: str, data: bytes) -> dict[str, Any]:
+        """Take an upload: unpack it safely into ``bots/<id>``, read its ``bot.yaml``,
+        queue its check.  Returns ``{"id", "status": "checking"}``.  Nothing of a refused
+        upload is kept (no archive, no folder, no row).
+
+        :raises Forbidden: nobody is logged in.
+        :raises RateLimited: the participant's uploads in the last hour reached the limit.
+        :raises Refused: too big, over the participant's disk quota, a refused archive, or
+            a bad ``bot.yaml``.
+        """
+        from arena.manifest import load_bot
+
+        if not viewer.known:
+            raise Forbidden("log in to upload a bot")
+        limits = self.config.upload
+        self._count_attempt(viewer)
+        if len(data) > limits.max_bytes:
+            raise Refused(f"the archive has {len(data)} bytes, over the limit of "
+                          f"{limits.max_bytes}")
+        lower = filename.lower()
+        if not lower.endswith((".zip", ".tar.gz", ".tgz")):
+            raise Refused("upload a .zip or .tar.gz archive of the bot's folder")
+        if not viewer.is_admin:
+            self._check_quota(viewer, len(data))
+        archive: Optional[Path] = None
+        target: Optional[Path] = None
+        try:
+            with self.sessions.begin() as s:
+                since = utcnow() - timedelta(hours=1)
+                recent = s.scalar(select(func.count(Bot.id)).where(
+                    Bot.owner_id == viewer.id, Bot.created_at >= since)) or 0
+                if recent >= limits.per_hour and not viewer.is_admin:
+                    raise RateLimited(f"at most {limits.per_hour} uploads an hour: try later")
+                bot = Bot(owner_id=viewer.id, name="", version=0, status="checking",
+                          sha256=hashlib.sha256(data).hexdigest(), archive_bytes=len(data))
+                s.add(bot)
+                s.flush()
+                bot_id = bot.id
+                suffix = ".zip" if lower.endswith(".zip") else ".tar.gz"
+                archive = self.folder / UPLOADS / f"{bot_id}{suffix}"
+                archive.write_bytes(data)
+                target = self.folder / BOTS / str(bot_id)
+                try:
+                    root = safe_unpack(archive, target, max_bytes=limits.max_unpacked_bytes,
+                                       max_files=limits.max_files)
+                    spec = load_bot(root)
+                except (UnpackError, ConfigError) as e:
+                    raise Refused(str(e).replace(str(target), "<bot>")) from None
+                bot.folder_bytes = folder_bytes(target)
+                if not viewer.is_admin:
+                    self._check_quota(viewer, len(data) + bot.folder_bytes, session=s)
+                name = spec.name if NAME_RE.match(spec.name) else re.sub(
+                    r"[^A-Za-z0-9._-]", "-", spec.name)[:64].strip("-._") or "bot"
+                last = s.scalar(select(func.max(Bot.version)).where(
+                    Bot.owner_id == viewer.id, Bot.name == name)) or 0
+                bot.name, bot.version = name, last + 1
+                bot.folder = str(root.relative_to(self.folder))
+                s.add(Job(kind="check", bot_id=bot_id))
+        except BaseException:  # refused, or anything unexpected: nothing is kept
+            if archive is not None:
+                archive.unlink(missing_ok=True)
+            if target is not None:
+                shutil.rmtree(target, ignore_errors=True)
+            raise
+        return {"id": bot_id, "status": "checking"}
+
+    def _count_attempt(self, viewer: Viewer) -> None:
+        """Refused uploads cost unpacking too: at most :data:`ATTEMPTS_PER_UPLOAD` times
+        ``per_hour`` attempts an hour (in memory: a restart forgets them).
+
+        :raises RateLimited:"""
+        if viewer.is_admin or viewer.id is None:
+            return
+        now = time.monotonic()
+        with self._board_lock:
+            recent = [t for t in self._attempts.get(viewer.id, []) if now - t < 3600]
+            if len(recent) >= ATTEMPTS_PER_UPLOAD * self.config.upload.per_hour:
+                raise RateLimited("too many upload attempts in the last hour: try later")
+            recent.append(now)
+            self._attempts[viewer.id] = recent
+
+    def kept_bytes(self, owner: int, session: Any = None) -> int:
+        """Bytes the uploads of participant ``owner`` keep on disk (archives and folders)."""
+        query = select(func.coalesce(func.sum(Bot.archive_bytes + Bot.folder_bytes), 0)).where(
+            Bot.owner_id == owner)
+        if session is not None:
+            return int(session.scalar(query) or 0)
+        with self.sessions() as s:
+            return int(s.scalar(query) or 0)
+
+    def _check_quota(self, viewer: Viewer, adding: int, session: Any = None) -> None:
+        """:raises Refused: the participant's uploads would keep more than
+        ``upload.max_kept_bytes`` with ``adding`` more bytes (after removing what the rules
+        allow).  ``session``: the upload's own transaction (its row counted already)."""
+        assert viewer.id is not None
+        quota = self.config.upload.max_kept_bytes
+        extra = 0 if session is not None else adding
+        if self.kept_bytes(viewer.id, session) + extra <= quota:
+            return
+        if session is None:
+            self.collect_garbage(owner=viewer.id)
+            if self.kept_bytes(viewer.id) + extra <= quota:
+                return
+        kept = self.kept_bytes(viewer.id, session) - (adding if session is not None else 0)
+        raise Refused(f"your uploads keep {_megabytes(kept)} on the server; this one "
+                      f"({_megabytes(adding)} unpacked) would pass your limit of "
+                      f"{_megabytes(quota)} (upload.max_kept_bytes): retire old versions "
+                      f"(their files are removed) or ask an organiser")
+
+    # ---- a bot's life: retire, re-judge, cancel --------------------------------------
+
+    def retire(self, bot_id: int, viewer: Viewer) -> None:
+        """Retire a bot (its owner or an admin): it leaves the ladder, its queued games go;
+        a check it has queued is dropped and one running is stopped (``FAIL: cancelled``).
+
+        :raises NotFound, Forbidden:
+        """
+        with self.sessions.begin() as s:
+            bot = self._bot_row(s, bot_id)
+            if not self.may_see_private(viewer, bot.owner_id):
+                raise Forbidden("only its owner and admins may retire a bot")
+            checking = bot.status == "checking"
+            retire_bots(s, [bot_id])
+            if checking:
+                who = "its owner" if viewer.id == bot.owner_id else "an admin"
+                self._cancel_jobs(s, bot, f"the bot was retired by {who}")
+
+    def cancel_check(self, bot_id: int, viewer: Viewer) -> None:
+        """Stop a bot's check without retiring it (admins): a running check ends at once, a
+        queued one is dropped; the verdict is ``FAIL: cancelled``.
+
+        :raises NotFound: no such bot, or it has no check queued or running.
+        :raises Forbidden: the viewer is not an admin.
+        """
+        if not viewer.is_admin:
+            raise Forbidden("only admins may cancel a check (owners may retire their bot)")
+        with self.sessions.begin() as s:
+            bot = self._bot_row(s, bot_id)
+            if bot.status != "checking" or not self._cancel_jobs(s, bot,
+                                                                 "cancelled by an admin"):
+                raise NotFound(f"bot {bot_id} has no check to cancel")
+            bot.status = "rejected"
+
+    def _cancel_jobs(self, s: Any, bot: Bot, reason: str) -> int:
+        """Drop ``bot``'s queued checks (their verdict: cancelled before it ran) and ask its
+        running one to stop.  Returns how many there were."""
+        jobs = s.scalars(select(Job).where(Job.bot_id == bot.id,
+                                           Job.status.in_(("queued", "running")))).all()
+        for job in jobs:
+            if job.status == "queued":
+                job.status, job.cancel = "done", reason
+                bot.verdict = f"FAIL: cancelled before it ran ({reason})"
+                bot.judged_at = utcnow()
+            else:
+                job.cancel = reason
+        return len(jobs)
+
+    def rejudge(self, bot_id: int, viewer: Viewer) -> None:
+        """Check a bot again (admins): back to ``checking``, its queued games dropped.
+
+        :raises NotFound, Forbidden: also NotFound when the bot's files were removed.
+        """
+        if not viewer.is_admin:
+            raise Forbidden("only admins may re-judge a bot")
+        with self.sessions.begin() as s:
+            bot = self._bot_row(s, bot_id)
+            if bot.removed_at is not None:
+                raise NotFound(f"bot {bot_id}'s files were removed (disk rules): it cannot "
+                               f"be checked again")
+            if s.scalar(select(Job.id).where(Job.bot_id == bot.id,
+                                             Job.status.in_(("queued", "running")))):
+                raise Refused(f"bot {bot_id} is being checked already")
+            retire_bots(s, [bot.id])
+            bot.status = "checking"
+            bot.verdict = ""
+            s.add(Job(kind="check", bot_id=bot.id))
+
+    def _bot_row(self, s: Any, bot_id: int) -> Bot:
+        bot = s.get(Bot, bot_id) if valid_id(bot_id) else None
+        if bot is None:
+            raise NotFound(f"no bot {bot_id}")
+        return bot
+
+    # ---- the judge's queue -----------------------------------------------------------
+
+    def recover(self) -> tuple[int, int]:
+        """At start: work left ``running`` by a killed server goes back to the queue (its
+        results were never stored); a check that has had :data:`MAX_CHECK_ATTEMPTS`
+        attempts fails with the reason instead, and one asked to stop is cancelled.
+        Returns (checks, games) requeued."""
+        requeued = 0
+        with self.sessions.begin() as s:
+            for job in s.scalars(select(Job).where(Job.status == "running")).all():
+                bot = s.get(Bot, job.bot_id)
+                if job.cancel or bot is None or bot.status != "checking" \
+                        or job.attempts >= MAX_CHECK_ATTEMPTS:
+                    job.status = "done"
+                    if bot is not None and bot.status == "checking":
+                        bot.status = "rejected"
+                    if bot is not None:
+                        bot.judged_at = utcnow()
+                        bot.verdict = (f"FAIL: cancelled ({job.cancel})" if job.cancel else
+                                       f"FAIL: the check was interrupted {job.attempts} times "
+                                       f"(the server stopped while it ran); ask an organiser "
+                                       f"to re-judge it")
+                    continue
+                job.status = "queued"
+                requeued += 1
+            games = s.execute(update(Game).where(Game.status == "running")
+                              .values(status="queued"))
+            assert isinstance(games, CursorResult)
+            return requeued, games.rowcount or 0
+
+    def claim_check(self) -> Optional[tuple[int, int]]:
+        """The next check by fair share (see the module's docstring), now ``running``:
+        (job id, bot id); None when nothing may start.  Several checkers may claim at once
+        (threads here, or another process on PostgreSQL): a job is taken by the one whose
+        conditional update finds it still queued."""
+        with self._claim_lock:
+            while True:
+                with self.sessions.begin() as s:
+                    picked = s.execute(_next_check()).first()
+                    if picked is None:
+                        return None
+                    job_id, bot_id = picked
+                    taken = s.execute(update(Job).where(Job.id == job_id,
+                                                        Job.status == "queued")
+                                      .values(status="running", attempts=Job.attempts + 1,
+                                              started_at=utcnow())
+                                      .execution_options(synchronize_session=False))
+                    assert isinstance(taken, CursorResult)
+                    if taken.rowcount != 1:
+                        continue  # another checker took it first
+                    return job_id, bot_id
+
+    def check_cancel(self, job_id: int) -> str:
+        """Why check ``job_id`` is to stop ("" while nobody asked)."""
+        with self.sessions() as s:
+            return s.scalar(select(Job.cancel).where(Job.id == job_id)) or ""
+
+    def bot_spec(self, bot_id: int) -> Any:
+        """The :class:`~arena.manifest.BotSpec` of an upload, named by its label."""
+        from arena.manifest import load_bot
+
+        with self.sessions() as s:
+            bot = s.get(Bot, bot_id)
+            if bot is None:
+                raise NotFound(f"no bot {bot_id}")
+            return load_bot(self.folder / bot.folder, name=bot.label)
+
+    def finish_check(self, job_id: int, bot_id: int, passed: bool, verdict: str,
+                     log: str) -> int:
+        """Store a check's verdict; a passed bot becomes active (retiring its owner's older
+        versions of the same name) and its games against every other active bot are
+        queued: ``pairs`` colour-swapped pairs per variant.  A check stopped because its bot
+        was retired meanwhile keeps its verdict and log; the bot stays retired.  Then the
+        disk rules apply (a rejected upload's folder goes).  Returns the games queued."""
+        from arena.server.progress import remove_progress
+
+        queued = 0
+        with self.sessions.begin() as s:
+            job, bot = s.get(Job, job_id), s.get(Bot, bot_id)
+            if job is None or bot is None or job.status != "running":
+                return 0
+            job.status = "done"
+            bot.verdict, bot.check_log, bot.judged_at = verdict, log, utcnow()
+            if bot.removed_at is None:
+                bot.folder_bytes = folder_bytes(self.folder / BOTS / str(bot.id))
+            if bot.status == "checking":
+                if passed:
+                    older = s.scalars(select(Bot.id).where(
+                        Bot.owner_id == bot.owner_id, Bot.name == bot.name, Bot.id != bot.id,
+                        Bot.status == "active")).all()
+                    retire_bots(s, list(older))
+                    bot.status = "active"
+                    queued = schedule_games(s, bot, self.config)
+                else:
+                    bot.status = "rejected"
+        remove_progress(self.folder, job_id)
+        self.collect_garbage(owner=bot.owner_id)
+        return queued
+
+    # ---- the disk --------------------------------------------------------------------
+
+    def collect_garbage(self, owner: Optional[int] = None, *,
+                        dry_run: bool = False) -> list[dict[str, Any]]:
+        """Remove what the disk rules allow (see the module's docstring), for one
+        participant (``owner``) or all: the folders of rejected uploads, and the folders
+        and archives of retired versions past the newest ``upload.keep_versions`` of each
+        bot.  Never an upload with a check or a game queued or running.  Returns what was
+        (``dry_run``: would be) removed: ``{"id", "bot", "owner", "what", "bytes"}``."""
+        keep = self.config.upload.keep_versions
+        plan: list[tuple[Bot, bool]] = []  # (bot, archive too)
+        with self.sessions() as s:
+            query = select(Bot).where(Bot.status.in_(("rejected", "retired")))
+            if owner is not None:
+                query = query.where(Bot.owner_id == owner)
+            busy_games = select(Game.white_id).where(Game.status.in_(("queued", "running"))) \
+                .union(select(Game.black_id).where(Game.status.in_(("queued", "running"))))
+            busy = set(s.scalars(busy_games).all()) | set(s.scalars(
+                select(Job.bot_id).where(Job.status.in_(("queued", "running")))).all())
+            retired_seen: dict[tuple[int, str], int] = {}
+            for bot in s.scalars(query.order_by(Bot.id.desc())).all():
+                if bot.id in busy:
+                    continue
+                if bot.status == "rejected":
+                    if bot.removed_at is None:
+                        plan.append((bot, False))
+                    continue
+                key = (bot.owner_id, bot.name)
+                retired_seen[key] = retired_seen.get(key, 0) + 1
+                if retired_seen[key] > keep and (bot.removed_at is None or bot.archive_bytes):
+                    plan.append((bot, True))
+            names = {b.id: (b.name, b.owner.name) for b, _ in plan}
+        removed = []
+        for bot, archive_too in plan:
+            freed = bot.folder_bytes + (bot.archive_bytes if archive_too else 0)
+            removed.append({"id": bot.id, "bot": names[bot.id][0], "owner": names[bot.id][1],
+                            "what": "folder and archive" if archive_too else "folder",
+                            "bytes": freed})
+            if dry_run:
+                continue
+            shutil.rmtree(self.folder / BOTS / str(bot.id), ignore_errors=True)
+            if archive_too:
+                for suffix in _SUFFIXES:
+                    (self.folder / UPLOADS / f"{bot.id}{suffix}").unlink(missing_ok=True)
+            with self.sessions.begin() as s:
+                row = s.get(Bot, bot.id)
+                if row is not None:
+                    row.folder_bytes = 0
+                    row.removed_at = row.removed_at or utcnow()
+                    if archive_too:
+                        row.archive_bytes = 0
+        return removed
+
+
+def _next_check() -> Any:
+    """The query of the next check by fair share: (job id, bot id) of the oldest queued
+    check of the participant, among those with no check running, whose latest check
+    started longest ago (never: first)."""
+    busy = (select(Bot.owner_id).join(Job, Job.bot_id == Bot.id)
+            .where(Job.status == "running"))
+    last = (select(Bot.owner_id.label("owner"), func.max(Job.started_at).label("last"))
+            .join(Job, Job.bot_id == Bot.id).where(Job.started_at.is_not(None))
+            .group_by(Bot.owner_id).subquery())
+    return (select(Job.id, Job.bot_id).join(Bot, Bot.id == Job.bot_id)
+            .outerjoin(last, last.c.owner == Bot.owner_id)
+            .where(Job.status == "queued", Job.cancel == "", Bot.status == "checking",
+                   Bot.owner_id.not_in(busy))
+            .order_by(last.c.last.is_not(None), last.c.last, Job.id).limit(1))
