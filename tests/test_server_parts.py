@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -163,6 +165,205 @@ def test_not_an_archive_or_no_manifest(tmp_path: Path) -> None:
     z = _zip(tmp_path / "empty.zip", [("readme.txt", b"hi", 0o644)])
     with pytest.raises(UnpackError, match="no bot.yaml"):
         _unpack(z, tmp_path / "d2")
+
+
+# ---- malformed archives: always an UnpackError, never another exception ----------------
+
+
+def _raw_zip(entries: list[tuple[str, bytes]], method: int = zipfile.ZIP_STORED) -> bytes:
+    """A zip of (name, data) entries as bytes; names may repeat (zipfile warns)."""
+    import warnings
+
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Duplicate name"
+        with zipfile.ZipFile(buf, "w", method) as zf:
+            for name, data in entries:
+                zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def _patch_headers(raw: bytes, local: int, central: int, value: bytes) -> bytes:
+    """``value`` written at offset ``local`` of every local file header and ``central`` of
+    every central directory record (the two copies of an entry's fields)."""
+    out = bytearray(raw)
+    for signature, offset in ((b"PK\x03\x04", local), (b"PK\x01\x02", central)):
+        pos = out.find(signature)
+        while pos >= 0:
+            out[pos + offset:pos + offset + len(value)] = value
+            pos = out.find(signature, pos + 4)
+    return bytes(out)
+
+
+def _refused(tmp_path: Path, data: bytes, match: str, suffix: str = ".zip") -> str:
+    """``data`` unpacked: refused with one line matching ``match``, nothing left behind."""
+    archive = tmp_path / f"a{suffix}"
+    archive.write_bytes(data)
+    dest = tmp_path / "dest"
+    with pytest.raises(UnpackError) as e:
+        _unpack(archive, dest)
+    message = str(e.value)
+    assert message.startswith("refused: ") and "\n" not in message, message
+    assert re.search(match, message), message
+    assert not dest.exists()
+    return message
+
+
+def _tar_bytes(entries: list[tuple[tarfile.TarInfo, bytes | None]], **kwargs: Any) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", **kwargs) as tf:
+        for info, data in entries:
+            if data is not None:
+                info.size = len(data)
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def _dir(name: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    return info
+
+
+@pytest.mark.parametrize("entries", [
+    [("bot.yaml", BOT_YAML), ("bot.yaml", BOT_YAML)],          # the same file twice
+    [("a/", b""), ("a/", b""), ("bot.yaml", BOT_YAML)],        # the same folder twice
+    [("bot.yaml", BOT_YAML), ("./bot.yaml", BOT_YAML)],        # twice, spelled apart
+])
+def test_a_zip_with_an_entry_twice_is_refused(tmp_path: Path,
+                                              entries: list[tuple[str, bytes]]) -> None:
+    _refused(tmp_path, _raw_zip(entries), "twice")
+
+
+@pytest.mark.parametrize("entries", [
+    [("bot.yaml", BOT_YAML), ("a", b"x"), ("a/b", b"y")],      # a file, then inside it
+    [("bot.yaml", BOT_YAML), ("a/b", b"y"), ("a", b"x")],      # inside it, then the file
+    [("bot.yaml", BOT_YAML), ("a/", b""), ("a", b"x")],        # a folder, then a file
+    [("bot.yaml", BOT_YAML), ("a", b"x"), ("a/", b"")],        # a file, then a folder
+    [("bot.yaml", BOT_YAML), ("a", b"x"), ("a/b/c/d", b"y")],  # deep below it
+])
+def test_a_name_that_is_a_file_and_a_folder_is_refused(
+        tmp_path: Path, entries: list[tuple[str, bytes]]) -> None:
+    _refused(tmp_path, _raw_zip(entries), "both a file and a folder")
+    tar = [(_dir(n.rstrip("/")) if n.endswith("/") else tarfile.TarInfo(n),
+            None if n.endswith("/") else d) for n, d in entries]
+    _refused(tmp_path, _tar_bytes(tar), "both a file and a folder", ".tar.gz")
+
+
+def test_a_tar_with_a_member_twice_is_refused(tmp_path: Path) -> None:
+    entries = [(tarfile.TarInfo("bot.yaml"), BOT_YAML), (tarfile.TarInfo("bot.yaml"), b"x")]
+    _refused(tmp_path, _tar_bytes(entries), "twice", ".tar.gz")
+
+
+def test_the_usual_tar_of_a_folder_still_unpacks(tmp_path: Path) -> None:
+    """``tar czf bot.tgz -C folder .``: "./" first, every name below "./"."""
+    entries = [(_dir("."), None), (tarfile.TarInfo("./bot.yaml"), BOT_YAML),
+               (_dir("./lib"), None), (tarfile.TarInfo("./lib/x.py"), b"")]
+    archive = tmp_path / "ok.tar.gz"
+    archive.write_bytes(_tar_bytes(entries))
+    assert _unpack(archive, tmp_path / "d") == tmp_path / "d"
+    assert (tmp_path / "d" / "lib" / "x.py").is_file()
+
+
+@pytest.mark.parametrize("method", [1, 6, 9, 97, 99])  # shrunk, imploded, deflate64, ..., AES
+def test_unsupported_compression_methods_are_refused(tmp_path: Path, method: int) -> None:
+    raw = _raw_zip([("bot.yaml", BOT_YAML)])
+    _refused(tmp_path, _patch_headers(raw, 8, 10, method.to_bytes(2, "little")),
+             f"compression method {method}")
+
+
+def test_encrypted_zip_entries_are_refused(tmp_path: Path) -> None:
+    raw = _raw_zip([("bot.yaml", BOT_YAML)])
+    _refused(tmp_path, _patch_headers(raw, 6, 8, b"\x01\x00"), "encrypted")
+
+
+def test_damaged_and_cut_short_archives_are_refused(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 40
+    stored = _raw_zip([("bot.yaml", BOT_YAML), ("data", data)])
+    at = stored.find(bytes(range(256)))  # a byte of the stored data: a wrong CRC
+    flipped = stored[:at + 100] + bytes([stored[at + 100] ^ 0xFF]) + stored[at + 101:]
+    _refused(tmp_path, flipped, "damaged.*CRC")
+    deflated = _raw_zip([("bot.yaml", BOT_YAML), ("data", data)], zipfile.ZIP_DEFLATED)
+    start = deflated.find(b"data", 30) + 4  # the deflate stream of "data"
+    garbled = deflated[:start + 5] + b"\xff" * 40 + deflated[start + 45:]
+    _refused(tmp_path, garbled, "damaged")
+    # the headers' sizes say more than there is: the data ends before the entry does
+    bigger = _raw_zip([("bot.yaml", BOT_YAML)])
+    for local, central in ((18, 20), (22, 24)):  # compressed and uncompressed sizes
+        bigger = _patch_headers(bigger, local, central, (10 ** 5).to_bytes(4, "little"))
+    _refused(tmp_path, bigger, "damaged or cut short")
+    # cut short: a zip without its end (not a zip at all), a tar.gz cut in a member's data
+    _refused(tmp_path, stored[:len(stored) // 2], "not a .zip or .tar.gz")
+    tgz = _tar_bytes([(tarfile.TarInfo("bot.yaml"), BOT_YAML),
+                      (tarfile.TarInfo("big"), os.urandom(50_000))])
+    _refused(tmp_path, tgz[:len(tgz) // 2], "damaged or cut short", ".tar.gz")
+    packed = _tar_bytes([(tarfile.TarInfo("bot.yaml"), BOT_YAML),
+                         (tarfile.TarInfo("bot.py"), b"print(1)\n" * 5000)])
+    broken = packed[:40] + b"\xff" * 30 + packed[70:]  # a garbled deflate stream
+    _refused(tmp_path, broken, "damaged|not a .zip", ".tar.gz")
+    _refused(tmp_path, b"\x1f\x8b\x08\x00" + b"\x00" * 20, "refused", ".tar.gz")
+    _refused(tmp_path, b"", "not a .zip or .tar.gz", ".tar.gz")
+
+
+def test_names_that_are_not_utf8_or_hold_control_characters_are_refused(
+        tmp_path: Path) -> None:
+    raw = _raw_zip([("bot.yaml", BOT_YAML), ("\u00e9t\u00e9.txt", b"x")])  # UTF-8 flag set
+    bad_utf8 = raw.replace("\u00e9t\u00e9".encode(), b"\xff\xfet\xe9\xe9")  # 5 bytes too
+    _refused(tmp_path, bad_utf8, "not valid UTF-8")
+    # without the flag (CP437): UTF-8 bytes are taken as UTF-8, anything else refused
+    unflagged = _patch_headers(raw, 6, 8, b"\x00\x00")
+    archive = tmp_path / "utf8.zip"
+    archive.write_bytes(unflagged)
+    assert (_unpack(archive, tmp_path / "ok") / "\u00e9t\u00e9.txt").read_bytes() == b"x"
+    _refused(tmp_path, _patch_headers(bad_utf8, 6, 8, b"\x00\x00"), "not valid UTF-8")
+    for name in ("a\nb.txt", "tab\there", "del\x7f", "c1\x85"):
+        _refused(tmp_path, _raw_zip([("bot.yaml", BOT_YAML), (name, b"x")]),
+                 "control characters")
+    _refused(tmp_path, _raw_zip([("bot.yaml", BOT_YAML), ("x" * 300, b"x")]), "255 bytes")
+    # a tar name of bytes that are not UTF-8 (read back with surrogate escapes)
+    tar = _tar_bytes([(tarfile.TarInfo("bot.yaml"), BOT_YAML),
+                      (tarfile.TarInfo(b"\xff\xfe.txt".decode("utf-8", "surrogateescape")),
+                       b"x")], format=tarfile.GNU_FORMAT, encoding="utf-8",
+                     errors="surrogateescape")
+    _refused(tmp_path, tar, "not valid UTF-8", ".tar.gz")
+
+
+def test_no_mangled_archive_raises_anything_but_unpack_error(tmp_path: Path) -> None:
+    """Good archives with bytes changed, cut or repeated at random: each unpacks or is
+    refused with an :class:`UnpackError`, and a refusal leaves nothing behind."""
+    import random
+
+    rng = random.Random(23)
+    good = [_raw_zip([("bot/bot.yaml", BOT_YAML), ("bot/bot.py", b"print(1)\n" * 50)],
+                     zipfile.ZIP_DEFLATED),
+            _raw_zip([("bot.yaml", BOT_YAML), ("lib/", b""), ("lib/a", bytes(3000))]),
+            _tar_bytes([(tarfile.TarInfo("bot.yaml"), BOT_YAML),
+                        (tarfile.TarInfo("bot.py"), b"print(1)\n" * 50)])]
+    refused = unpacked = 0
+    for n in range(600):
+        data = bytearray(rng.choice(good))
+        for _ in range(rng.randint(1, 4)):
+            how, at = rng.randrange(4), rng.randrange(len(data))
+            if how == 0:
+                data[at] = rng.randrange(256)
+            elif how == 1:
+                del data[at:at + rng.randint(1, 64)]
+            elif how == 2:
+                data[at:at] = data[rng.randrange(len(data)):][:rng.randint(1, 64)]
+            else:
+                data[at:at + 4] = rng.choice([b"\xff\xff\xff\xff", b"\x00\x00\x00\x00",
+                                              b"\x00\x00\x00\x80"])
+        archive = tmp_path / f"m{n}.bin"
+        archive.write_bytes(bytes(data))
+        dest = tmp_path / f"d{n}"
+        try:
+            _unpack(archive, dest)
+            unpacked += 1
+        except UnpackError as e:
+            assert str(e).startswith("refused: ") and "\n" not in str(e), str(e)
+            assert not dest.exists()
+            refused += 1
+    assert refused > 100, (refused, unpacked)
 
 
 # ---- settings --------------------------------------------------------------------------

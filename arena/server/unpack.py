@@ -3,17 +3,24 @@
 :func:`safe_unpack` refuses, before writing anything it should not:
 
 * names that escape the folder (absolute, ``..``, backslashes, NUL) — *zip slip*;
+* names that are not valid UTF-8, hold control characters, or have a part over 255 bytes;
+* an entry listed twice, or a name that is both a file and a folder (``a`` and ``a/b``, or
+  ``a/`` and ``a``);
 * links of any kind (symbolic or hard), devices, FIFOs: only regular files and folders;
+* encrypted zip entries, and compression methods other than stored, deflate, bzip2, lzma;
 * more than ``max_files`` entries, or more than ``max_bytes`` unpacked in all — counted on
   the bytes actually written, not only on what the archive's headers claim, so an *archive
   bomb* stops at the cap (a tar's headers are read one by one, so a huge member is refused
   before its data is decompressed);
-* anything that is neither a zip nor a gzip'd tar.
+* anything that is neither a zip nor a gzip'd tar, and damaged or truncated archives (bad
+  CRCs, cut-off data, broken headers).
 
-Tar members are extracted with Python's ``data`` filter (:pep:`706`) on top of these checks;
-zip members are written by hand, each to a new file (``O_EXCL``, no following of links) with
-permissions reduced to ``rw`` (plus ``x`` where the archive says so).  A refused archive
-leaves its destination folder removed.
+Whatever the bytes, the only exception :func:`safe_unpack` raises is :class:`UnpackError`,
+whose message is one line starting with ``refused:``.  Tar members are extracted with
+Python's ``data`` filter (:pep:`706`) on top of these checks; zip members are written by
+hand, each to a new file (``O_EXCL``, no following of links) with permissions reduced to
+``rw`` (plus ``x`` where the archive says so).  A refused archive leaves its destination
+folder removed.
 """
 
 from __future__ import annotations
@@ -23,25 +30,74 @@ import shutil
 import stat
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from arena.errors import ArenaError
 
 _CHUNK = 1 << 16
+#: the zip compression methods unpacked (others, e.g. 99 for AES, are refused)
+_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate",
+            zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+#: the general-purpose flags of a zip entry: encrypted, and its name in UTF-8
+_ENCRYPTED, _UTF8 = 0x1, 0x800
+#: bytes of one part of a path (Linux's NAME_MAX)
+_NAME_MAX = 255
 
 
 class UnpackError(ArenaError):
     """An archive was refused (the message says why, in one line)."""
 
 
+def _shown(name: str) -> str:
+    """A name for a message: cut, quoted, on one line (repr escapes what is odd)."""
+    return repr(name[:80])
+
+
 def _check_name(name: str) -> PurePosixPath:
     if not name or "\x00" in name or "\\" in name:
-        raise UnpackError(f"refused: bad file name {name[:80]!r}")
+        raise UnpackError(f"refused: bad file name {_shown(name)}")
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):  # undecodable bytes (surrogateescape)
+        raise UnpackError(f"refused: the file name {_shown(name)} is not valid UTF-8")
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        raise UnpackError(f"refused: the file name {_shown(name)} holds control characters")
     p = PurePosixPath(name)
     if p.is_absolute() or ".." in p.parts:
-        raise UnpackError(f"refused: {name[:80]!r} would be written outside the bot's folder")
+        raise UnpackError(f"refused: {_shown(name)} would be written outside the bot's folder")
+    if any(len(part.encode("utf-8")) > _NAME_MAX for part in p.parts):
+        raise UnpackError(f"refused: the file name {_shown(name)} has a part over "
+                          f"{_NAME_MAX} bytes")
     return p
+
+
+class _Layout:
+    """The tree an archive's entries make, checked entry by entry before anything is
+    written: no entry twice, no name both a file and a folder (in either order)."""
+
+    def __init__(self) -> None:
+        self.files: set[tuple[str, ...]] = set()
+        self.dirs: set[tuple[str, ...]] = set()
+        self.listed: set[tuple[str, ...]] = set()
+
+    def add(self, path: PurePosixPath, is_dir: bool, name: str) -> None:
+        parts = path.parts
+        if not parts:  # "." or "./": the folder itself
+            if is_dir:
+                return
+            raise UnpackError(f"refused: bad file name {_shown(name)}")
+        for i in range(1, len(parts)):
+            if parts[:i] in self.files:
+                raise UnpackError(f"refused: {_shown('/'.join(parts[:i]))} is both a file and "
+                                  f"a folder in the archive")
+            self.dirs.add(parts[:i])
+        if parts in (self.dirs if not is_dir else self.files):
+            raise UnpackError(f"refused: {_shown(name)} is both a file and a folder in the "
+                              f"archive")
+        if parts in self.listed:
+            raise UnpackError(f"refused: {_shown(name)} is in the archive twice")
+        self.listed.add(parts)
+        (self.dirs if is_dir else self.files).add(parts)
 
 
 def _copy_capped(src: IO[bytes], dst: IO[bytes], budget: int) -> int:
@@ -57,24 +113,53 @@ def _copy_capped(src: IO[bytes], dst: IO[bytes], budget: int) -> int:
         dst.write(chunk)
 
 
+def _zip_name(info: zipfile.ZipInfo) -> str:
+    """An entry's name as UTF-8: zip names without the UTF-8 flag were decoded as CP437
+    (the format's old default), but the usual tools write UTF-8 there too; anything that is
+    not UTF-8 either way is refused."""
+    name = info.filename
+    if info.flag_bits & _UTF8 or name.isascii():
+        return name
+    try:
+        return name.encode("cp437").decode("utf-8")
+    except UnicodeError:
+        raise UnpackError(f"refused: the file name {_shown(name)} is not valid UTF-8") from None
+
+
 def _unpack_zip(archive: Path, dest: Path, max_bytes: int, max_files: int) -> None:
-    with zipfile.ZipFile(archive) as zf:
+    try:
+        zf = zipfile.ZipFile(archive)
+    except UnicodeDecodeError:  # a name flagged UTF-8 that is not
+        raise UnpackError("refused: a file name in the archive is not valid UTF-8") from None
+    with zf:
         infos = zf.infolist()
         if len(infos) > max_files:
             raise UnpackError(f"refused: more than {max_files} files")
         declared = 0
+        layout = _Layout()
+        entries = []
         for info in infos:
-            _check_name(info.filename)
+            name = _zip_name(info)
+            path = _check_name(name)
             kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no Unix type recorded
             if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-                raise UnpackError(f"refused: {info.filename[:80]!r} is a link or special file")
+                raise UnpackError(f"refused: {_shown(name)} is a link or special file")
+            if info.flag_bits & _ENCRYPTED:
+                raise UnpackError(f"refused: {_shown(name)} is encrypted")
+            if info.compress_type not in _METHODS:
+                raise UnpackError(f"refused: {_shown(name)} uses compression method "
+                                  f"{info.compress_type} (not one of "
+                                  f"{', '.join(_METHODS.values())})")
+            is_dir = info.is_dir() or kind == stat.S_IFDIR
+            layout.add(path, is_dir, name)
+            entries.append((info, path, is_dir))
             declared += info.file_size
         if declared > max_bytes:
             raise UnpackError("refused: the archive unpacks to more than the size limit")
         budget = max_bytes
-        for info in infos:
-            target = dest / _check_name(info.filename)
-            if info.is_dir():
+        for info, path, is_dir in entries:
+            target = dest / path
+            if is_dir:
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -86,13 +171,19 @@ def _unpack_zip(archive: Path, dest: Path, max_bytes: int, max_files: int) -> No
 
 
 def _unpack_tar(archive: Path, dest: Path, max_bytes: int, max_files: int) -> None:
-    with tarfile.open(archive, mode="r:gz") as tf:
+    try:
+        tf = tarfile.open(archive, mode="r:gz")
+    except (tarfile.TarError, EOFError, OSError, zlib.error):
+        raise UnpackError("refused: not a .zip or .tar.gz archive") from None
+    with tf:
         members = []
         total = 0
+        layout = _Layout()
         for member in tf:  # header by header: a bomb is refused at its first huge header
-            _check_name(member.name)
+            path = _check_name(member.name)
             if not (member.isreg() or member.isdir()):
-                raise UnpackError(f"refused: {member.name[:80]!r} is a link or special file")
+                raise UnpackError(f"refused: {_shown(member.name)} is a link or special file")
+            layout.add(path, member.isdir(), member.name)
             members.append(member)
             total += member.size
             if len(members) > max_files:
@@ -102,13 +193,31 @@ def _unpack_tar(archive: Path, dest: Path, max_bytes: int, max_files: int) -> No
         tf.extractall(dest, members=members, filter="data")
 
 
+def _damaged(error: Exception) -> UnpackError:
+    """What a failure of the zip or tar reader says about the archive, in one line."""
+    detail = " ".join(str(error).split())[:120]
+    if isinstance(error, NotImplementedError):
+        why = "it uses a compression method that cannot be unpacked"
+    elif isinstance(error, tarfile.FilterError):
+        why = "a member is not a plain file or folder inside the bot's folder"
+    elif isinstance(error, UnicodeError):
+        why = "a file name in it is not valid UTF-8"
+    elif isinstance(error, (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error,
+                            OSError, ValueError)):
+        why = "the archive is damaged or cut short"
+    else:
+        why = "the archive cannot be read"
+    return UnpackError(f"refused: {why}" + (f" ({detail})" if detail else ""))
+
+
 def safe_unpack(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *,
                 max_bytes: int, max_files: int) -> Path:
     """Unpack ``archive`` into the new folder ``dest`` and return the bot's folder in it:
     ``dest`` itself when ``bot.yaml`` is at the top, or the single folder that holds it.
 
-    :raises UnpackError: the archive is refused (see the module's docstring) or holds no
-        ``bot.yaml``; ``dest`` is then removed.
+    :raises UnpackError: the archive is refused (see the module's docstring), cannot be
+        read (damaged, truncated, a method or encryption not supported: any failure of the
+        readers becomes this) or holds no ``bot.yaml``; ``dest`` is then removed.
     """
     src, out = Path(archive), Path(dest)
     out.mkdir(parents=True)
@@ -116,16 +225,14 @@ def safe_unpack(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *
         if zipfile.is_zipfile(src):
             _unpack_zip(src, out, max_bytes, max_files)
         else:
-            try:
-                _unpack_tar(src, out, max_bytes, max_files)
-            except (tarfile.TarError, EOFError, OSError) as e:
-                if isinstance(e, tarfile.FilterError):
-                    raise UnpackError(f"refused: {e}") from None
-                raise UnpackError("refused: not a .zip or .tar.gz archive") from None
+            _unpack_tar(src, out, max_bytes, max_files)
         return _bot_folder(out)
-    except zipfile.BadZipFile:
+    except UnpackError:
         shutil.rmtree(out, ignore_errors=True)
-        raise UnpackError("refused: a damaged .zip archive") from None
+        raise
+    except Exception as e:  # noqa: BLE001 - any bytes: a reader's failure is a refusal
+        shutil.rmtree(out, ignore_errors=True)
+        raise _damaged(e) from None
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
