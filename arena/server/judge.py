@@ -82,7 +82,7 @@ class Judge:
         with self._pools_lock:
             pools = list(self._check_pools)
         for pool in pools:
-            stop_pool(pool)
+            self._end_check_pool(pool)
         if self._own_executor and self._executor is not None:
             from concurrent.futures import ProcessPoolExecutor
 
@@ -121,7 +121,7 @@ class Judge:
         ``check_timeout``, stopped at once when the check is cancelled: (passed, verdict
         line, the check's text).  However it ends, its processes, sandboxes and scratch
         folders go with it (:func:`_sweep`)."""
-        from arena.executors import process_pool, stop_pool
+        from arena.executors import process_pool
         from arena.server.progress import progress_path
 
         comp = self.competition
@@ -170,10 +170,20 @@ class Judge:
                                   job_id, "the check's process ended before its verdict")
         finally:
             pids |= _pool_pids(pool)
-            with self._pools_lock:
-                self._check_pools.discard(pool)
-            stop_pool(pool)  # the process, and whatever the check left running, end here
+            self._end_check_pool(pool)  # the process, and whatever the check left, end here
             _sweep(pids)
+
+    def _end_check_pool(self, pool: Executor) -> None:
+        """Stop a check's pool, once: its checker and :meth:`stop` may both try (two
+        shutdowns of one pool close its pipes twice, and the second close can hit a
+        descriptor that another pool or connection has reused since)."""
+        from arena.executors import stop_pool
+
+        with self._pools_lock:
+            if pool not in self._check_pools:
+                return
+            self._check_pools.discard(pool)
+        stop_pool(pool)
 
     def _step(self, job_id: int) -> str:
         """What check ``job_id`` was doing, as a phrase (from its progress file)."""
