@@ -35,15 +35,20 @@ Games see the bot folder read-only, but a build must write its output there, and
 root-owned folder.  So a build never writes the bot folder itself, at any level:
 
 1. the referee copies the folder into a fresh scratch folder under the temporary folder
-   (``morris-arena-<pid>-build-...``, swept by the sandbox watchdog if the referee dies):
-   regular files, folders and links as links; FIFOs, sockets and devices are left out;
-   as root the copy is handed to the sandbox's uid;
+   (``morris-arena-<pid>-build-...``, removed by the sandbox watchdog if the referee dies,
+   else by the next referee's first sandbox or build): regular files, folders and links as
+   links, each opened without following links; FIFOs, sockets and devices are left out.
+   As root the copy is handed to the sandbox's uid, and what that uid could not read in
+   place (a file other users may not read, a folder they may not enter) is left out and
+   named in the output: a build reads only what the bot's games could;
 2. the build runs there in a :class:`~arena.sandbox.Sandbox` of the games' own isolation
    level and limits (memory, processes, open files, file size, CPU; see
    ``docs/SECURITY.md``) with that one folder writable (bwrap: a writable bind; ``basic``
    as root: the one writable mount of its read-only mount namespace), the cleared
    environment and private ``/tmp`` of a game, and its own wall-clock limit,
-   ``build_timeout``.  The referee also watches the scratch folder: more than
+   ``build_timeout``.  Every :data:`POLL_S` the referee adds up what the build holds on
+   disk: the scratch folder (and, at ``basic`` as a normal user, its private ``/tmp``
+   folder), plus the deleted files its processes keep open or mapped there; more than
    :data:`SPACE_MB` MiB or :data:`FILES_CAP` entries stops the build.  At the end every
    process of the build is killed (a daemon it left included);
 3. the referee copies back, into the bot folder, only the *regular* files the build made
@@ -52,7 +57,8 @@ root-owned folder.  So a build never writes the bot folder itself, at any level:
    the output).  Each file is written through descriptors opened without following links
    at every step (a link planted in the bot folder cannot redirect the write), to a
    temporary name then renamed over the old file, with mode 0755 (anything executable)
-   or 0644; nothing else in the folder changes (files the build deleted stay).
+   or 0644; nothing else in the folder changes (files the build deleted, or was not
+   given, stay).
 
 So a hostile build (a fork bomb, an endless loop, a flood of output, a disk filler,
 writes outside its folder) meets a game's limits plus the timeout, writes nothing but
@@ -76,14 +82,13 @@ import json
 import logging
 import os
 import re
-import shutil
 import stat
 import subprocess
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from arena.errors import BotStartError
 from arena.manifest import MANIFEST, BotSpec
@@ -265,12 +270,15 @@ class _Output:
     """The capped output of a build, read from a pipe by a thread: the first HEAD_CAP and
     the last TAIL_CAP bytes."""
 
-    def __init__(self, fd: int, on_output: Optional[Callable[[bytes], None]] = None) -> None:
+    def __init__(self, fd: int, on_output: Optional[Callable[[bytes], None]] = None,
+                 first: bytes = b"") -> None:
         self.fd = fd
         self.on_output = on_output
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        if first:  # the referee's own notes (files left out of the copy), before the build's
+            self._take(first)
         self.thread = threading.Thread(target=self._run, name="build-output", daemon=True)
         self.thread.start()
 
@@ -282,16 +290,19 @@ class _Output:
                 return
             if not chunk:
                 return
-            if self.on_output is not None:
-                self.on_output(chunk)
-            self.total += len(chunk)
-            room = HEAD_CAP - len(self.head)
-            if room > 0:
-                self.head += chunk[:room]
-                chunk = chunk[room:]
-            self.tail += chunk
-            if len(self.tail) > TAIL_CAP:
-                del self.tail[:len(self.tail) - TAIL_CAP]
+            self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        if self.on_output is not None:
+            self.on_output(chunk)
+        self.total += len(chunk)
+        room = HEAD_CAP - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > TAIL_CAP:
+            del self.tail[:len(self.tail) - TAIL_CAP]
 
     def text(self) -> str:
         cut = self.total - len(self.head) - len(self.tail)
@@ -322,23 +333,95 @@ def _reason(output: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def _copy_in(src: str, dst: str) -> None:
-    """Copy the bot folder to the scratch folder: regular files, folders, links as links;
-    not the stamp, not FIFOs, sockets or devices."""
+def _copy_in(src: str, dst: str, *, as_other: bool) -> list[str]:
+    """Copy the bot folder ``src`` into the empty folder ``dst``: regular files (with their
+    mode and modification time), folders, links as links; not the stamp, not FIFOs,
+    sockets or devices.  Every entry is opened without following links and copied as what
+    was opened, so a link swapped in meanwhile is never followed.
 
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        left_out = {STAMP} if os.path.samefile(folder, src) else set()
-        for name in names:
-            try:
-                mode = os.lstat(os.path.join(folder, name)).st_mode
-            except OSError:
-                left_out.add(name)
+    ``as_other`` (the referee is root, the build runs as a uid of its own): what that uid
+    could not read in place is left out, a file other users may not read or anything in a
+    folder they may not enter, however root could; returns those names (a folder with a
+    trailing ``/``)."""
+    left: list[str] = []
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    src_fd = os.open(src, flags | os.O_DIRECTORY)
+    try:
+        dst_fd = os.open(dst, flags | os.O_DIRECTORY)
+        try:
+            _copy_folder(src_fd, dst_fd, "", as_other, left)
+        finally:
+            os.close(dst_fd)
+    finally:
+        os.close(src_fd)
+    return left
+
+
+def _copy_folder(src_fd: int, dst_fd: int, rel: str, as_other: bool, left: list[str]) -> None:
+    """:func:`_copy_in` of the folder open at ``src_fd`` (``rel`` below the bot folder)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        names = sorted(os.listdir(src_fd))
+    except PermissionError:  # not root: a folder we may enter but not list
+        left.append(rel)
+        return
+    for name in names:
+        if not rel and name == STAMP:
+            continue
+        try:
+            mode = os.stat(name, dir_fd=src_fd, follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                os.symlink(os.readlink(name, dir_fd=src_fd), name, dir_fd=dst_fd)
                 continue
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                left_out.add(name)
-        return left_out
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                continue
+            fd = os.open(name, flags | (os.O_DIRECTORY if stat.S_ISDIR(mode) else 0),
+                         dir_fd=src_fd)
+        except PermissionError:  # not root: we may not read it ourselves
+            left.append(rel + name)
+            continue
+        except OSError:  # gone, or swapped for another kind of file, meanwhile
+            continue
+        try:
+            st = os.fstat(fd)  # what was opened decides, not what lstat saw
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if as_other and not st.st_mode & (0o001 if is_dir else 0o004):
+                left.append(rel + name + ("/" if is_dir else ""))
+            elif is_dir:
+                os.mkdir(name, 0o700, dir_fd=dst_fd)
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                              dir_fd=dst_fd)
+                try:
+                    _copy_folder(fd, sub, f"{rel}{name}/", as_other, left)
+                    os.chmod(sub, stat.S_IMODE(st.st_mode))
+                    os.utime(sub, ns=(st.st_atime_ns, st.st_mtime_ns))
+                finally:
+                    os.close(sub)
+            elif stat.S_ISREG(st.st_mode):
+                out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                              | os.O_CLOEXEC, 0o600, dir_fd=dst_fd)
+                try:
+                    left_bytes = st.st_size  # what it held when opened: a file that grows
+                    while left_bytes > 0:    # meanwhile is not copied without end
+                        chunk = os.read(fd, min(left_bytes, 1 << 20))
+                        if not chunk:
+                            break
+                        os.write(out, chunk)
+                        left_bytes -= len(chunk)
+                    os.chmod(out, stat.S_IMODE(st.st_mode))
+                    os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+                finally:
+                    os.close(out)
+        finally:
+            os.close(fd)
 
-    shutil.copytree(src, dst, symlinks=True, ignore=ignore)
+
+def _left_out_notes(left: list[str]) -> list[str]:
+    """The output lines naming what :func:`_copy_in` left out (at most 20, then a count)."""
+    more = [f"left out of the build: {len(left) - 20} more unreadable file(s)"] * (len(left) > 20)
+    return [f"left out of the build: {name} (" + ("a folder the sandbox user may not enter)"
+            if name.endswith("/") else "not readable by the sandbox user)")
+            for name in left[:20]] + more
 
 
 def _hand_over(folder: str, uid: int) -> None:
@@ -349,21 +432,11 @@ def _hand_over(folder: str, uid: int) -> None:
             os.lchown(os.path.join(dirpath, name), uid, uid)
 
 
-def _remove(folder: str) -> None:
-    """Remove a scratch folder, whatever modes the build left in it."""
-    def retry(func: Any, path: str, _exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(path), 0o700)
-            func(path)
-        except OSError:
-            pass
-
-    shutil.rmtree(folder, onerror=retry)
-
-
-def _copy_back(work: str, folder: str, before: dict[str, tuple[int, int]]) -> list[str]:
+def _copy_back(work: str, folder: str, before: dict[str, tuple[int, int]],
+               left: Sequence[str] = ()) -> list[str]:
     """Copy the regular files the build made or changed from ``work`` into ``folder`` (see
-    the module's docstring); returns notes on what was copied and skipped.
+    the module's docstring), never over what :func:`_copy_in` ``left`` out (the build could
+    not read it: it may not replace it either); returns notes on what was copied and skipped.
 
     :raises OSError: a file cannot be written (a folder where a file should go, a link on
         the way, no space).
@@ -381,6 +454,9 @@ def _copy_back(work: str, folder: str, before: dict[str, tuple[int, int]]) -> li
                 continue
             if st.st_nlink != 1:
                 notes.append(f"not copied back: {name} (a hard link)")
+                continue
+            if any(name == x or x.endswith("/") and name.startswith(x) for x in left):
+                notes.append(f"not copied back: {name} (left out of the build)")
                 continue
             if before.get(name) == (st.st_size, st.st_mtime_ns):
                 continue
@@ -449,49 +525,60 @@ def _run_build(spec: BotSpec, iso: Isolation, on_output: Optional[Callable[[byte
     """Build in a scratch copy in the sandbox and copy the output back: (the failure or
     None, seconds, capped output with the copy-back notes)."""
     from arena.sandbox import Sandbox
-    from arena.sandbox.watchdog import TEMP_PREFIX
+    from arena.sandbox.watchdog import (TEMP_PREFIX, ensure_watchdog, remove_tree,
+                                        sweep_stale_temp_once)
 
     size, count = _usage(spec.path)
     if size > SPACE_MB << 20 or count > FILES_CAP:
         return BuildError(f"build not run: the bot folder holds more than {SPACE_MB} MiB or "
                           f"{FILES_CAP} entries"), 0.0, ""
+    ensure_watchdog()  # before the scratch folder exists: removed if we are killed, at any level
+    sweep_stale_temp_once()  # and those of dead referees whose watchdog died too
     scratch = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-build-")
     work = os.path.join(scratch, "bot")
     started = time.monotonic()
     try:
-        _copy_in(spec.path, work)
-        os.chmod(work, 0o755)  # a confined uid must be able to enter it
-        before = {name: (st.st_size, st.st_mtime_ns) for name, st in _entries(work)
-                  if stat.S_ISREG(st.st_mode)}
+        os.mkdir(work, 0o755)  # a confined uid must be able to enter it
+        os.chmod(work, 0o755)
         sb = Sandbox(iso.level, work, cwd=work, limits=iso.limits, label=f"build:{spec.name}",
                      read_only=iso.read_only, cgroups=iso.cgroups, writable=True)
         try:
+            if sb.uid is not None and not os.stat(spec.path).st_mode & 0o001:
+                return BuildError(_one_line(
+                    f"build not run: the bot folder {spec.path} may not be entered by other "
+                    f"users (as root, builds and bots run as an unprivileged uid): chmod -R "
+                    f"a+rX {spec.path}")), 0.0, ""
+            left = _copy_in(spec.path, work, as_other=sb.uid is not None)
+            before = {name: (st.st_size, st.st_mtime_ns) for name, st in _entries(work)
+                      if stat.S_ISREG(st.st_mode)}
             if sb.uid is not None:
                 _hand_over(work, sb.uid)
-            failure, output, seconds = _supervise(spec, sb, work, on_output)
+            notes = "".join(f"{line}\n" for line in _left_out_notes(left))
+            failure, output, seconds = _supervise(spec, sb, work, on_output, notes.encode())
         finally:
             sb.close()
         if failure is None:
             try:
-                notes = _copy_back(work, spec.path, before)
+                back = _copy_back(work, spec.path, before, left)
             except OSError as e:
                 failure = BuildError(_one_line(f"build output could not be copied into the bot "
                                                f"folder: {e.strerror or e}"), output, seconds)
-                notes = []
-            output = "\n".join([output.rstrip(), *notes]).strip() + "\n"
+                back = []
+            output = "\n".join([output.rstrip(), *back]).strip() + "\n"
         return failure, seconds, output
     except OSError as e:  # the scratch copy could not be made: the referee's side
         return BuildError(_one_line(f"build not run: cannot copy the bot folder: "
                                     f"{e.strerror or e}")), time.monotonic() - started, ""
     finally:
-        _remove(scratch)
+        remove_tree(scratch)
 
 
 def _supervise(spec: BotSpec, sb: Any, work: str,
-               on_output: Optional[Callable[[bytes], None]] = None
+               on_output: Optional[Callable[[bytes], None]] = None, notes: bytes = b""
                ) -> tuple[Optional[BuildError], str, float]:
     """Start the build in ``sb``, wait for it within its time limit while watching its
-    disk use, kill what is left: (the failure or None, output, seconds)."""
+    disk use (:func:`_disk_use`), kill what is left: (the failure or None, output (after
+    ``notes``), seconds)."""
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
     try:
@@ -504,10 +591,12 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
         return (BuildError(_one_line(f"build could not start: {e.strerror or e}")), "", 0.0)
     os.close(write_fd)
     sb.attach(proc.pid)
-    output = _Output(read_fd, on_output)
+    output = _Output(read_fd, on_output, notes)
     stopped = ""
     code: Optional[int] = None
     deadline = started + spec.build_timeout_s
+    folders = [work] + ([sb.tmp] if sb.tmp else [])  # basic, not root: its /tmp is on ours
+    devices = {os.stat(f).st_dev for f in folders}
     try:
         while code is None:
             try:
@@ -518,10 +607,12 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
             if time.monotonic() >= deadline:
                 stopped = f"build timed out after {spec.build_timeout_s:g} s"
                 break
-            size, count = _usage(work)
-            if size > SPACE_MB << 20 or count > FILES_CAP:
+            size, count, held = _disk_use(folders, sb.processes(), devices)
+            if size + held > SPACE_MB << 20 or count > FILES_CAP:
                 stopped = (f"build stopped after {time.monotonic() - started:.1f} s: it wrote "
-                           f"more than {SPACE_MB} MiB or {FILES_CAP} entries")
+                           f"more than {SPACE_MB} MiB or {FILES_CAP} entries ({size >> 20} MiB "
+                           f"in {count} entries of its folders, {held >> 20} MiB in deleted "
+                           f"files it kept open)")
                 break
     finally:
         sb.kill_all()  # what the build left running (a daemon too), or the whole build
@@ -539,6 +630,16 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
         return (BuildError(_one_line(f"build failed ({_exit_phrase(code)}) after {seconds:.1f} s: "
                                      f"{_reason(text)}"), text, seconds, code), text, seconds)
     return None, text, seconds
+
+
+def _disk_use(folders: list[str], pids: list[int], devices: set[int]) -> tuple[int, int, int]:
+    """What a running build holds on disk: apparent bytes and entries below ``folders``,
+    and the bytes of deleted files its processes ``pids`` keep open or mapped on the file
+    systems ``devices`` (:func:`arena.sandbox.procs.held_deleted_bytes`)."""
+    from arena.sandbox.procs import held_deleted_bytes
+
+    usage = [_usage(folder) for folder in folders]
+    return sum(u[0] for u in usage), sum(u[1] for u in usage), held_deleted_bytes(pids, devices)
 
 
 def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -182,6 +183,116 @@ def test_a_build_that_fills_the_disk_is_stopped(tmp_path: Path,
         ensure_built(load_bot(folder), isolation=_iso())
     assert time.monotonic() - started < 10
     assert not (folder / "f1").exists()  # nothing copied back
+
+
+#: a build that writes 1000 MiB in five files (each under the 256 MiB file size limit) and
+#: deletes them while holding them open: nothing of it is left in its folder, and the disk
+#: space is taken until the files are closed
+HIDDEN_FILLER = """
+import os, time
+held = []
+for i in range(5):
+    name = "hidden-%d" % i
+    fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o600)
+    os.posix_fallocate(fd, 0, 200 << 20)
+    os.unlink(name)
+    held.append(fd)
+print("holding 1000 MiB in deleted files", flush=True)
+time.sleep(40)
+"""
+
+
+def _free_bytes(path: str) -> int:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+@pytest.mark.parametrize("level", [Level.BASIC, Level.BWRAP], ids=lambda lv: lv.value)
+def test_deleted_files_a_build_keeps_open_count_against_its_disk_cap(level: Level,
+                                                                      tmp_path: Path) -> None:
+    if level not in LEVELS:
+        pytest.skip(_confining(level))
+    scratch_base = tempfile.gettempdir()
+    if _free_bytes(scratch_base) < (3 << 30):
+        pytest.skip(f"less than 3 GiB free in {scratch_base}: the test writes 1000 MiB there")
+    folder = make_bot(tmp_path / "hider", f"{sys.executable} fill.py", timeout=60,
+                      files={"fill.py": HIDDEN_FILLER})
+    free_before = _free_bytes(scratch_base)
+    started = time.monotonic()
+    with pytest.raises(BuildError) as caught:
+        ensure_built(load_bot(folder), isolation=Isolation(level))
+    took = time.monotonic() - started
+    message = str(caught.value)
+    assert message.startswith("build stopped after "), message
+    assert f"it wrote more than {B.SPACE_MB} MiB" in message
+    assert "MiB in deleted files it kept open" in message
+    assert took < 30, f"stopped only after {took:.1f} s (build_timeout 60 s): {message}"
+    leftovers = list(Path(scratch_base).glob(f"morris-arena-{os.getpid()}-build-*"))
+    assert leftovers == []
+    # the space comes back once the build's processes are gone (a journal commits the
+    # release within seconds); the margin allows for other writers on a shared machine
+    deadline = time.monotonic() + 30
+    while _free_bytes(scratch_base) < free_before - (300 << 20) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _free_bytes(scratch_base) >= free_before - (300 << 20), "the space was not released"
+
+
+@pytest.mark.parametrize("level", [Level.BASIC, Level.BWRAP], ids=lambda lv: lv.value)
+def test_the_private_tmp_of_a_build_is_bounded(level: Level, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build's ``$TMPDIR`` is a tmpfs of ``tmp_mb`` where the level confines files (bwrap,
+    basic as root); at basic as a normal user it is a host folder, counted by the cap."""
+    if level not in LEVELS:
+        pytest.skip(_confining(level))
+    monkeypatch.setattr(B, "SPACE_MB", 8)
+    folder = make_bot(tmp_path / "tmpfill", 'head -c 40000000 /dev/zero > "$TMPDIR/big"; '
+                      'echo "wrote: $?"; ls -l "$TMPDIR"; sleep 20', timeout=4)
+    with pytest.raises(BuildError) as caught:
+        ensure_built(load_bot(folder), isolation=Isolation(level, Limits(tmp_mb=16)))
+    if _confining(level):  # basic as a normal user: a host folder, counted
+        assert "it wrote more than 8 MiB" in str(caught.value)
+    else:  # a tmpfs of 16 MiB: full before 40 MB
+        assert "No space left on device" in caught.value.log, caught.value.log
+        assert str(caught.value).startswith("build timed out after 4 s")
+
+
+@pytest.mark.parametrize("level", [Level.BASIC, Level.BWRAP], ids=lambda lv: lv.value)
+def test_a_build_reads_only_what_the_bots_games_could_read(level: Level, tmp_path: Path) -> None:
+    """As root the referee copies the bot folder for the build: what the build's uid could
+    not read in place (a root-only file hard-linked into the folder, a closed folder) is
+    left out and named, and never reaches the output, the stamp or a copied-back file."""
+    if not is_root():
+        pytest.skip("only a root referee can read what the build's uid may not (as another "
+                    "user, the build runs as that user)")
+    if level not in LEVELS:
+        pytest.skip(_confining(level))
+    secret = f"SECRET-{os.urandom(8).hex()}"
+    source = tmp_path / "shadow-like"  # root's, 0600, outside the bot folder
+    source.write_text(secret + "\n")
+    source.chmod(0o600)
+    folder = make_bot(tmp_path / "reader", "cat linked.txt; cp linked.txt copied.txt; "
+                      "cat private/inner.txt; cat private/inner.txt > inner-copy.txt; "
+                      "cat linked.txt private/* */* > all.txt; echo replaced > linked.txt; "
+                      "echo built", files={"main.txt": "public\n"})
+    os.link(source, folder / "linked.txt")
+    (folder / "private").mkdir(mode=0o700)
+    (folder / "private" / "inner.txt").write_text(secret + "\n")
+    (folder / "private" / "inner.txt").chmod(0o644)  # readable, in a folder others cannot enter
+    result = ensure_built(load_bot(folder), isolation=Isolation(level))
+    assert "built" in result.log
+    assert "left out of the build: linked.txt (not readable by the sandbox user)" in result.log
+    assert ("left out of the build: private/ (a folder the sandbox user may not enter)"
+            in result.log)
+    assert "not copied back: linked.txt (left out of the build)" in result.log
+    assert secret not in result.log
+    assert secret not in (folder / STAMP).read_text()
+    originals = {folder / "linked.txt", folder / "private" / "inner.txt"}
+    for path in folder.rglob("*"):
+        if path.is_file() and path not in originals:
+            assert secret not in path.read_text(errors="replace"), path
+    assert not (folder / "copied.txt").exists()
+    assert (folder / "linked.txt").read_text() == secret + "\n"  # not replaced by the build
+    assert os.path.samefile(folder / "linked.txt", source)
 
 
 # -- containment ---------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import ctypes
 import logging
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +29,8 @@ from arena.sandbox.confine import Confinement
 from arena.sandbox.levels import Level, available_levels, parse_level
 from arena.sandbox.paths import bot_paths
 from arena.sandbox.values import Limits, SandboxError
-from arena.sandbox.watchdog import TAG_VARIABLE, TEMP_PREFIX, ensure_watchdog, sweep_stale_temp_once
+from arena.sandbox.watchdog import (TAG_VARIABLE, TEMP_PREFIX, ensure_watchdog, remove_tree,
+                                    sweep_stale_temp_once)
 
 log = logging.getLogger("arena.sandbox")
 
@@ -95,6 +95,7 @@ class Sandbox:
         if self.level is Level.NONE:
             return
         ensure_watchdog()  # kills our bots if we are killed: see watchdog.watch_referee
+        sweep_stale_temp_once()  # what dead referees whose watchdog died too left in /tmp
         if procs.is_root():  # bwrap (setpriv) and basic (confinement) drop root for a unique uid
             self.uid = procs.unique_uid()
             if self.level is Level.BASIC:
@@ -105,7 +106,6 @@ class Sandbox:
         if self.level is Level.BASIC:
             procs.ensure_subreaper()
         if self.level is Level.BASIC and self.uid is None:  # as root: a private tmpfs
-            sweep_stale_temp_once()
             try:  # named after the token, so a dead referee's folders can be found
                 self.tmp = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{self.token}-")
             except OSError as e:
@@ -543,7 +543,7 @@ class Sandbox:
                 self._cgroups.remove()
             self._cpu_times.close()
             if self.tmp is not None:
-                shutil.rmtree(self.tmp, ignore_errors=True)
+                remove_tree(self.tmp)
 
 
 def _in_group(pid: int, group: int) -> bool:
