@@ -732,6 +732,18 @@ class BotProcess:
         """
         self._send([P.format_gameover(result, reason or "-")], time.monotonic() + 0.05)
 
+    def pause(self) -> None:
+        """Freeze the bot's processes, its children too, until :meth:`resume` (a bot kept
+        between the games of a pairing uses no CPU while it waits; see
+        :meth:`~arena.sandbox.Sandbox.freeze`).  Closing resumes it first."""
+        if self.sandbox is not None and self._proc is not None and not self._closing:
+            self.sandbox.freeze()
+
+    def resume(self) -> None:
+        """Let the bot run again after :meth:`pause` (nothing if it is not paused)."""
+        if self.sandbox is not None:
+            self.sandbox.thaw()
+
     # -- shutdown ------------------------------------------------------------------------
     def close(self, result: Optional[str] = None, reason: str = "") -> None:
         """Say ``gameover`` (if a result is given) and ``quit``, then end the process group.
@@ -748,6 +760,7 @@ class BotProcess:
         if self._closing or self.proc is None:
             return
         self._closing = True
+        self.resume()  # a paused bot could not read quit, nor act on SIGTERM
         if self.proc.poll() is None:
             assert self.sandbox is not None  # made before the process
             self.sandbox.snapshot()  # its whole tree, while the bot still holds it

@@ -213,7 +213,9 @@ class KeptBotPlayer(BotPlayer):
     usual at the end of that game and :attr:`alive` turns False: whoever keeps it starts a
     fresh one for the next game.  :meth:`close` ends a healthy one (``quit``).  CPU time,
     sandbox and limits stay the process's own; ``info.games_before`` says how many games the
-    process played before the current one.
+    process played before the current one.  Between games the process and its children
+    are paused (frozen: :meth:`BotProcess.pause`), so a bot cannot think, or spin, on
+    nobody's time; the next game resumes it, and :meth:`close` resumes it to end it.
     """
 
     def __init__(self, spec: BotSpec, *, label: str = "", quit_grace_s: Optional[float] = None,
@@ -241,9 +243,12 @@ class KeptBotPlayer(BotPlayer):
         return self.info
 
     def start(self) -> None:
-        """Spawn the bot for its first game; later games find it running."""
+        """Spawn the bot for its first game; later games find it running, and resume it
+        (it was paused between games)."""
         if self.process.proc is None:
             self.process.start()
+        else:
+            self.process.resume()
 
     def prepare(self, variant: Variant, seed: int, handshake_s: float) -> None:
         """The first game reads the handshake; every game sets the options (and this game's
@@ -278,12 +283,15 @@ class KeptBotPlayer(BotPlayer):
         super().begin_finish(result, reason, failed=failed)
 
     def end_finish(self) -> None:
-        """Finish closing a bot that failed; a healthy one stays up."""
+        """Finish closing a bot that failed; a healthy one stays up, paused (frozen, its
+        children too: it uses no CPU) until its next game, or :meth:`close`."""
         if self._failed:
             super().end_finish()
+        elif self.process.proc is not None and self.alive:
+            self.process.pause()
 
     def close(self) -> None:
-        """``quit`` and end the process (safe to call more than once)."""
+        """Resume, ``quit`` and end the process (safe to call more than once)."""
         self._failed = True
         self.process.close()
 

@@ -340,15 +340,21 @@ class Cgroups:
                 os.close(self._cpu_fd)
             self._cpu_fd = -2
 
-    def _freeze(self, frozen: bool) -> bool:
-        """Freeze (or thaw) the bot: v1 freezer, else v2 ``cgroup.freeze``; False if neither."""
+    def freeze(self, frozen: bool) -> bool:
+        """Freeze (or thaw) every process in the cgroups, without waiting for the kernel to
+        have stopped them all (a bot kept between games); False without a freezer."""
+        return self._freeze(frozen, wait=False)
+
+    def _freeze(self, frozen: bool, wait: bool = True) -> bool:
+        """Freeze (or thaw) the bot: v1 freezer, else v2 ``cgroup.freeze``; False if neither.
+        ``wait``: until every process is frozen (v1; at most half a second)."""
         v1 = self.dirs.get("freezer")
         v2 = next((p for r, p in self.dirs.items() if self.versions[r] == 2), None)
         try:
             if v1 is not None:
                 write(v1 / "freezer.state", "FROZEN" if frozen else "THAWED")
                 end = time.monotonic() + 0.5
-                while frozen and read(v1 / "freezer.state").strip() != "FROZEN":
+                while wait and frozen and read(v1 / "freezer.state").strip() != "FROZEN":
                     if time.monotonic() > end:
                         break
                     time.sleep(0.002)

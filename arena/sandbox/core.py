@@ -89,6 +89,8 @@ class Sandbox:
         self._cpu_base_ns: Optional[int] = None
         self._lock = threading.Lock()
         self._closed = False
+        self._frozen = ""  # how freeze() stopped the bot: "cgroup", "signal" or "" (running)
+        self._stopped: list[Any] = []  # the processes freeze() sent SIGSTOP
         self._parent_pid = os.getpid()
         self._rlimits: list[tuple[int, tuple[int, int]]] = []
         self._command: tuple[str, ...] = ()
@@ -427,6 +429,64 @@ class Sandbox:
         members = [p for p in procs.group_members(self._group) if p.pid not in known]
         return self._track(members) if members else live  # every live tracked process
 
+    # -- pausing ------------------------------------------------------------------------
+    @property
+    def frozen(self) -> bool:
+        """True between :meth:`freeze` and :meth:`thaw` (or the next kill)."""
+        return bool(self._frozen)
+
+    def freeze(self) -> None:
+        """Stop every process of the bot until :meth:`thaw`, so that it uses no CPU (a bot
+        kept between the games of a pairing): the cgroup freezer where the bot has one,
+        else SIGSTOP to each of its processes (again until no new one is found: one may
+        fork while the others are being stopped).  A frozen bot can always be ended:
+        :meth:`terminate`, :meth:`kill_all` and :meth:`close` thaw it first."""
+        import psutil
+
+        if self.pid is None or self._closed or self._frozen:
+            return
+        if self._cgroups is not None and self._cgroups.freeze(True):
+            self._frozen = "cgroup"
+            return
+        self._frozen = "signal"
+        if self._group is not None:  # the usual bot, its children too, in one system call
+            try:
+                os.killpg(self._group, signal.SIGSTOP)
+            except OSError:
+                pass
+        stopped: dict[int, Any] = {}
+        for _ in range(8):  # and each process outside the group (setsid)
+            fresh = [p for p in self._everything() if p.pid not in stopped]
+            for p in fresh:
+                try:
+                    p.send_signal(signal.SIGSTOP)  # psutil: never a reused pid
+                    stopped[p.pid] = p
+                except psutil.Error:
+                    pass
+            if not any(self._group is None or not _in_group(p.pid, self._group) for p in fresh):
+                break  # the group was stopped at once: none of it forked since
+        self._stopped = list(stopped.values())
+
+    def thaw(self) -> None:
+        """Let the bot run again after :meth:`freeze` (nothing if it is not frozen)."""
+        import psutil
+
+        how, self._frozen = self._frozen, ""
+        if how == "cgroup" and self._cgroups is not None:
+            self._cgroups.freeze(False)
+        elif how == "signal":  # a stopped process forks nothing: those stopped are all
+            if self._group is not None:
+                try:
+                    os.killpg(self._group, signal.SIGCONT)
+                except OSError:
+                    pass
+            for p in self._stopped:
+                try:
+                    p.send_signal(signal.SIGCONT)
+                except psutil.Error:
+                    pass
+            self._stopped = []
+
     # -- ending --------------------------------------------------------------------------
     def snapshot(self) -> None:
         """Remember the bot's processes now, while the spawned process still holds its tree
@@ -451,6 +511,7 @@ class Sandbox:
         """
         if self.pid is None:
             return []
+        self.thaw()  # a frozen bot cannot act on SIGTERM
         live = self._everything()
         if not live:  # nothing can start again: kill_all (and close) need not look
             self._gone = True
@@ -497,6 +558,7 @@ class Sandbox:
 
         if self.pid is None:
             return []
+        self.thaw()  # (the cgroup kill freezes again; SIGKILL ends a stopped process)
         self._scan()  # remember the whole tree while its root still holds it together
         killed: set[int] = set()
         if self._cgroups is not None and self._cgroups.dirs:
