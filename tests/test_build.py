@@ -328,6 +328,7 @@ def test_a_fork_bomb_build_is_contained_and_ended(level: Level, tmp_path: Path) 
     folder = make_bot(tmp_path / "bomb", "sh bomb-31415.sh", timeout=1.5,
                       files={"bomb-31415.sh": "b() { b | b & }\n(b) &\nexec sleep 30\n"})
     iso = Isolation(level, Limits(pids=24, memory_mb=96))
+    zombies = _bot_zombies()
     started = time.monotonic()
     with pytest.raises(BuildError, match=r"^build timed out after 1\.5 s"):
         ensure_built(load_bot(folder), isolation=iso)
@@ -335,6 +336,23 @@ def test_a_fork_bomb_build_is_contained_and_ended(level: Level, tmp_path: Path) 
     left = [p.pid for p in psutil.process_iter(["cmdline"])
             if "bomb-31415.sh" in " ".join(p.info["cmdline"] or [])]
     assert left == []
+    # at basic the bomb's orphans are ours (the child subreaper): the dead ones are collected,
+    # not left as zombies of a bot's uid (which a later bot given that uid would inherit)
+    assert _bot_zombies() - zombies == set()
+
+
+def _bot_zombies() -> set[int]:
+    """Zombie children of this process that ran as a bot's unique uid (as root)."""
+    from arena.sandbox.procs import UID_BASE
+
+    found = set()
+    for child in psutil.Process().children():
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE and child.uids().real >= UID_BASE:
+                found.add(child.pid)
+        except psutil.Error:
+            continue
+    return found
 
 
 def test_a_link_planted_in_the_bot_folder_cannot_redirect_the_copy_back(

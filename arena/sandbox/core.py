@@ -600,12 +600,35 @@ class Sandbox:
         try:
             if not self._gone:  # else terminate or kill_all just saw nothing left
                 self.kill_all()
+            self._reap_group()
         finally:
             if self._cgroups is not None:
                 self._cgroups.remove()
             self._cpu_times.close()
             if self.tmp is not None:
                 remove_tree(self.tmp)
+
+
+    def _reap_group(self) -> None:
+        """At ``basic``: collect the exit status of the bot's dead orphans in its process
+        group that we adopted (the child subreaper) but never saw alive (a fork bomb's,
+        killed by the cgroup), never of the spawned process (its owner waits for it).
+        Each such zombie is a process of the bot's uid until collected: it stays in the
+        process table, and as root it counts against the process limit of whichever later
+        bot is given the same uid (they are reused)."""
+        if self.level is not Level.BASIC or self._group is None:
+            return
+        while True:
+            try:  # look without collecting: the spawned process may be among them
+                found = os.waitid(os.P_PGID, self._group, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if found is None or found.si_pid == self.pid:
+                return
+            try:
+                os.waitpid(found.si_pid, os.WNOHANG)
+            except ChildProcessError:
+                return
 
 
 def _in_group(pid: int, group: int) -> bool:
