@@ -398,6 +398,53 @@ def test_server_config_round_trips_and_names_wrong_keys() -> None:
         assert str(e.value).startswith(where), str(e.value)
 
 
+def test_trusted_proxies_are_addresses_or_networks_naming_the_key() -> None:
+    assert ServerConfig().trusted_proxies == ()
+    assert ServerConfig().rate_limit.anonymous == "3000/minute"  # a class behind one NAT
+    cfg = parse_server_config({"trusted_proxies": ["127.0.0.1", "10.0.0.0/8", "::1",
+                                                   "fd00::/8"]})
+    assert cfg.trusted_proxies == ("127.0.0.1", "10.0.0.0/8", "::1", "fd00::/8")
+    assert parse_server_config(cfg.to_dict()) == cfg
+    assert parse_server_config({"trusted_proxies": "127.0.0.1"}).trusted_proxies == (
+        "127.0.0.1",)
+    assert parse_server_config({"trusted_proxies": None}).trusted_proxies == ()
+    for bad, where in (({"trusted_proxies": ["127.0.0.1", "nginx"]}, "trusted_proxies[1]"),
+                       ({"trusted_proxies": [8080]}, "trusted_proxies[0]"),
+                       ({"trusted_proxies": ["10.0.0.0/33"]}, "trusted_proxies[0]"),
+                       ({"trusted_proxies": {"a": 1}}, "trusted_proxies"),
+                       ({"trusted_proxy": []}, "trusted_proxy")):
+        with pytest.raises(ConfigError) as e:
+            parse_server_config(bad)
+        message = str(e.value)
+        assert message.startswith(where) and "\n" not in message, message
+
+
+def test_the_client_is_the_right_most_address_that_is_not_a_trusted_proxy() -> None:
+    from arena.server.config import proxy_networks
+    from arena.server.web import client_and_scheme
+
+    trusted = proxy_networks(parse_server_config({"trusted_proxies": ["127.0.0.1",
+                                                                      "10.0.0.0/8"]}))
+
+    def client(peer: str, forwarded: list[str], proto: tuple[str, ...] = ()) -> tuple[str, object]:
+        headers = [(b"x-forwarded-for", v.encode()) for v in forwarded] + [
+            (b"x-forwarded-proto", v.encode()) for v in proto]
+        return client_and_scheme({"client": (peer, 5000), "headers": headers}, trusted)
+
+    assert client("192.0.2.1", ["1.2.3.4"], ("https",)) == ("192.0.2.1", None)  # untrusted
+    assert client("127.0.0.1", []) == ("127.0.0.1", None)
+    assert client("127.0.0.1", ["1.2.3.4"], ("https",)) == ("1.2.3.4", "https")
+    assert client("127.0.0.1", ["6.6.6.6, 1.2.3.4"]) == ("1.2.3.4", None)  # the left: lies
+    assert client("127.0.0.1", ["6.6.6.6", "1.2.3.4, 10.1.1.1"]) == ("1.2.3.4", None)
+    assert client("127.0.0.1", ["10.2.2.2, 10.1.1.1"]) == ("10.2.2.2", None)  # all trusted
+    assert client("127.0.0.1", ["garbage, 10.1.1.1"]) == ("garbage", None)
+    assert client("127.0.0.1", ["1.2.3.4"], ("http, https",)) == ("1.2.3.4", "https")
+    assert client("127.0.0.1", ["1.2.3.4"], ("gopher",)) == ("1.2.3.4", None)
+    assert client_and_scheme({"client": ("127.0.0.1", 1), "headers": [
+        (b"x-forwarded-for", b"1.2.3.4")]}, ()) == ("127.0.0.1", None)  # none trusted
+    assert client_and_scheme({"headers": []}, trusted) == ("", None)
+
+
 # ---- the schema ------------------------------------------------------------------------
 
 

@@ -23,12 +23,14 @@ path.  Every key is optional::
       keep_versions: 3             # retired versions of a bot whose folders are kept
     rate_limit:                    # requests of any kind (429 with Retry-After beyond)
       participant: 600/minute      # per participant (admins are not limited)
-      anonymous: 600/minute        # per client address, for requests without a valid token
+      anonymous: 3000/minute       # per client address, for requests without a valid token
+    trusted_proxies: []            # reverse proxies whose X-Forwarded-For/-Proto are believed
     db_url: sqlite:///...          # default: DIR/arena.db (a PostgreSQL URL is accepted)
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,7 +46,8 @@ from arena.variants import Variant, get_variant
 CONFIG_FILE = "server.yaml"
 
 _TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "check_workers",
-        "check_timeout", "workers", "executor", "upload", "rate_limit", "db_url")
+        "check_timeout", "workers", "executor", "upload", "rate_limit", "trusted_proxies",
+        "db_url")
 _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour", "max_kept_bytes",
            "keep_versions")
 _TIME = ("movetime", "clock", "handshake", "margin")
@@ -81,10 +84,13 @@ class UploadLimits:
 class RateLimits:
     """Requests allowed in a moving window, in the notation of the ``limits`` library
     (``"600/minute"``, ``"10 per second"``): per participant, and per client address for
-    requests without a valid token."""
+    requests without a valid token.  The address's default lets a class of 40 behind one
+    address (a school's NAT) browse: the games page reloading itself every 5 s is 480 a
+    minute for 40 browsers, a live game 2 requests per browser (its page and its event
+    stream); docs/SERVER.md."""
 
     participant: str = "600/minute"
-    anonymous: str = "600/minute"
+    anonymous: str = "3000/minute"
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ class ServerConfig:
     scheduler: Optional[str] = None
     upload: UploadLimits = field(default_factory=UploadLimits)
     rate_limit: RateLimits = field(default_factory=RateLimits)
+    #: the reverse proxies (addresses or networks, as written: "127.0.0.1", "10.0.0.0/8")
+    #: whose X-Forwarded-For and X-Forwarded-Proto are believed; none by default
+    trusted_proxies: tuple[str, ...] = ()
     db_url: Optional[str] = None
 
     def isolation_object(self) -> Any:
@@ -131,7 +140,8 @@ class ServerConfig:
             "executor": (self.executor if self.scheduler is None
                          else {"kind": self.executor, "scheduler": self.scheduler}),
             "upload": {k: getattr(self.upload, k) for k in _UPLOAD},
-            "rate_limit": {k: getattr(self.rate_limit, k) for k in _RATE}}
+            "rate_limit": {k: getattr(self.rate_limit, k) for k in _RATE},
+            "trusted_proxies": list(self.trusted_proxies)}
         if self.isolation is not None:
             out["isolation"] = self.isolation
         if self.db_url is not None:
@@ -198,6 +208,34 @@ def _rate(value: Any, where: str) -> str:
     return value
 
 
+def _proxies(value: Any) -> tuple[str, ...]:
+    """A list of addresses or networks (CIDR), each checked by :mod:`ipaddress`."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ConfigError("expected a list of addresses or networks (127.0.0.1, 10.0.0.0/8)",
+                          "trusted_proxies")
+    out = []
+    for i, item in enumerate(value):
+        try:
+            if not isinstance(item, str):
+                raise ValueError
+            ipaddress.ip_network(item.strip(), strict=False)
+        except ValueError:
+            raise ConfigError(f"expected an address or network (127.0.0.1, 10.0.0.0/8, ::1), "
+                              f"got {str(item)[:40]!r}", f"trusted_proxies[{i}]") from None
+        out.append(item.strip())
+    return tuple(out)
+
+
+def proxy_networks(config: ServerConfig) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network,
+                                                  ...]:
+    """The networks of ``config.trusted_proxies`` (an address is a network of one)."""
+    return tuple(ipaddress.ip_network(p, strict=False) for p in config.trusted_proxies)
+
+
 def parse_server_config(data: Any) -> ServerConfig:
     """Check ``data`` (parsed YAML; None for an empty file) into a :class:`ServerConfig`.
 
@@ -258,7 +296,8 @@ def parse_server_config(data: Any) -> ServerConfig:
         check_workers=CHECK_WORKERS.check(top.get("check_workers", 2), "check_workers"),
         check_timeout=CHECK_TIMEOUT.check(top.get("check_timeout", 600), "check_timeout"),
         workers=WORKERS.check(top.get("workers", 2), "workers"), executor=executor,
-        scheduler=scheduler, upload=upload, rate_limit=rate_limit, db_url=db_url)
+        scheduler=scheduler, upload=upload, rate_limit=rate_limit,
+        trusted_proxies=_proxies(top.get("trusted_proxies")), db_url=db_url)
 
 
 def load_server_config(path: str | os.PathLike[str]) -> ServerConfig:

@@ -1,35 +1,53 @@
 """The web layer: a FastAPI app over :class:`~arena.server.service.Competition` — the JSON
 API (``Authorization: Bearer TOKEN``) and server-rendered pages (Jinja2, autoescaped; they
-work without JavaScript; only the game viewer from the report uses it).
+work without JavaScript; the game viewer from the report and the live board use it).
 
 Every handler is a few lines: it finds the viewer, calls one library function, and turns the
 library's typed errors into status codes (:class:`~arena.server.service.NotFound` 404,
 :class:`~arena.server.service.Forbidden` 403 — 401 when nobody is logged in —,
-:class:`~arena.server.service.Refused` 400, :class:`~arena.server.service.RateLimited` 429);
-every request counts against the rate limit of its participant or address (429 with
-``Retry-After`` beyond: :class:`_RateLimit`).
+:class:`~arena.server.service.Refused` 400, :class:`~arena.server.service.RateLimited` 429).
+
+Around them, one layer each (outermost first):
+
+* :class:`_Front`: the client's address and scheme (``X-Forwarded-For`` and
+  ``X-Forwarded-Proto`` believed from ``trusted_proxies`` only: the right-most address that
+  is not a trusted proxy is the client), and the same security headers on every response
+  (``X-Frame-Options``, ``X-Content-Type-Options``, ``Referrer-Policy`` and a
+  ``Content-Security-Policy`` whose scripts need the response's nonce);
+* :class:`_RateLimit`: every request counts against its participant's or its address's
+  moving window (429 with ``Retry-After`` beyond);
+* :class:`_BodyLimit`: a body over the upload limit, or of unknown size, is refused before
+  it is read.
 
 Pages log in with the token (``/login``), kept in an ``HttpOnly``, ``SameSite=Strict``
-cookie; every form that changes something carries a CSRF token
-(:meth:`~arena.server.service.Competition.csrf_token`).
+cookie; the forms' CSRF tokens are bound to the session (:mod:`arena.server.csrf`).  The
+live board follows a game through a server-sent event stream
+(``/api/games/{id}/live/events``): one request for as long as the game is watched.
 """
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
+import json
 import math
+import secrets
+import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import (HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse,
-                               Response)
+                               Response, StreamingResponse)
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.errors import ArenaError
-from arena.server.config import RateLimits
+from arena.server import csrf as C
+from arena.server.config import RateLimits, proxy_networks
 from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
                                   Refused, Viewer)
 
@@ -37,6 +55,23 @@ COOKIE = "arena_token"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: bytes a request body may have beyond the upload limit (the multipart framing)
 _BODY_SLACK = 64 * 1024
+#: the ids a row can have (SQLite and PostgreSQL integers are signed 64-bit)
+_MAX_ID = (1 << 63) - 1
+#: the live board's event stream: how often it looks for new moves, how long one stream
+#: lasts before the browser reconnects (one request more), the comment that keeps a quiet
+#: stream open, and the streams open at once (beyond: 429)
+LIVE_POLL_S = 0.5
+STREAM_S = 600.0
+KEEPALIVE_S = 15.0
+MAX_STREAMS = 1000
+#: a game the live board follows (any other status ends its stream)
+_LIVE = ("queued", "running")
+_CSP = ("default-src 'none'; script-src 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'")
+SECURITY_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "same-origin"}
+_Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def _status(error: ArenaError, viewer: Viewer) -> int:
@@ -49,39 +84,133 @@ def _status(error: ArenaError, viewer: Viewer) -> int:
     return 400
 
 
-class _BodyLimit(BaseHTTPMiddleware):
+def _known_id(value: int) -> bool:
+    """Whether ``value`` can be a row's id (anything else is nobody's: 404)."""
+    return 0 < value <= _MAX_ID
+
+
+def _header(scope: Scope, name: bytes) -> list[str]:
+    return [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == name]
+
+
+def _address(text: str) -> Optional[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    try:
+        return ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+
+
+def client_and_scheme(scope: Scope, trusted: tuple[_Network, ...]) -> tuple[str, Optional[str]]:
+    """The client's address and, if a trusted proxy said so, the scheme it was reached by.
+
+    ``X-Forwarded-For`` is read only when the peer is one of the ``trusted`` proxies; its
+    addresses are walked from the right (each proxy appends the address it was reached
+    from), and the first that is not a trusted proxy is the client (all trusted: the
+    left-most).  ``X-Forwarded-Proto`` likewise (its last value)."""
+    peer = scope["client"][0] if scope.get("client") else ""
+
+    def is_trusted(text: str) -> bool:
+        addr = _address(text)
+        return addr is not None and any(addr in net for net in trusted)
+
+    if not trusted or not is_trusted(peer):
+        return peer, None
+    client = peer
+    hops = [h.strip() for value in _header(scope, b"x-forwarded-for") for h in value.split(",")]
+    for hop in reversed([h for h in hops if h]):
+        client = hop[:64]
+        if not is_trusted(hop):
+            break
+    proto = [p.strip().lower() for value in _header(scope, b"x-forwarded-proto")
+             for p in value.split(",")]
+    scheme = proto[-1] if proto and proto[-1] in ("http", "https") else None
+    return client, scheme
+
+
+class _Front:
+    """The outermost layer: the client's address and scheme (from trusted proxies only:
+    :func:`client_and_scheme`) put in the request's scope, a nonce for the page's scripts,
+    and the security headers on every response that the app sends."""
+
+    def __init__(self, app: ASGIApp, trusted: tuple[_Network, ...]) -> None:
+        self.app = app
+        self.trusted = trusted
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        client, scheme = client_and_scheme(scope, self.trusted)
+        port = scope["client"][1] if scope.get("client") else 0
+        scope["client"] = (client, port)
+        if scheme is not None:
+            scope["scheme"] = scheme
+        nonce = secrets.token_urlsafe(16)
+        scope["arena.nonce"] = nonce
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(raw=list(message.get("headers", [])))
+                for name, value in security_headers(nonce).items():
+                    headers[name] = value
+                message["headers"] = headers.raw
+            await send(message)
+
+        await self.app(scope, receive, send_secured)
+
+
+def security_headers(nonce: str) -> dict[str, str]:
+    """The headers every response carries (``nonce``: the one its scripts may run with)."""
+    return {**SECURITY_HEADERS, "Content-Security-Policy": _CSP.format(nonce=nonce)}
+
+
+class _BodyLimit:
     """Refuse a request whose declared body is over the upload limit before reading it, and
     a POST that does not declare its size (chunked: it could fill the disk while the
     multipart parser spools it)."""
 
-    def __init__(self, app: Any, limit: int) -> None:
-        super().__init__(app)
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
         self.limit = limit
 
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        length = request.headers.get("content-length")
-        if request.method == "POST" and length is None:  # chunked: its size is unknown
-            return JSONResponse({"detail": "a request body needs a Content-Length"}, 411)
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
-            return JSONResponse({"detail": "the request is over the upload limit"}, 413)
-        return await call_next(request)
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            lengths = _header(scope, b"content-length")
+            length = lengths[0].strip() if lengths else None
+            refused: Optional[JSONResponse] = None
+            if scope["method"] == "POST" and length is None:  # chunked: size unknown
+                refused = JSONResponse({"detail": "a request body needs a Content-Length"}, 411)
+            elif length is not None and (len(lengths) > 1 or not length.isdigit()
+                                         or not length.isascii() or int(length) > self.limit):
+                refused = JSONResponse({"detail": "the request is over the upload limit"}, 413)
+            if refused is not None:
+                await refused(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
-class _RateLimit(BaseHTTPMiddleware):
+class _RateLimit:
     """Every request counts against a moving window (the ``limits`` library, in memory):
     its participant's, or its client address's when it carries no valid token; beyond it,
     429 with ``Retry-After`` (seconds).  Admins are not limited."""
 
-    def __init__(self, app: Any, rates: RateLimits, who: Callable[[Request], Viewer]) -> None:
+    def __init__(self, app: ASGIApp, rates: RateLimits, who: Callable[[Request], Viewer]) -> None:
         from limits import parse, storage, strategies
 
-        super().__init__(app)
+        self.app = app
         self.limiter = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
         self.participant, self.anonymous = parse(rates.participant), parse(rates.anonymous)
         self.who = who
 
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        viewer = await run_in_threadpool(self.who, request)  # a database read
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        if "authorization" in request.headers or COOKIE in request.cookies:
+            viewer = await run_in_threadpool(self.who, request)  # a database read
+        else:
+            viewer = ANONYMOUS
         if not viewer.is_admin:
             address = request.client.host if request.client else "?"
             item, key = ((self.participant, f"participant:{viewer.id}") if viewer.known else
@@ -91,10 +220,46 @@ class _RateLimit(BaseHTTPMiddleware):
                 retry = str(max(1, math.ceil(reset - time.time())))
                 text = f"too many requests ({item}): try again in {retry} s"
                 headers = {"Retry-After": retry}
-                if request.url.path.startswith("/api/"):
-                    return JSONResponse({"detail": text}, 429, headers=headers)
-                return PlainTextResponse(text, 429, headers=headers)
-        return await call_next(request)
+                response: Response = (
+                    JSONResponse({"detail": text}, 429, headers=headers)
+                    if request.url.path.startswith("/api/")
+                    else PlainTextResponse(text, 429, headers=headers))
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class _LiveStates:
+    """The live board's states as JSON text, each read at most every ``fresh`` seconds
+    whoever asks: forty browsers watching one game cost one read of it per poll."""
+
+    def __init__(self, comp: Competition, fresh: float = 0.4) -> None:
+        self.comp = comp
+        self.fresh = fresh
+        self._lock = threading.Lock()
+        self._states: dict[int, tuple[float, str, str]] = {}
+
+    def peek(self, game_id: int) -> Optional[tuple[str, str]]:
+        """A fresh enough state (text, status), or None (without reading anything)."""
+        with self._lock:
+            hit = self._states.get(game_id)
+        if hit is not None and time.monotonic() - hit[0] < self.fresh:
+            return hit[1], hit[2]
+        return None
+
+    def get(self, game_id: int) -> tuple[str, str]:
+        """The game's state (text, status), read again if not fresh.  :raises NotFound:"""
+        hit = self.peek(game_id)
+        if hit is not None:
+            return hit
+        now = time.monotonic()
+        state = self.comp.live_game(game_id)
+        text = json.dumps(state, separators=(",", ":"))
+        with self._lock:
+            if len(self._states) > 256:
+                self._states = {k: v for k, v in self._states.items() if now - v[0] < 5}
+            self._states[game_id] = (now, text, str(state["status"]))
+        return text, str(state["status"])
 
 
 def create_app(comp: Competition) -> FastAPI:
@@ -102,6 +267,12 @@ def create_app(comp: Competition) -> FastAPI:
     app = FastAPI(title=f"Morris Arena: {comp.config.name}", docs_url=None, redoc_url=None,
                   openapi_url=None)
     templates = Jinja2Templates(directory=str(TEMPLATES))
+    tokens = C.Csrf(comp.secret)
+    live_states = _LiveStates(comp)
+    submitting = threading.Lock()
+    #: set when the server is stopping: the live streams end (serve() sets it)
+    app.state.stopping = threading.Event()
+    app.state.streams = 0
 
     def viewer_by(request: Request, kind: str, token: Optional[str]) -> Viewer:
         """The participant of a token, looked up once per request (the rate limit asks
@@ -126,25 +297,63 @@ def create_app(comp: Competition) -> FastAPI:
         viewer = api_viewer(request)
         return viewer if viewer.known else page_viewer(request)
 
-    # the last added is the outermost: the rate limit counts refused bodies too
+    # the last added is the outermost: the rate limit counts refused bodies too, and every
+    # response, refused ones included, gets the security headers
     app.add_middleware(_BodyLimit, limit=comp.config.upload.max_bytes + _BODY_SLACK)
     app.add_middleware(_RateLimit, rates=comp.config.rate_limit, who=any_viewer)
+    app.add_middleware(_Front, trusted=proxy_networks(comp.config))
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, e: Exception) -> Response:
+        """A bug's answer (there should be none): one line, and the headers of every
+        response (Starlette answers it outside the middleware)."""
+        return PlainTextResponse("internal error", 500, headers=security_headers("-"))
+
+    def submit(viewer: Viewer, filename: str, data: bytes) -> dict[str, Any]:
+        """An upload taken off the event loop (unpacking takes a while), one at a time:
+        on SQLite a refused upload's id is given to the next one as soon as its
+        transaction rolls back, before its folder ``bots/<id>`` is removed."""
+        with submitting:
+            return comp.submit(viewer, filename, data)
 
     def api_error(e: ArenaError, viewer: Viewer) -> JSONResponse:
         return JSONResponse({"detail": str(e)}, _status(e, viewer))
 
+    def secure(request: Request) -> bool:
+        """Cookies get ``Secure`` when the site is reached over HTTPS (as a trusted proxy
+        says: :class:`_Front`)."""
+        return request.url.scheme == "https"
+
+    def session_of(request: Request) -> str:
+        return C.nonce_of(request.cookies.get(C.SESSION_COOKIE))
+
+    def check_form(request: Request, viewer: Viewer, token: str) -> None:
+        """:raises Forbidden: the form's token is not this session's."""
+        if not tokens.form_ok(viewer.id, session_of(request), token):
+            raise Forbidden("the form's security token is missing or wrong: reload the page")
+
     def page(request: Request, name: str, viewer: Viewer, code: int = 200,
              **context: Any) -> HTMLResponse:
         context.update(viewer=viewer, competition=comp.config.name,
-                       csrf=comp.csrf_token(viewer) if viewer.known else "")
-        response = templates.TemplateResponse(request, name, context, status_code=code)
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
+                       nonce=request.scope.get("arena.nonce", ""),
+                       csrf=(tokens.form_token(viewer.id, session_of(request))
+                             if viewer.id is not None else ""))
+        return templates.TemplateResponse(request, name, context, status_code=code)
 
     def page_error(request: Request, e: ArenaError, viewer: Viewer) -> HTMLResponse:
         return page(request, "message.html", viewer, _status(e, viewer),
                     title="Not possible", message=str(e))
+
+    def login_form(request: Request, viewer: Viewer, code: int = 200,
+                   error: str = "") -> HTMLResponse:
+        """The login form with its token, and the pre-login cookie it is tied to (kept if
+        the browser has one already: several tabs may log in)."""
+        nonce = C.nonce_of(request.cookies.get(C.LOGIN_COOKIE)) or C.new_nonce()
+        response = page(request, "login.html", viewer, code, error=error,
+                        login_csrf=tokens.login_token(nonce))
+        response.set_cookie(C.LOGIN_COOKIE, nonce, path="/login", httponly=True,
+                            samesite="strict", secure=secure(request))
+        return response
 
     # ---- the JSON API --------------------------------------------------------------
 
@@ -156,7 +365,8 @@ def create_app(comp: Competition) -> FastAPI:
                                 401)
         data = await file.read(comp.config.upload.max_bytes + 1)
         try:
-            return JSONResponse(comp.submit(viewer, file.filename or "", data), 201)
+            made = await run_in_threadpool(submit, viewer, file.filename or "", data)
+            return JSONResponse(made, 201)
         except ArenaError as e:
             return api_error(e, viewer)
 
@@ -164,9 +374,25 @@ def create_app(comp: Competition) -> FastAPI:
     def api_bot(request: Request, bot_id: int) -> JSONResponse:
         viewer = api_viewer(request)
         try:
+            if not _known_id(bot_id):
+                raise NotFound(f"no bot {bot_id}")
             return JSONResponse(comp.bot_view(bot_id, viewer, private=True))
         except ArenaError as e:
             return api_error(e, viewer)
+
+    @app.post("/api/bots/{bot_id}/retire")
+    def api_retire(request: Request, bot_id: int) -> JSONResponse:
+        viewer = api_viewer(request)
+        if not viewer.known:
+            return JSONResponse({"detail": "a valid 'Authorization: Bearer TOKEN' is needed"},
+                                401)
+        try:
+            if not _known_id(bot_id):
+                raise NotFound(f"no bot {bot_id}")
+            comp.retire(bot_id, viewer)
+        except ArenaError as e:
+            return api_error(e, viewer)
+        return JSONResponse({"id": bot_id, "status": "retired"})
 
     @app.get("/api/leaderboard")
     def api_leaderboard() -> JSONResponse:
@@ -180,6 +406,8 @@ def create_app(comp: Competition) -> FastAPI:
     def api_game(request: Request, game_id: int) -> JSONResponse:
         viewer = api_viewer(request)
         try:
+            if not _known_id(game_id):
+                raise NotFound(f"no finished game {game_id}")
             return JSONResponse(comp.game_view(game_id, viewer))
         except ArenaError as e:
             return api_error(e, viewer)
@@ -187,9 +415,64 @@ def create_app(comp: Competition) -> FastAPI:
     @app.get("/api/games/{game_id}/live")
     def api_live(game_id: int) -> JSONResponse:
         try:
+            if not _known_id(game_id):
+                raise NotFound(f"no game {game_id}")
             return JSONResponse(comp.live_game(game_id))
         except ArenaError as e:
             return api_error(e, ANONYMOUS)
+
+    async def live_state(game_id: int) -> tuple[str, str]:
+        hit = live_states.peek(game_id)  # forty watchers: one read, in the event loop
+        return hit if hit is not None else await run_in_threadpool(live_states.get, game_id)
+
+    async def live_events(game_id: int, text: str, status: str) -> AsyncIterator[str]:
+        """The stream: the state whenever it changes (every :data:`LIVE_POLL_S` at most),
+        ``event: end`` once the game is no longer queued or running (or gone); it ends
+        after :data:`STREAM_S` or when the server stops (the browser reconnects)."""
+        app.state.streams += 1
+        try:
+            yield "retry: 3000\n\n"
+            started = sent_at = time.monotonic()
+            sent = ""
+            while True:
+                now = time.monotonic()
+                if text != sent:
+                    yield f"data: {text}\n\n"
+                    sent, sent_at = text, now
+                elif now - sent_at > KEEPALIVE_S:
+                    yield ": still watching\n\n"
+                    sent_at = now
+                if status not in _LIVE:
+                    yield "event: end\ndata: {}\n\n"
+                    return
+                if now - started > STREAM_S or app.state.stopping.is_set():
+                    return
+                await asyncio.sleep(LIVE_POLL_S)
+                try:
+                    text, status = await live_state(game_id)
+                except NotFound:
+                    yield "event: end\ndata: {}\n\n"
+                    return
+        finally:
+            app.state.streams -= 1
+
+    @app.get("/api/games/{game_id}/live/events")
+    async def api_live_events(game_id: int) -> Response:
+        """The live board as server-sent events (``text/event-stream``): one request for
+        as long as the game is watched, instead of a poll every half second."""
+        try:
+            if not _known_id(game_id):
+                raise NotFound(f"no game {game_id}")
+            text, status = await live_state(game_id)
+        except ArenaError as e:
+            return api_error(e, ANONYMOUS)
+        if app.state.streams >= MAX_STREAMS:
+            return JSONResponse({"detail": "too many live streams open: try again later"},
+                                429, headers={"Retry-After": "10"})
+        return StreamingResponse(live_events(game_id, text, status),
+                                 media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache",
+                                          "X-Accel-Buffering": "no"})  # nginx: no buffering
 
     @app.get("/api/status")
     def api_status() -> JSONResponse:
@@ -208,44 +491,54 @@ def create_app(comp: Competition) -> FastAPI:
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request) -> HTMLResponse:
-        return page(request, "login.html", page_viewer(request))
+        return login_form(request, page_viewer(request))
 
     @app.post("/login")
-    def login(request: Request, token: str = Form("")) -> Response:
+    def login(request: Request, token: str = Form(""), csrf: str = Form("")) -> Response:
+        if not tokens.login_ok(C.nonce_of(request.cookies.get(C.LOGIN_COOKIE)), csrf):
+            return login_form(request, ANONYMOUS, 403, error="the form's security token is "
+                              "missing or wrong (is the page from this site?): try again")
         viewer = comp.authenticate(token.strip())
         if not viewer.known:
-            return page(request, "login.html", ANONYMOUS, 401, error="unknown token")
+            return login_form(request, ANONYMOUS, 401, error="unknown token")
         response = RedirectResponse("/", 303)
         response.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
+                            secure=secure(request))
+        # a new session: the forms' tokens of any earlier one stop working
+        response.set_cookie(C.SESSION_COOKIE, C.new_nonce(), httponly=True,
+                            samesite="strict", secure=secure(request))
+        response.delete_cookie(C.LOGIN_COOKIE, path="/login", httponly=True,
+                               samesite="strict", secure=secure(request))
         return response
 
     @app.post("/logout")
     def logout(request: Request, csrf: str = Form("")) -> Response:
         viewer = page_viewer(request)
         try:
-            comp.check_csrf(viewer, csrf)
+            check_form(request, viewer, csrf)
         except ArenaError as e:
             return page_error(request, e, viewer)
         response = RedirectResponse("/", 303)
-        response.delete_cookie(COOKIE)
+        for name in (COOKIE, C.SESSION_COOKIE):
+            response.delete_cookie(name, httponly=True, samesite="strict",
+                                   secure=secure(request))
         return response
 
     @app.get("/submit", response_class=HTMLResponse)
     def submit_page(request: Request) -> HTMLResponse:
         viewer = page_viewer(request)
         if not viewer.known:
-            return page(request, "login.html", viewer, 401, error="log in to upload a bot")
+            return login_form(request, viewer, 401, error="log in to upload a bot")
         return page(request, "submit.html", viewer, bots=comp.bots(owner=viewer.id))
 
     @app.post("/submit")
     async def submit_form(request: Request, file: UploadFile = File(...),
                           csrf: str = Form("")) -> Response:
-        viewer = page_viewer(request)
+        viewer = await run_in_threadpool(page_viewer, request)
         try:
-            comp.check_csrf(viewer, csrf)
+            check_form(request, viewer, csrf)
             data = await file.read(comp.config.upload.max_bytes + 1)
-            made = comp.submit(viewer, file.filename or "", data)
+            made = await run_in_threadpool(submit, viewer, file.filename or "", data)
         except ArenaError as e:
             return page_error(request, e, viewer)
         return RedirectResponse(f"/bots/{made['id']}", 303)
@@ -254,6 +547,8 @@ def create_app(comp: Competition) -> FastAPI:
     def bot_page(request: Request, bot_id: int) -> HTMLResponse:
         viewer = page_viewer(request)
         try:
+            if not _known_id(bot_id):
+                raise NotFound(f"no bot {bot_id}")
             bot = comp.bot_view(bot_id, viewer, private=False)
         except ArenaError as e:
             return page_error(request, e, viewer)
@@ -271,9 +566,13 @@ def create_app(comp: Competition) -> FastAPI:
 
         viewer = page_viewer(request)
         try:
+            if not _known_id(game_id):
+                raise NotFound(f"no game {game_id}")
             data = comp.game_view(game_id, viewer)
         except NotFound:  # not finished: the live board (a reloading page without JS)
             try:
+                if not _known_id(game_id):
+                    raise
                 return page(request, "live.html", viewer, g=comp.live_game(game_id))
             except ArenaError as e:
                 return page_error(request, e, viewer)
@@ -288,7 +587,11 @@ def create_app(comp: Competition) -> FastAPI:
         for player in (record.white, record.black):
             player.name = shown.get(player.name, player.name)
         title = f"{record.white.name} - {record.black.name}, {record.variant} (game {game_id})"
-        return HTMLResponse(render_game_page(record, title, back="/games", back_text="all games"))
+        html = render_game_page(record, title, back="/games", back_text="all games")
+        # the viewer's own script runs with this response's nonce (the CSP); its data is
+        # JSON in a script element of its own, which is not run
+        nonce = request.scope.get("arena.nonce", "")
+        return HTMLResponse(html.replace("\n<script>\n", f'\n<script nonce="{nonce}">\n', 1))
 
     @app.get("/admin", response_class=HTMLResponse)
     def admin_page(request: Request) -> HTMLResponse:
@@ -304,11 +607,19 @@ def create_app(comp: Competition) -> FastAPI:
                      user: Optional[int] = Form(None)) -> Response:
         viewer = page_viewer(request)
         try:
-            comp.check_csrf(viewer, csrf)
+            check_form(request, viewer, csrf)
+            if bot is not None and not _known_id(bot):
+                raise NotFound(f"no bot {bot}")
+            if user is not None and not _known_id(user):
+                raise NotFound(f"no participant {user}")
             if action == "pause":
                 comp.set_paused(not comp.paused(), viewer)
             elif action == "retire" and bot is not None:
                 comp.retire(bot, viewer)
+                if not viewer.is_admin:  # its owner, from the bot's page
+                    return RedirectResponse(f"/bots/{bot}", 303)
+            elif action == "cancel" and bot is not None:
+                comp.cancel_check(bot, viewer)
             elif action == "rejudge" and bot is not None:
                 comp.rejudge(bot, viewer)
             elif action == "token" and user is not None:
@@ -320,7 +631,7 @@ def create_app(comp: Competition) -> FastAPI:
             elif action == "revoke" and user is not None:
                 comp.revoke_token(user, viewer)
             else:
-                raise NotFound(f"no admin action {action!r}")
+                raise NotFound(f"no admin action {action[:40]!r}")
         except ArenaError as e:
             return page_error(request, e, viewer)
         return RedirectResponse("/admin" if viewer.is_admin else "/", 303)
@@ -330,7 +641,10 @@ def create_app(comp: Competition) -> FastAPI:
 
 def serve(folder: str, *, host: str = "127.0.0.1", port: int = 8000,
           db_url: Optional[str] = None) -> None:
-    """Open the competition, start the judge, serve until interrupted (SIGINT, SIGTERM)."""
+    """Open the competition, start the judge, serve until interrupted (SIGINT, SIGTERM).
+
+    uvicorn itself believes no forwarded header (``proxy_headers=False``): the app does,
+    from ``trusted_proxies`` only (:class:`_Front`)."""
     import uvicorn
 
     from arena.server.judge import Judge
@@ -340,8 +654,19 @@ def serve(folder: str, *, host: str = "127.0.0.1", port: int = 8000,
     judge = Judge(comp)
     judge.start()
     try:
-        uvicorn.run(create_app(comp), host=host, port=port, log_level="warning",
-                    access_log=False)
+        app = create_app(comp)
+        server = uvicorn.Server(uvicorn.Config(
+            app, host=host, port=port, log_level="warning", access_log=False,
+            proxy_headers=False, forwarded_allow_ips=[], server_header=False,
+            timeout_graceful_shutdown=5))
+        handle_exit = server.handle_exit
+
+        def stopping(sig: int, frame: Any) -> None:  # the live streams end first
+            app.state.stopping.set()
+            handle_exit(sig, frame)
+
+        server.handle_exit = stopping  # type: ignore[method-assign]
+        server.run()
     finally:
         judge.stop()
         comp.close()
