@@ -11,8 +11,10 @@ referee for long, however the referee ends:
   stayed, every time).
 
 Every referee here is a subprocess this test starts, and every process it kills is one of
-them (or their watchdog), by pid.  The build leaves a folder it made unreadable and another
-read-only behind it, and keeps writing until it is killed.
+them (or their watchdog), by pid.  They are given a temporary folder of the test's own
+(``TMPDIR``), so that no other referee on the machine sweeps their folders meanwhile.  The
+build leaves a folder it made unreadable and another read-only behind it, and keeps writing
+until it is killed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
@@ -31,12 +32,11 @@ import pytest
 import yaml
 
 from arena.sandbox import Level
-from arena.sandbox.watchdog import TAG_VARIABLE, TEMP_PREFIX, sweep_referee
+from arena.sandbox.watchdog import TAG_VARIABLE, TEMP_PREFIX, remove_tree, sweep_referee
 
 from .conftest import LEVELS, wait_gone
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE = Path(tempfile.gettempdir())
 #: a build that leaves folders it cannot be expected to tidy, says it is ready, then writes on
 BUILD = ("mkdir -p shut/in open; echo x > shut/in/f; echo y > open/g; chmod 0 shut/in; "
          "chmod 500 shut open; touch ready; "
@@ -63,7 +63,7 @@ Sandbox(sys.argv[2], sys.argv[1]).close()
 
 #: a pool worker builds (as the server's check does), and is stopped while the build runs
 POOL = r"""
-import glob, sys, time
+import glob, sys, tempfile, time
 from arena.executors import process_pool, stop_pool
 from arena.build import ensure_built
 from arena.manifest import load_bot
@@ -74,7 +74,8 @@ job = pool.submit(ensure_built, load_bot(sys.argv[1]), isolation=Isolation.parse
 end = time.monotonic() + 60
 while time.monotonic() < end and not job.done():
     workers = list(pool._processes)
-    if workers and glob.glob(f"/tmp/morris-arena-{workers[0]}-build-*/bot/ready"):
+    ready = f"{tempfile.gettempdir()}/morris-arena-{workers[0] if workers else 0}-build-*/bot/ready"
+    if workers and glob.glob(ready):
         break
     time.sleep(0.05)
 print(workers[0] if workers else 0, flush=True)
@@ -101,16 +102,25 @@ def bot(tmp_path: Path) -> Path:
     return folder
 
 
-def _scratch(referee: int) -> list[Path]:
+@pytest.fixture
+def temp(tmp_path: Path) -> Path:
+    """The referees' temporary folder (``TMPDIR``), as ``/tmp`` is: open to every uid."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    folder.chmod(0o1777)
+    return folder
+
+
+def _scratch(temp: Path, referee: int) -> list[Path]:
     """The build scratch folders of the process ``referee``."""
-    return sorted(BASE.glob(f"{TEMP_PREFIX}{referee}-build-*"))
+    return sorted(temp.glob(f"{TEMP_PREFIX}{referee}-build-*"))
 
 
-def _wait_for_build(referee: int, proc: subprocess.Popen[str]) -> Path:
+def _wait_for_build(temp: Path, referee: int, proc: subprocess.Popen[str]) -> Path:
     """The scratch folder of ``referee`` once its build said it is ready."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        found = [p for p in _scratch(referee) if (p / "bot" / "ready").exists()]
+        found = [p for p in _scratch(temp, referee) if (p / "bot" / "ready").exists()]
         if found:
             return found[0]
         assert proc.poll() is None, "the referee ended before its build was under way"
@@ -137,7 +147,7 @@ def _tagged(referee: int) -> list[int]:
 
 
 @pytest.fixture
-def started() -> Iterator[list[int]]:
+def started(temp: Path) -> Iterator[list[int]]:
     """Pids of the referees (and watchdogs) a test starts; whatever of them and of their
     builds is left at the end is killed, by pid, and their cgroups and folders swept."""
     pids: list[int] = []
@@ -155,23 +165,26 @@ def started() -> Iterator[list[int]]:
             except OSError:
                 pass
         wait_gone(_tagged(pid))
-        sweep_referee(pid)
+        sweep_referee(pid)  # its cgroups
+        for folder in temp.glob(f"{TEMP_PREFIX}{pid}-*"):
+            remove_tree(str(folder))
 
 
-def _start(code: str, *args: str) -> subprocess.Popen[str]:
+def _start(temp: Path, code: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
-                            text=True, cwd=ROOT, start_new_session=True)
+                            text=True, cwd=ROOT, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(temp)})
 
 
 @pytest.mark.parametrize("level", BUILD_LEVELS)
-def test_a_killed_referees_watchdog_removes_its_build_folder(level: Level, bot: Path,
-                                                             started: list[int]) -> None:
-    referee = _start(REFEREE, str(bot), level.value)
+def test_a_killed_referees_watchdog_removes_its_build_folder(
+        level: Level, bot: Path, temp: Path, started: list[int]) -> None:
+    referee = _start(temp, REFEREE, str(bot), level.value)
     started.append(referee.pid)
     assert referee.stdout is not None
     watchdog = int(referee.stdout.readline())
     started.append(-watchdog)  # killed at the end only if the test failed to see it exit
-    folder = _wait_for_build(referee.pid, referee)
+    folder = _wait_for_build(temp, referee.pid, referee)
     os.kill(referee.pid, signal.SIGKILL)
     referee.wait(10)
     assert _wait_removed(folder, 20.0), f"{folder} is still there 20 s after its referee died"
@@ -180,20 +193,20 @@ def test_a_killed_referees_watchdog_removes_its_build_folder(level: Level, bot: 
 
 @pytest.mark.parametrize("level", BUILD_LEVELS)
 def test_the_next_referee_removes_the_build_folder_of_a_referee_killed_with_its_watchdog(
-        level: Level, bot: Path, tmp_path: Path, started: list[int]) -> None:
-    referee = _start(REFEREE, str(bot), level.value)
+        level: Level, bot: Path, tmp_path: Path, temp: Path, started: list[int]) -> None:
+    referee = _start(temp, REFEREE, str(bot), level.value)
     started.append(referee.pid)
     assert referee.stdout is not None
     watchdog = int(referee.stdout.readline())
     started.append(-watchdog)
-    folder = _wait_for_build(referee.pid, referee)
+    folder = _wait_for_build(temp, referee.pid, referee)
     os.kill(watchdog, signal.SIGKILL)  # both, at once, as a killed process tree would be
     os.kill(referee.pid, signal.SIGKILL)
     referee.wait(10)
     assert wait_gone([watchdog], 10.0) == []
     time.sleep(0.5)
     assert folder.exists(), "nothing should have removed it yet: the test would prove nothing"
-    following = _start(NEXT_REFEREE, str(tmp_path), level.value)
+    following = _start(temp, NEXT_REFEREE, str(tmp_path), level.value)
     started.append(following.pid)
     following.wait(60)
     assert following.returncode == 0
@@ -201,14 +214,14 @@ def test_the_next_referee_removes_the_build_folder_of_a_referee_killed_with_its_
 
 
 @pytest.mark.parametrize("level", BUILD_LEVELS)
-def test_a_pool_worker_stopped_mid_build_leaves_no_build_folder(level: Level, bot: Path,
-                                                                started: list[int]) -> None:
-    runner = _start(POOL, str(bot), level.value)
+def test_a_pool_worker_stopped_mid_build_leaves_no_build_folder(
+        level: Level, bot: Path, temp: Path, started: list[int]) -> None:
+    runner = _start(temp, POOL, str(bot), level.value)
     started.append(runner.pid)
     assert runner.stdout is not None
     worker = int(runner.stdout.readline())
     started.append(worker)
-    folders = _scratch(worker)
+    folders = _scratch(temp, worker)
     assert folders, "the worker's build folder cannot be seen: the test would prove nothing"
     assert runner.stdout.readline().strip() == "stopped"
     runner.wait(30)
