@@ -335,7 +335,7 @@ def _reason(output: str) -> str:
 
 def _copy_in(src: str, dst: str, *, as_other: bool) -> list[str]:
     """Copy the bot folder ``src`` into the empty folder ``dst``: regular files (with their
-    mode and modification time), folders, links as links; not the stamp, not FIFOs,
+    permission bits and modification time), folders, links as links; not the stamp, not FIFOs,
     sockets or devices.  Every entry is opened without following links and copied as what
     was opened, so a link swapped in meanwhile is never followed.
 
@@ -393,7 +393,7 @@ def _copy_folder(src_fd: int, dst_fd: int, rel: str, as_other: bool, left: list[
                               dir_fd=dst_fd)
                 try:
                     _copy_folder(fd, sub, f"{rel}{name}/", as_other, left)
-                    os.chmod(sub, stat.S_IMODE(st.st_mode))
+                    os.chmod(sub, st.st_mode & 0o777)
                     os.utime(sub, ns=(st.st_atime_ns, st.st_mtime_ns))
                 finally:
                     os.close(sub)
@@ -403,12 +403,13 @@ def _copy_folder(src_fd: int, dst_fd: int, rel: str, as_other: bool, left: list[
                 try:
                     left_bytes = st.st_size  # what it held when opened: a file that grows
                     while left_bytes > 0:    # meanwhile is not copied without end
-                        chunk = os.read(fd, min(left_bytes, 1 << 20))
+                        chunk = memoryview(os.read(fd, min(left_bytes, 1 << 20)))
                         if not chunk:
                             break
-                        os.write(out, chunk)
                         left_bytes -= len(chunk)
-                    os.chmod(out, stat.S_IMODE(st.st_mode))
+                        while chunk:
+                            chunk = chunk[os.write(out, chunk):]
+                    os.chmod(out, st.st_mode & 0o777)  # never set-user-ID
                     os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
                 finally:
                     os.close(out)
