@@ -176,7 +176,10 @@ class BotProcess:
         #: CPU ms the bot's whole process tree used for its last reply to :meth:`go`: since
         #: its previous reply (or ``readyok``), so thinking on the opponent's time counts too
         self.last_cpu_ms: Optional[float] = None
+        #: the run-queue wait (ms) of the bot's processes during its last reply (the load)
+        self.last_wait_ms: Optional[float] = None
         self._cpu_mark = 0.0
+        self._wait_mark = 0.0
         self._cpu_due = False  # a reply's CPU reading is owed (see take_cpu)
         self.label = label or spec.name
         self.env = dict(env) if env is not None else None
@@ -404,6 +407,7 @@ class BotProcess:
                     raise ProtocolError(f"expected 'readyok', got {cut(line)!r}", line)
                 self._last_reply = line
                 self._cpu_mark, self._cpu_due = self.cpu_time(), False
+                self._wait_mark = self.run_delay()
                 return
         except _UnaskedLine:
             raise
@@ -462,11 +466,11 @@ class BotProcess:
         while True:
             try:
                 line = self._read_line(deadline, watch)
-            except _CpuTimeout:
-                raise
-            except BotTimeout:
-                raise BotTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms"  # type: ignore[operator]
-                                 ) from None
+            except BotTimeout as e:
+                if not isinstance(e, _CpuTimeout):
+                    e = BotTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms")  # type: ignore[operator]
+                self._measure(e, start)
+                raise e from None
             if line.startswith("bestmove "):  # the usual reply, parsed as parse_bot_line would
                 words = line.split()
                 if len(words) == 2:
@@ -490,12 +494,28 @@ class BotProcess:
 
     def take_cpu(self) -> Optional[float]:
         """Read the CPU time owed by the last :meth:`go` (``cpu_now=False``) into
-        :attr:`last_cpu_ms`, once; returns it."""
+        :attr:`last_cpu_ms`, once, and the run-queue wait into :attr:`last_wait_ms`;
+        returns the CPU time."""
         if self._cpu_due:
             self._cpu_due = False
             used = self.cpu_time()
             self.last_cpu_ms, self._cpu_mark = (used - self._cpu_mark) * 1000.0, used
+            waited = self.run_delay()
+            self.last_wait_ms, self._wait_mark = (waited - self._wait_mark) * 1000.0, waited
         return self.last_cpu_ms
+
+    def run_delay(self) -> float:
+        """Seconds the bot's processes have waited for a CPU since it started (the load)."""
+        return self.sandbox.run_delay() if self.sandbox is not None else 0.0
+
+    def _measure(self, timeout: BotTimeout, start: float) -> None:
+        """What a move that timed out used until now: wall, CPU and run-queue wait (ms)."""
+        timeout.wall_ms = (time.monotonic() - start) * 1000.0
+        try:
+            timeout.cpu_ms = (self.cpu_time() - self._cpu_mark) * 1000.0
+            timeout.wait_ms = (self.run_delay() - self._wait_mark) * 1000.0
+        except Exception:  # noqa: BLE001 - a measurement that fails is left unknown
+            pass
 
     def cpu_time(self) -> float:
         """Seconds of CPU the bot's whole process tree has used since it started."""

@@ -36,6 +36,9 @@ CHECK_MOVETIME_MS = 200
 SPRT_MOVETIME_MS = 100
 #: the clocks a time control can charge: wall time, or the CPU time of the bot's process tree
 CLOCKS = ("wall", "cpu")
+#: what configuration may say: a clock, or ``auto`` (the CPU clock where this machine has
+#: one, else wall time: :func:`arena.sandbox.default_charge`, resolved at the edge)
+CHARGES = ("auto", *CLOCKS)
 #: with the CPU clock, a move's wall-clock cap is this many times its CPU allowance
 WALL_FACTOR = 5.0
 

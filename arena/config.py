@@ -242,8 +242,18 @@ class TournamentConfig:
 
 
 def default_workers() -> int:
-    """``workers: auto``: the number of CPU cores this process may use."""
-    return R.usable_cpus()
+    """``workers: auto``: games at once that leave the machine able to run the bots.
+
+    A game needs one core: its two bots think in turn, never both at once.  One core is
+    kept for the referees (each reads and checks every move, and starts two bot processes
+    per game) and the rest of the machine; the cores that other programs keep busy when
+    the run starts (the 1-minute load average, rounded down) are left to them.  So: the
+    usable cores, less one, less that load, and at least 1."""
+    try:
+        busy = int(os.getloadavg()[0])
+    except (AttributeError, OSError):  # no load average on this system
+        busy = 0
+    return max(1, R.usable_cpus() - 1 - busy)
 
 
 def config_digest(normalised: Mapping[str, Any]) -> str:
@@ -596,12 +606,14 @@ class _Parser:
                            books=books)
 
     def time(self, value: Any) -> TimeControl:
-        from arena.clock import TimeControl
+        from arena.clock import CHARGES, TimeControl
+        from arena.sandbox import default_charge
 
         if value is None:
-            return TimeControl()
+            return TimeControl(clock=default_charge())
         if isinstance(value, (int, str)) and not isinstance(value, bool):
-            return _time_control(lambda: TimeControl.parse(str(value)), "time")
+            return _time_control(lambda: TimeControl.parse(str(value), clock=default_charge()),
+                                 "time")
         tm = _mapping(value, "time", TIME_KEYS)
         if "movetime" not in tm and "clock" not in tm:
             raise ConfigError("expected 'movetime' (ms per move), 'clock' (base+increment in "
@@ -615,10 +627,13 @@ class _Parser:
         handshake = (R.HANDSHAKE_MS.check(tm["handshake"], "time.handshake")
                      if "handshake" in tm else None)
         margin = R.MARGIN_MS.check(tm["margin"], "time.margin") if "margin" in tm else None
-        charge = tm.get("charge", "wall")
-        if charge not in ("wall", "cpu"):
-            raise ConfigError(f"expected wall (elapsed time) or cpu (the bot's CPU time), "
-                              f"got {charge!r}", "time.charge")
+        charge = tm.get("charge", "auto")
+        if charge not in CHARGES:
+            raise ConfigError(f"expected auto (the CPU clock where there is one), cpu (the "
+                              f"bot's CPU time) or wall (elapsed time), got {charge!r}",
+                              "time.charge")
+        if charge == "auto":
+            charge = default_charge()
         wall_factor = tm.get("wall_factor")
         if wall_factor is not None:
             R.check_wall_factor(wall_factor, "time.wall_factor")

@@ -51,7 +51,15 @@ class BotStartError(BotError):
 
 
 class BotTimeout(BotError):
-    """The bot did not answer before its deadline."""
+    """The bot did not answer before its deadline.
+
+    A move's timeout carries what the referee measured until it gave up (None where not
+    measured): ``wall_ms`` elapsed, ``cpu_ms`` the CPU time the bot used, ``wait_ms`` the
+    time it spent runnable but waiting for a CPU (the machine's load, not the bot)."""
+
+    wall_ms: float | None = None
+    cpu_ms: float | None = None
+    wait_ms: float | None = None
 
 
 class BotCrashed(BotError):

@@ -23,7 +23,62 @@ from multiprocessing_logging import MultiProcessingHandler
 from arena.records import GameRecord
 from arena.standings import Tallies
 
-__all__ = ["FORFEIT_KEY", "ConsoleHandler", "Progress", "RunLogging"]
+__all__ = ["FORFEIT_KEY", "ConsoleHandler", "LoadWatch", "Progress", "RunLogging"]
+
+log = logging.getLogger("arena.progress")
+
+#: the share of the bots' thinking time spent waiting for a CPU beyond which a run is
+#: called overloaded (its timing is no longer fair to bots that use their time)
+OVERLOADED = 0.2
+#: the latest games whose moves :class:`LoadWatch` weighs
+LOAD_WINDOW = 20
+
+
+class LoadWatch:
+    """How starved the bots of a run are: the share of their thinking time (wall time of
+    their moves) spent runnable but waiting for a CPU, over the latest
+    :data:`LOAD_WINDOW` games (moves measured by the referee: ``MoveInfo.wait_ms``), and
+    how many games were played again because a bot was starved (``replays``).  Above
+    :data:`OVERLOADED` the run is overloaded: logged once (and again if it clears and comes
+    back), and shown on the progress line with the advice."""
+
+    def __init__(self) -> None:
+        self.games: list[tuple[float, float]] = []  # (waited ms, thought ms) per game
+        self.replays = 0
+        self.warned = False
+
+    def add(self, record: GameRecord) -> None:
+        waited = thought = 0.0
+        for m in record.moves:
+            if m.wait_ms is not None and not m.opening:
+                waited += m.wait_ms
+                thought += m.wall_ms
+        self.replays += len(record.replays)
+        if thought > 0:
+            self.games = (self.games + [(waited, thought)])[-LOAD_WINDOW:]
+        share = self.share()
+        if share is not None and share >= OVERLOADED and not self.warned:
+            self.warned = True
+            log.warning("the machine is overloaded: the bots spent %.0f%% of their thinking "
+                        "time waiting for a CPU over the last %d games; use fewer workers "
+                        "(or stop other work) for fair timing", 100 * share, len(self.games))
+        elif share is not None and share < OVERLOADED / 2:
+            self.warned = False
+
+    def share(self) -> float | None:
+        """The share of thinking time spent waiting for a CPU (None: nothing measured)."""
+        thought = sum(t for _, t in self.games)
+        return None if thought <= 0 else sum(w for w, _ in self.games) / thought
+
+    def note(self) -> str:
+        """What the progress line adds: the overload and the replays, or nothing."""
+        parts = []
+        share = self.share()
+        if share is not None and share >= OVERLOADED:
+            parts.append(f"overloaded: bots wait {100 * share:.0f}% for a CPU, use fewer workers")
+        if self.replays:
+            parts.append(f"{self.replays} starved game{'s' if self.replays > 1 else ''} replayed")
+        return "; ".join(parts)
 
 
 class Progress:
@@ -41,6 +96,7 @@ class Progress:
         self.stream = stream
         self.live = live
         self.tallies = Tallies()  # pooled over the variants: the leader so far
+        self.load = LoadWatch()
         for record in records:
             self.tallies.add(record)
         self.t0 = time.monotonic()
@@ -52,6 +108,7 @@ class Progress:
         with self.lock:
             self.done += 1
             self.tallies.add(record)
+            self.load.add(record)
             if self.live:
                 self.redraw()
             else:
@@ -71,6 +128,9 @@ class Progress:
         leader = self.tallies.leader()
         if leader is not None:
             text += f", leader {leader.name} ({leader.points:g} pts)"
+        note = self.load.note()
+        if note:
+            text += f" [{note}]"
         return text
 
     def redraw(self) -> None:

@@ -35,12 +35,15 @@ class PlayerInfo:
 
 @dataclass
 class MoveInfo:
-    """One turn: the move text, who played it, the wall (and CPU, if measured) milliseconds."""
+    """One turn: the move text, the wall (and CPU, if measured) milliseconds, and the
+    milliseconds the bot spent runnable but waiting for a CPU (``wait_ms``: the machine's
+    load, where the kernel reports it)."""
 
     move: str
     wall_ms: float = 0.0
     cpu_ms: Optional[float] = None
     opening: bool = False
+    wait_ms: Optional[float] = None
 
 
 @dataclass
@@ -82,6 +85,9 @@ class GameRecord:
     #: ``per-game`` (fresh bot processes) or ``per-pairing`` (processes kept between the
     #: games of a pairing: see docs/TOURNAMENTS.md, *restart*)
     restart: str = "per-game"
+    #: earlier plays of this game that were not counted: a bot lost on time while the
+    #: machine starved it (each entry says what happened; see arena.referee.starved)
+    replays: list[str] = field(default_factory=list)
     schema: int = SCHEMA
 
     @property

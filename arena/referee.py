@@ -51,6 +51,11 @@ OnMove = Callable[[Position, MoveInfo], None]
 
 #: seconds a bot that forfeited gets to exit after ``quit`` (then SIGTERM)
 FAILED_QUIT_GRACE_S = 0.05
+#: times a game whose time forfeit came from a starved bot is played again (then counted)
+STARVED_REPLAYS = 3
+#: a timed-out bot was starved when at least this part of its time off the CPU was spent
+#: waiting for one (runnable, on the run queue) rather than sleeping or waiting for input
+STARVED_SHARE = 0.5
 
 _TERMINATIONS: tuple[tuple[type[BotError], Termination, str], ...] = (
     (BotStartError, Termination.START_FAILURE, "failed to start"),
@@ -86,6 +91,8 @@ class Player(abc.ABC):
     timed: bool = True
     #: CPU ms the last :meth:`choose` used, when the player can measure it
     last_cpu_ms: Optional[float] = None
+    #: the run-queue wait (ms) during the last move, where measured (see BotProcess.run_delay)
+    last_wait_ms: Optional[float] = None
 
     def __init__(self, info: PlayerInfo) -> None:
         self.info = info
@@ -113,7 +120,8 @@ class Player(abc.ABC):
         and the player is thinking (the referee's bookkeeping of the previous move)."""
 
     def take_cpu(self) -> Optional[float]:
-        """:attr:`last_cpu_ms` of the last :meth:`choose`, read now if it was put off."""
+        """:attr:`last_cpu_ms` of the last :meth:`choose`, read now if it was put off (and
+        :attr:`last_wait_ms` with it)."""
         return self.last_cpu_ms
 
     def check_idle(self) -> None:
@@ -178,6 +186,7 @@ class BotPlayer(Player):
     def take_cpu(self) -> Optional[float]:
         """The last move's CPU ms, read from the bot's process tree now if it was put off."""
         self.last_cpu_ms = self.process.take_cpu()
+        self.last_wait_ms = self.process.last_wait_ms
         return self.last_cpu_ms
 
     def check_idle(self) -> None:
@@ -387,12 +396,39 @@ def check_opening(variant: Variant, opening: Sequence[str]) -> list[str]:
     return out
 
 
+def starved(timeout: BotTimeout, allowed_ms: float, tc: TimeControl) -> Optional[str]:
+    """Why a move's timeout is the machine's fault and not the bot's, or None.
+
+    The referee measured, until it gave up, the move's wall time, the bot's CPU time and
+    its run-queue wait (time it was runnable but had no CPU: :meth:`BotProcess.run_delay`).
+    A bot that used more CPU than it was allowed overran, whatever the load.  Otherwise:
+    charged CPU time, the wall cap ended a bot that was off the CPU for most of the move;
+    it was starved when at least :data:`STARVED_SHARE` of that time was spent waiting for a
+    CPU (a bot that sleeps or waits for input does not wait there).  Charged wall time, it
+    was starved when the move would have been in time without that wait."""
+    wall, cpu, wait = timeout.wall_ms, timeout.cpu_ms, timeout.wait_ms
+    if wall is None or cpu is None or wait is None or wait <= 0:
+        return None
+    limit = allowed_ms + tc.margin_ms
+    if cpu > limit:
+        return None
+    if tc.clock == "cpu":
+        off_cpu = wall - cpu
+        if off_cpu <= 0 or wait < STARVED_SHARE * off_cpu:
+            return None
+    elif wall - wait > limit:
+        return None
+    return (f"waited {wait:.0f} ms for a CPU of the {wall:.0f} ms it was given, having used "
+            f"{cpu:.0f} ms of CPU of its {allowed_ms:.0f} ms")
+
+
 def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
               variant: Union[Variant, str], time_control: TimeControl, *,
               opening: Sequence[str] = (), game_id: str = "", seed: Optional[int] = None,
               on_move: Optional[OnMove] = None, quit_grace_s: Optional[float] = None,
               term_grace_s: Optional[float] = None,
-              isolation: Optional[Isolation] = None) -> GameRecord:
+              isolation: Optional[Isolation] = None,
+              replays: int = STARVED_REPLAYS) -> GameRecord:
     """Play one game, ``white`` first, and return its record.
 
     ``white``/``black`` are bot specs (spawned and owned here) or :class:`Player`\\ s.
@@ -404,6 +440,11 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     best level available, see ``arena doctor``).  Every move records its wall and CPU ms;
     with ``time_control.clock == "cpu"`` a move is charged the CPU time of the bot's process
     tree, under a wall-clock cap ``wall_factor`` times larger.
+
+    A game lost on time by a bot that the machine starved (:func:`starved`) is not a
+    result: it is played again, from the start with the same seed and fresh processes, up
+    to ``replays`` times (the record's ``replays`` says why each was voided); one still
+    starved after that is recorded as it ended.
 
     :raises ConfigError: an opening move is illegal (before any process starts), or the
         isolation level is not available here.
@@ -417,20 +458,35 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
         from arena.sandbox import Isolation
 
         isolation = Isolation.default()
-    players = (_as_player(white, "white", quit_grace_s, term_grace_s, isolation),
-               _as_player(black, "black", quit_grace_s, term_grace_s, isolation))
-    kept = any(isinstance(p, KeptBotPlayer) for p in players)
-    record = GameRecord(game_id=game_id, variant=variant.name, variant_params=variant.to_dict(),
-                        white=players[0].next_info(), black=players[1].next_info(), result="*",
-                        termination="", opening=list(opening_moves),
-                        time_control=time_control.to_dict(), seed=seed, started=_now(),
-                        host=_host(), isolation=isolation.level.value,
-                        restart="per-pairing" if kept else "per-game")
-    game = _Game(players, variant, time_control, seed, on_move, record)
-    try:
-        game.run(opening_moves)
-    finally:
-        game.finish()
+    sides: list[Union[BotSpec, Player]] = [white, black]
+    voided: list[str] = []
+    while True:
+        players = (_as_player(sides[0], "white", quit_grace_s, term_grace_s, isolation),
+                   _as_player(sides[1], "black", quit_grace_s, term_grace_s, isolation))
+        kept = any(isinstance(p, KeptBotPlayer) for p in players)
+        record = GameRecord(game_id=game_id, variant=variant.name,
+                            variant_params=variant.to_dict(), white=players[0].next_info(),
+                            black=players[1].next_info(), result="*", termination="",
+                            opening=list(opening_moves), time_control=time_control.to_dict(),
+                            seed=seed, started=_now(), host=_host(),
+                            isolation=isolation.level.value,
+                            restart="per-pairing" if kept else "per-game")
+        game = _Game(players, variant, time_control, seed, on_move, record)
+        try:
+            game.run(opening_moves)
+        finally:
+            game.finish()
+        if game.starved is None or len(voided) >= replays:
+            break
+        voided.append(f"{record.detail}: {game.starved}")
+        log.warning("game %s: not counted, played again: %s (the machine is overloaded: "
+                    "fewer workers, or a quieter machine)", game_id or "-", voided[-1])
+        for n, player in enumerate(players):  # a kept bot that was ended: a fresh process
+            if isinstance(player, KeptBotPlayer) and not player.alive:
+                sides[n] = player.spec
+    record.replays = voided
+    if game.starved is not None:
+        record.detail += f" (starved: {game.starved}; counted after {len(voided)} replays)"
     return record
 
 
@@ -448,6 +504,8 @@ class _Game:
         self.position = Position(variant)
         self.moves: list[str] = []
         self.failure: Optional[tuple[int, BotError]] = None
+        #: why the failure, a timeout, was the machine's fault (see :func:`starved`)
+        self.starved: Optional[str] = None
         #: the move pushed last, not yet recorded: (player, its text, wall ms); see _book
         self._unbooked: Optional[tuple[Player, str, float]] = None
 
@@ -471,6 +529,7 @@ class _Game:
             color = pos.turn
             player = self.players[color]
             try:
+                allowed = clock.allowed_ms(color)
                 timeout_ms = clock.deadline_ms(color) if player.timed else None
                 on_cpu = timeout_ms is not None and self.tc.clock == "cpu"
                 wall_ms = clock.wall_deadline_ms(color) if player.timed else None
@@ -487,14 +546,19 @@ class _Game:
                     charged = ms
                 if player.timed and not clock.charge(color, charged):
                     unit = " of CPU time" if on_cpu else ""
-                    raise BotTimeout(f"took {charged:.0f} ms{unit}, the limit was "
-                                     f"{timeout_ms:.0f} ms")
+                    late = BotTimeout(f"took {charged:.0f} ms{unit}, the limit was "
+                                      f"{timeout_ms:.0f} ms")
+                    late.wall_ms, late.cpu_ms = ms, player.take_cpu()
+                    late.wait_ms = player.last_wait_ms
+                    raise late
                 try:
                     move = pos.push_text(text)
                 except MoveError:
                     raise IllegalMove(illegal_move_text(pos, text), text) from None
             except BotError as e:
                 self.failure = (color, e)
+                if isinstance(e, BotTimeout) and player.timed:
+                    self.starved = starved(e, allowed, self.tc)
                 return
             played = str(move)
             self.moves.append(played)
@@ -530,7 +594,9 @@ class _Game:
         player, played, ms = self._unbooked
         self._unbooked = None
         cpu = player.take_cpu()
-        self._report(MoveInfo(played, round(ms, 3), None if cpu is None else round(cpu, 3)))
+        wait = player.last_wait_ms
+        self._report(MoveInfo(played, round(ms, 3), None if cpu is None else round(cpu, 3),
+                              wait_ms=None if wait is None else round(wait, 3)))
 
     def finish(self) -> None:
         """Fill in the result, tell both players, shut them down."""

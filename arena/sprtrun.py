@@ -334,13 +334,15 @@ class SprtProgress(Progress):
             lower, upper = t.bounds
             text += (f"  W-D-L {w}-{d}-{l}  Elo {est.elo:+.1f} ± {est.elo95:.1f}  "
                      f"LLR {t.llr:+.2f} [{lower:.2f}, {upper:.2f}]")
-        return text
+        note = self.load.note()
+        return f"{text}  [{note}]" if note else text
 
     def add_game(self, record: GameRecord) -> None:
         """Count a finished game (already saved) on the live line (nothing off a terminal:
         the pair lines say it)."""
         with self.lock:
             self.done += 1
+            self.load.add(record)
             if self.live:
                 self.redraw()
 
@@ -431,9 +433,14 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
         out.write(text + "\n")
         out.flush()
 
+    from arena.sandbox import describe_charge
+
     a, b = run.a.name, run.b.name
     lower, upper = test.bounds
     say(run.describe(seed))
+    clock_warning = describe_charge(run.time_control.clock, run.time_control.wall_factor)[1]
+    if clock_warning:
+        say(f"warning: {clock_warning}")
     tag = f"sprt-{seed}"
     resumed = sum(1 for game_id in done if game_id.startswith(f"{tag}-"))
     if resumed:

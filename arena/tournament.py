@@ -476,6 +476,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
         log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
                  len(slots), len(done), len(pending),
                  where)
+        _log_clock(config.time_control)
         if pending:
             progress.redraw()
             games = given if given is not None else kind.open(config)
@@ -515,6 +516,16 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                         folder / LOG_FILE, "\n  ".join(repeats))
         logs.close()
     return result
+
+
+def _log_clock(tc: Any) -> None:
+    """Say once what each move is charged (and warn where that is not fair to bots)."""
+    from arena.sandbox import describe_charge
+
+    info, warning = describe_charge(tc.clock, tc.wall_factor)
+    log.info("clock: %s", info)
+    if warning:
+        log.warning("clock: %s", warning)
 
 
 def _preflight_bots(config: TournamentConfig) -> list[str]:

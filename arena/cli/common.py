@@ -50,12 +50,21 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, str]:
 
 
 def time_control(movetime: int | None, clock: str | None, handshake: int, margin: int,
-                 default_movetime: int, cpu_clock: bool = False) -> TimeControl:
+                 default_movetime: int, cpu_clock: bool = False,
+                 charge: str = "auto") -> TimeControl:
     """The time control of ``--movetime`` or ``--clock`` (``default_movetime`` without
-    either), ``--handshake``, ``--margin`` and ``--cpu-clock``; a bad one is a one-line error."""
+    either), ``--handshake``, ``--margin`` and ``--charge`` (``--cpu-clock``: ``cpu``; ``auto``:
+    the CPU clock where this machine has one); a bad one is a one-line error."""
     from arena.clock import TimeControl
 
-    charge = "cpu" if cpu_clock else "wall"
+    if cpu_clock:
+        if charge == "wall":
+            raise Failure("use --charge wall or --cpu-clock, not both")
+        charge = "cpu"
+    if charge == "auto":
+        from arena.sandbox import default_charge
+
+        charge = default_charge()
     if movetime is not None and clock is not None:
         raise Failure("use --movetime or --clock, not both")
     if clock is not None:
@@ -68,6 +77,16 @@ def time_control(movetime: int | None, clock: str | None, handshake: int, margin
             raise Failure(f"--clock: {str(e).split(': ', 1)[-1]}") from None
     return TimeControl(movetime_ms=movetime or default_movetime, handshake_ms=handshake,
                        margin_ms=margin, clock=charge)
+
+
+def warn_clock(tc: TimeControl) -> None:
+    """Say once, on stderr, where the clock cannot be fair to bots on a busy machine (no
+    per-bot CPU clock, or no way to tell a starved bot)."""
+    from arena.sandbox import describe_charge
+
+    _, warning = describe_charge(tc.clock, tc.wall_factor)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def parse_isolation(level: str | None) -> Isolation | None:
@@ -115,9 +134,13 @@ _TIME_OPTIONS = [
     click.option("--margin", type=click.IntRange(R.MARGIN_MS.low, R.MARGIN_MS.high),
                  default=100, show_default=True,
                  metavar="MS", help="Tolerance added to every deadline."),
-    click.option("--cpu-clock", is_flag=True,
-                 help="Charge each move the CPU time of the bot's whole process tree (fair on a "
-                      "busy machine; a wall-clock cap several times larger still applies)."),
+    click.option("--charge", type=click.Choice(["auto", "cpu", "wall"]), default="auto",
+                 show_default=True,
+                 help="What a move is charged: cpu, the CPU time of the bot's whole process "
+                      "tree (fair on a busy machine; a wall-clock cap 5 times larger still "
+                      "ends a bot that sleeps); wall, elapsed time; auto, cpu where this "
+                      "machine has a per-bot CPU clock ('arena doctor'), else wall."),
+    click.option("--cpu-clock", is_flag=True, help="The same as --charge cpu."),
     click.option("--isolation", type=click.Choice(["none", "basic", "bwrap", "best"]),
                  default=None, help="How bots are sandboxed (default: the best this machine "
                                     "supports; see 'arena doctor')."),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from arena.cli.common import (Failure, enable_protocol_log, parse_isolation, parse_options,
-                              time_control, warn_isolation, with_time_options)
+                              time_control, warn_clock, warn_isolation, with_time_options)
 from arena.protocol import SEED_MAX, escape_controls
 from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 
@@ -73,7 +73,8 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
 @click.option("-v", "--verbose", is_flag=True,
               help="Log every protocol line on stderr (<< sent, >> received).")
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
-         handshake: int, margin: int, cpu_clock: bool, isolation: str | None,
+         handshake: int, margin: int, cpu_clock: bool, charge: str,
+         isolation: str | None,
          seed: int | None, opening: str, quiet: bool,
          record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
          verbose: bool) -> None:
@@ -91,7 +92,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     from arena.variants import load_variant
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=MOVETIME_MS,
-                      cpu_clock=cpu_clock)
+                      cpu_clock=cpu_clock, charge=charge)
     sandbox = parse_isolation(isolation)
     var = load_variant(variant)
     sides: list[BotSpec | Player] = []
@@ -110,6 +111,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
             _preflight(side, sandbox, tc.handshake_ms / 1000.0)
     names = [s.name if not isinstance(s, Player) else s.info.name for s in sides]
     click.echo(f"{names[0]} (white) vs {names[1]} (black): {var.name}, {tc.describe()}")
+    warn_clock(tc)
 
     def show(pos: Position, info: MoveInfo) -> None:
         mover = COLOR_NAMES[1 - pos.turn]
@@ -122,6 +124,8 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
         click.echo(Position(var).board_text() + "\n")
     record = play_game(sides[0], sides[1], var, tc, opening=opening.split(), seed=seed,
                        on_move=show, isolation=sandbox)
+    for reason in record.replays:
+        click.echo(f"not counted, played again (a bot was starved by the machine): {reason}")
     click.echo(f"result: {record.result} ({record.termination}): {record.detail}")
     if record.offending_line is not None:
         click.echo(f"offending line: {record.offending_line!r}")
@@ -151,6 +155,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 @click.option("-v", "--verbose", is_flag=True, help="Log every protocol line on stderr.")
 def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
           clock: str | None, handshake: int, margin: int, cpu_clock: bool,
+          charge: str,
           isolation: str | None, opponent: str | None, verbose: bool) -> None:
     """Check a bot submission: handshake, then short games against bots/random on each
     variant its bot.yaml lists under 'variants:' (else three boards: see --variant).
@@ -165,7 +170,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     from arena.variants import load_variant
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=CHECK_MOVETIME_MS,
-                      cpu_clock=cpu_clock)
+                      cpu_clock=cpu_clock, charge=charge)
     sandbox = parse_isolation(isolation)
     spec = _load_bot_arg(bot, {})
     opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})
@@ -183,6 +188,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
         _preflight(spec, sandbox, tc.handshake_ms / 1000.0)
     click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
                f"margin {tc.margin_ms} ms; opponent {opp.name}")
+    warn_clock(tc)
     report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp,
                        isolation=sandbox, retry_build=True)  # a check always builds again
     for line in format_report(report):

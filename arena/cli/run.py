@@ -13,8 +13,9 @@ from arena.cli.common import Failure, warn_isolation
 @click.option("--restart", is_flag=True,
               help="Discard the games already in the results folder and start over.")
 @click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=None,
-              help="Games played at once (default: the file's 'workers', else the CPU count; "
-                   f"at most {R.WORKERS_PER_CPU} per CPU core).")
+              help="Games played at once (default: the file's 'workers', else auto: a core "
+                   "per game, less one, less the load; at most "
+                   f"{R.WORKERS_PER_CPU} per CPU core).")
 @click.option("--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="The results folder (default: the file's 'output', else results/<name>).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default=None,

@@ -86,7 +86,8 @@ def _bot_arg(text: str) -> BotSpec:
                    f"{R.WORKERS_PER_CPU} per CPU core).")
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          model: str, variant: str, movetime: int | None, clock: str | None, handshake: int,
-         margin: int, cpu_clock: bool, isolation: str | None, max_pairs: int,
+         margin: int, cpu_clock: bool, charge: str, isolation: str | None,
+         max_pairs: int,
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
          out: str | None, workers: int, restart: bool, restart_bots: str) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
@@ -113,7 +114,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     from arena.variants import load_variant
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=SPRT_MOVETIME_MS,
-                      cpu_clock=cpu_clock)
+                      cpu_clock=cpu_clock, charge=charge)
     sandbox = parse_isolation(isolation)
     rules = load_variant(variant)
     if book is not None and opening_turns is not None:

@@ -160,6 +160,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "title": titles[r.game_id],
     } for r in listed_games]
     return {
+        "clock": clock_summary(records),
         "title": title, "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "n_games": len(records), "n_bots": len({r.white.name for r in records}
                                                | {r.black.name for r in records}),
@@ -167,6 +168,31 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "standings": standings, "charts": charts, "forfeits": forfeits,
         "games": games, "method": method, "games_omitted": len(records) - len(listed_games),
         "moves_inline": inline, "max_inline": MAX_MOVES_INLINE,
+    }
+
+
+def clock_summary(records: Sequence[GameRecord]) -> dict[str, Any]:
+    """Which clock charged the games (``clocks``: phrases with counts), the games played
+    again because a bot was starved (``replayed``: game id and reasons), and the share of
+    the bots' thinking time spent waiting for a CPU (``waited``: percent, None if not
+    measured): what a reader needs to trust the results of a busy machine."""
+    clocks: Counter[str] = Counter()
+    for r in records:
+        tc = r.time_control or {}
+        if tc.get("clock") == "cpu":
+            clocks[f"the bot's CPU time (wall-clock cap {tc.get('wall_factor', 5):g}x)"] += 1
+        else:
+            clocks["wall time"] += 1
+    waited = thought = 0.0
+    for r in records:
+        for m in r.moves:
+            if m.wait_ms is not None and not m.opening:
+                waited += m.wait_ms
+                thought += m.wall_ms
+    return {
+        "clocks": [f"{what}: {n} game{'s' if n != 1 else ''}" for what, n in clocks.most_common()],
+        "replayed": [{"id": r.game_id, "reasons": list(r.replays)} for r in records if r.replays],
+        "waited": None if thought <= 0 else round(100 * waited / thought, 1),
     }
 
 
@@ -230,6 +256,13 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <h1>{{ title }}</h1>
 <p class="meta">{{ n_games }} games, {{ n_bots }} bots, variants: {{ variants | join(", ") }}.
 Generated {{ generated }} by Morris Arena.</p>
+<p class="meta" id="clock">Each move was charged {{ clock.clocks | join("; ") }}.
+{% if clock.waited is not none %}The bots spent {{ clock.waited }}% of their thinking time
+waiting for a CPU{% if clock.waited >= 20 %} (the machine was overloaded: fewer workers, or a
+quieter machine, give fairer timing){% endif %}.{% endif %}
+{% if clock.replayed %}{{ clock.replayed | length }} game{% if clock.replayed | length != 1 %}s were{% else %} was{% endif %}
+played again because a bot lost on time while the machine starved it (not counted):
+{% for g in clock.replayed %}<a href="#game-{{ g.id }}">{{ g.id }}</a> ({{ g.reasons | join("; ") }}){% if not loop.last %}, {% endif %}{% endfor %}.{% endif %}</p>
 
 <h2 id="standings">Standings</h2>
 <p>Bots are ranked by <b>points</b> (a win 1, a draw ½); bots level on points by the points

@@ -56,7 +56,8 @@ The package, one module per concern (each imports only the ones listed before it
 from __future__ import annotations
 
 from arena.sandbox.bwrap import bwrap_status
-from arena.sandbox.cgroups import CGROUP_PARENT, cgroup_status, cpu_clock_status
+from arena.sandbox.cgroups import (CGROUP_PARENT, cgroup_status, cpu_clock_status,
+                                   default_charge, describe_charge)
 from arena.sandbox.confine import confinement_status
 from arena.sandbox.core import Sandbox
 from arena.sandbox.isolation import Isolation
@@ -69,4 +70,4 @@ from arena.sandbox.watchdog import watchdog_pid
 __all__ = ["Level", "Limits", "Isolation", "Sandbox", "Check", "SandboxError", "parse_level",
            "best_level", "available_levels", "bwrap_status", "cgroup_status", "cpu_clock_status",
            "confinement_status", "level_warning", "checks", "process_alive", "watchdog_pid",
-           "CGROUP_PARENT"]
+           "CGROUP_PARENT", "default_charge", "describe_charge"]

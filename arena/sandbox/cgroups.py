@@ -237,12 +237,46 @@ def _hierarchy(role: str) -> Optional[_Hierarchy]:
 
 
 def cpu_clock_status() -> Check:
-    """Which CPU clock ``clock: cpu`` uses here: cgroup accounting or process CPU times."""
+    """Which CPU clock ``charge: cpu`` uses here: cgroup accounting or process CPU times
+    (not ok where neither can be read: then games are charged wall time)."""
     h = _hierarchy("cpu")
     if h is not None:
         source = "cgroup cpuacct" if h.version == 1 else "cgroup v2 cpu.stat"
         return Check("cpu clock", True, f"{source} (exact, whole process tree; at basic and bwrap)")
-    return Check("cpu clock", True, "process CPU times (/proc/<pid>/stat; live process tree, approximate)")
+    if not os.path.exists("/proc/self/stat"):
+        return Check("cpu clock", False, "no per-bot CPU clock (no /proc): games are charged "
+                                         "wall time; run on Linux for the CPU clock")
+    return Check("cpu clock", True, "process CPU times (/proc/<pid>/stat; live process tree, "
+                                    "approximate: writable cgroups make it exact, see "
+                                    "docs/SECURITY.md)")
+
+
+def describe_charge(clock: str, wall_factor: float) -> tuple[str, Optional[str]]:
+    """What a run says once at its start about its clock: (what each move is charged, a
+    warning or None: no per-bot CPU clock here, or no way to tell a starved bot from a slow
+    one)."""
+    from arena.sandbox.procs import run_delays_available
+
+    status = cpu_clock_status()
+    if clock == "cpu":
+        info = (f"each move is charged the bot's CPU time ({status.detail}), with a "
+                f"wall-clock cap of {wall_factor:g} times its allowance")
+    else:
+        info = "each move is charged wall time (a loaded machine can make bots lose on time)"
+    warning: Optional[str] = None
+    if not status.ok:
+        warning = status.detail
+    elif not run_delays_available():
+        warning = ("this kernel does not report run-queue waits (/proc/<pid>/schedstat): a "
+                   "bot starved by the machine's load cannot be told from a slow one, and its "
+                   "time forfeits count")
+    return info, warning
+
+
+def default_charge() -> str:
+    """The clock a time control charges by default (``charge: auto``): ``cpu`` where a
+    per-bot CPU clock works here (:func:`cpu_clock_status`), else ``wall``."""
+    return "cpu" if cpu_clock_status().ok else "wall"
 
 
 class Cgroups:
@@ -300,6 +334,15 @@ class Cgroups:
             except OSError:
                 continue
         return found
+
+    def members(self) -> list[int]:
+        """The processes in the bot's first cgroup (each is in all of them): one read."""
+        for path in self.dirs.values():
+            try:
+                return [int(x) for x in read(path / "cgroup.procs").split()]
+            except OSError:
+                continue
+        return []
 
     @functools.cached_property
     def _cpu_file(self) -> Optional[tuple[str, int]]:

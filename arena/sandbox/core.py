@@ -84,6 +84,8 @@ class Sandbox:
         self._cgroups: Optional[Cgroups] = None
         self._tracked: dict[int, Any] = {}  # pid -> psutil.Process seen in the bot's tree
         self._cpu_times = procs.CpuTimes()  # their CPU times, without cgroups
+        self._run_delays = procs.RunDelays()  # their waits for a CPU (the run queue)
+        self._delay_floor = 0.0
         self._cpu_floor = 0.0
         self._scanned_at = -RESCAN_S
         self._cpu_base_ns: Optional[int] = None
@@ -355,6 +357,7 @@ class Sandbox:
                     self._reap(p)
                     del self._tracked[pid]
                     self._cpu_times.forget(pid)
+                    self._run_delays.forget(pid)
         return live
 
     def _adopted(self) -> list[Any]:
@@ -414,6 +417,24 @@ class Sandbox:
         with self._lock:
             self._cpu_floor = max(self._cpu_floor, total)
             return self._cpu_floor
+
+    def run_delay(self) -> float:
+        """Seconds the bot's live processes (their main threads) have spent runnable but
+        waiting for a CPU, never decreasing: what the machine's load cost the bot, as
+        opposed to time it slept or waited for input (see :class:`procs.RunDelays`).  0
+        where the kernel does not report it."""
+        if self._cgroups is not None and self._cgroups.dirs:
+            pids: list[int] = self._cgroups.members()
+        else:
+            if time.monotonic() - self._scanned_at >= RESCAN_S:
+                self._scan()
+                self._scanned_at = time.monotonic()
+            with self._lock:
+                pids = list(self._tracked)
+        total = self._run_delays.seconds(pids)
+        with self._lock:
+            self._delay_floor = max(self._delay_floor, total)
+            return self._delay_floor
 
     def processes(self) -> list[int]:
         """Pids of the bot's live processes (as :meth:`kill_all` finds them)."""
@@ -605,6 +626,7 @@ class Sandbox:
             if self._cgroups is not None:
                 self._cgroups.remove()
             self._cpu_times.close()
+            self._run_delays.close()
             if self.tmp is not None:
                 remove_tree(self.tmp)
 

@@ -13,7 +13,7 @@ import itertools
 import os
 import stat as statmod
 import threading
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from arena.sandbox.values import Check
 
@@ -141,42 +141,43 @@ def group_members(pgid: int) -> list[Any]:
     return found
 
 
-class CpuTimes:
-    """The CPU seconds of processes and of the children they waited for, read from their
-    ``/proc/<pid>/stat`` (what psutil's ``cpu_times`` reads).  Each file is opened once and
-    read with one ``pread`` (a fifth of the cost of psutil, which opens and parses it every
-    time: the clock of a bot without cgroups is read on every move), and an open file keeps
-    pointing at its process: once that ended, it reads nothing, whoever gets the pid next."""
+class _KeptFiles:
+    """A per-process ``/proc/<pid>/<name>`` file of processes, each opened once and read with
+    one ``pread`` (a fifth of the cost of psutil, which opens and parses it every time: a
+    bot's clock is read on every move).  An open file keeps pointing at its process: once
+    that ended, it reads nothing, whoever gets the pid next.  At most :data:`KEEP_OPEN` are
+    kept open (a bot that forks a crowd costs the referee no more descriptors)."""
+
+    name = ""
 
     def __init__(self) -> None:
         self._files: dict[int, int] = {}
         self._lock = threading.Lock()  # a descriptor is not closed (and reused) while read
 
-    def seconds(self, pids: Iterable[int]) -> float:
-        """Their CPU seconds now; a process that has ended (or cannot be read) counts 0."""
-        ticks = 0
+    def _sum(self, pids: Iterable[int], value: Callable[[bytes], int]) -> int:
+        """The sum of ``value(content)`` over the processes' files (0 for one that ended or
+        cannot be read)."""
+        total = 0
         files = self._files
         with self._lock:
             for pid in pids:
                 fd = files.get(pid)
                 try:
                     if fd is not None:
-                        stat = os.pread(fd, 4096, 0)
+                        data = os.pread(fd, 4096, 0)
                     else:
-                        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+                        fd = os.open(f"/proc/{pid}/{self.name}", os.O_RDONLY | os.O_CLOEXEC)
                         try:
-                            stat = os.pread(fd, 4096, 0)
+                            data = os.pread(fd, 4096, 0)
                         finally:
-                            if len(files) < KEEP_OPEN:  # a bot that forks a crowd costs
-                                files[pid] = fd       # the referee no more descriptors
+                            if len(files) < KEEP_OPEN:
+                                files[pid] = fd
                             else:
                                 os.close(fd)
-                except OSError:
+                    total += value(data)
+                except (OSError, ValueError, IndexError):
                     continue
-                # after the command's name, which may hold anything: utime stime cutime cstime
-                fields = stat[stat.rindex(b")") + 2:].split(None, 15)
-                ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-        return ticks / _clock_ticks()
+        return total
 
     def forget(self, pid: int) -> None:
         """Close the file of ``pid`` (a process no longer followed)."""
@@ -190,6 +191,50 @@ class CpuTimes:
             for fd in self._files.values():
                 os.close(fd)
             self._files.clear()
+
+
+def _stat_ticks(stat: bytes) -> int:
+    # after the command's name, which may hold anything: utime stime cutime cstime
+    fields = stat[stat.rindex(b")") + 2:].split(None, 15)
+    return int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+
+
+class CpuTimes(_KeptFiles):
+    """The CPU seconds of processes and of the children they waited for, read from their
+    ``/proc/<pid>/stat`` (what psutil's ``cpu_times`` reads)."""
+
+    name = "stat"
+
+    def seconds(self, pids: Iterable[int]) -> float:
+        """Their CPU seconds now; a process that has ended (or cannot be read) counts 0."""
+        return self._sum(pids, _stat_ticks) / _clock_ticks()
+
+
+def _run_delay_ns(schedstat: bytes) -> int:
+    return int(schedstat.split()[1])
+
+
+class RunDelays(_KeptFiles):
+    """The seconds processes spent runnable but waiting for a CPU (the scheduler's run
+    queue), from ``/proc/<pid>/schedstat`` (its second field, in ns; the process's main
+    thread).  A bot that waited long on the run queue was starved by the machine's load; one
+    that slept did not wait there at all."""
+
+    name = "schedstat"
+
+    def seconds(self, pids: Iterable[int]) -> float:
+        """Their run-queue waits now; a process that ended (or cannot be read) counts 0."""
+        return self._sum(pids, _run_delay_ns) / 1e9
+
+
+@functools.lru_cache(maxsize=1)
+def run_delays_available() -> bool:
+    """True when this kernel reports run-queue waits (``/proc/self/schedstat``)."""
+    try:
+        with open("/proc/self/schedstat", "rb") as f:
+            return len(f.read().split()) >= 2
+    except OSError:
+        return False
 
 
 @functools.lru_cache(maxsize=1)

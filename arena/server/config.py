@@ -50,7 +50,7 @@ _TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "check_
         "db_url")
 _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour", "max_kept_bytes",
            "keep_versions")
-_TIME = ("movetime", "clock", "handshake", "margin")
+_TIME = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
 _EXECUTOR = ("kind", "scheduler")
 _RATE = ("participant", "anonymous")
 
@@ -99,7 +99,7 @@ class ServerConfig:
 
     name: str = "competition"
     variants: tuple[Variant, ...] = field(default_factory=lambda: (get_variant("nine-mens-morris"),))
-    time_control: TimeControl = field(default_factory=lambda: TimeControl(movetime_ms=200))
+    time_control: TimeControl = field(default_factory=lambda: _time(None))
     #: the sandbox level's name or settings as given (None: the best available)
     isolation: Any = None
     pairs: int = 2
@@ -127,7 +127,10 @@ class ServerConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain data that :func:`parse_server_config` reads back to an equal config."""
         tc = self.time_control
-        time: dict[str, Any] = {"handshake": tc.handshake_ms, "margin": tc.margin_ms}
+        time: dict[str, Any] = {"handshake": tc.handshake_ms, "margin": tc.margin_ms,
+                                "charge": tc.clock}
+        if tc.clock == "cpu":
+            time["wall_factor"] = tc.wall_factor
         if tc.movetime_ms is not None:
             time["movetime"] = tc.movetime_ms
         if tc.base_ms is not None:
@@ -161,11 +164,17 @@ def _mapping(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _time(value: Any) -> TimeControl:
+    """The judge's time control; ``charge`` (``auto`` by default: the CPU clock where this
+    machine has one, :func:`arena.sandbox.default_charge`) and ``wall_factor`` as in a
+    tournament file."""
+    from arena.clock import CHARGES
+    from arena.sandbox import default_charge
+
     if value is None:
-        return TimeControl(movetime_ms=200)
+        return TimeControl(movetime_ms=200, clock=default_charge())
     if isinstance(value, (int, str)) and not isinstance(value, bool):
         try:
-            return TimeControl.parse(str(value))
+            return TimeControl.parse(str(value), clock=default_charge())
         except ConfigError as e:
             raise ConfigError(str(e), "time") from None
     tm = _mapping(value, "time", _TIME)
@@ -176,6 +185,13 @@ def _time(value: Any) -> TimeControl:
         kwargs["handshake_ms"] = R.HANDSHAKE_MS.check(tm["handshake"], "time.handshake")
     if "margin" in tm:
         kwargs["margin_ms"] = R.MARGIN_MS.check(tm["margin"], "time.margin")
+    charge = tm.get("charge", "auto")
+    if charge not in CHARGES:
+        raise ConfigError(f"expected one of {', '.join(CHARGES)}, got {str(charge)[:40]!r}",
+                          "time.charge")
+    kwargs["clock"] = default_charge() if charge == "auto" else charge
+    if "wall_factor" in tm:
+        kwargs["wall_factor"] = float(R.check_wall_factor(tm["wall_factor"], "time.wall_factor"))
     if "clock" in tm:
         if not isinstance(tm["clock"], str):
             raise ConfigError("expected base+increment in seconds (e.g. 60+1)", "time.clock")

@@ -43,7 +43,8 @@ class PlyWriter:
         self.path = path
 
     def __call__(self, position: Position, info: MoveInfo) -> None:
-        line = json.dumps({"move": info.move, "ms": round(info.wall_ms, 1)}) + "\n"
+        line = json.dumps({"move": info.move, "ms": round(info.wall_ms, 1),
+                           "ply": len(position.move_stack)}) + "\n"
         with open(self.path, "a", encoding="utf-8") as f:  # one line, one write: whole lines
             f.write(line)
 
@@ -62,13 +63,14 @@ def play_live(job: Any, path: str) -> GameRecord:
 
 def read_plies(path: Path) -> list[dict[str, Any]]:
     """The plies written so far (a missing file: none; a half-written last line is left
-    for the next read)."""
+    for the next read).  A game played again (its first play was voided: a bot was
+    starved) starts again at ply 1: only the plies of its latest play are returned."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read(MAX_PLIES * 64)
     except FileNotFoundError:
         return []
-    plies = []
+    plies: list[dict[str, Any]] = []
     for line in text.split("\n")[:-1][:MAX_PLIES]:
         try:
             ply = json.loads(line)
@@ -76,6 +78,8 @@ def read_plies(path: Path) -> list[dict[str, Any]]:
             break
         if not isinstance(ply, dict) or not isinstance(ply.get("move"), str):
             break
+        if ply.get("ply") == 1:
+            plies = []
         plies.append(ply)
     return plies
 

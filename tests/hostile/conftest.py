@@ -119,10 +119,13 @@ class _Enough(Exception):
 def first_moves(white: BotSpec, black: BotSpec, tc: TimeControl, n: int,
                 **kwargs: Any) -> list[MoveInfo]:
     """The first ``n`` moves of a nine men's morris game, which is then stopped (fewer if the
-    game ended before: a forfeit).  ``kwargs`` go to :func:`play_game`."""
+    game ended before: a forfeit; a game played again because a bot was starved counts
+    from its last play).  ``kwargs`` go to :func:`play_game`."""
     moves: list[MoveInfo] = []
 
     def stop(position: Position, info: MoveInfo) -> None:
+        if len(position.move_stack) == 1:  # a new play of the game
+            moves.clear()
         moves.append(info)
         if len(moves) >= n:
             raise _Enough

@@ -19,6 +19,7 @@ from arena.clock import GameClock, TimeControl
 from arena.errors import ConfigError
 from arena.referee import play_game
 from arena.sandbox import Isolation, best_level
+from arena.sandbox.procs import run_delays_available
 
 from .conftest import HOSTILE_BOTS, alive, first_moves
 
@@ -93,6 +94,8 @@ def test_bot_using_80_percent_never_loses_on_a_loaded_machine(tmp_path: Path,
     record = play_game(bot, bot, "nine-mens-morris", wall_tc, seed=3, quit_grace_s=0.1,
                        term_grace_s=0.1, isolation=Isolation(best_level()))
     assert record.termination == "timeout", "the same bot must lose on the wall clock here"
+    if run_delays_available():  # ... and the referee sees that the machine starved it
+        assert record.replays and "starved" in record.detail, (record.replays, record.detail)
 
 
 def test_a_sleeping_bot_still_loses_to_the_wall_cap() -> None:

@@ -1,0 +1,204 @@
+"""Fair on a busy machine: moves are charged CPU time by default (wall-capped); a time
+forfeit of a bot the machine starved (it waited on the run queue, not on its own clock) is
+not counted but played again; a run says when the machine is overloaded; ``workers: auto``
+leaves a core to the referees and the load.  The real games here starve a bot on purpose:
+it shares one CPU with a busy loop (both pinned there), which this test starts and ends by
+pid."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from arena.clock import TimeControl
+from arena.errors import BotTimeout
+from arena.manifest import load_bot
+from arena.records import GameRecord, MoveInfo, PlayerInfo
+from arena.referee import play_game, starved
+from arena.sandbox import default_charge, describe_charge
+from arena.sandbox.procs import run_delays_available
+
+from .conftest import HOSTILE_BOTS, first_moves
+
+needs_schedstat = pytest.mark.skipif(
+    not run_delays_available(),
+    reason="this kernel does not report run-queue waits (/proc/<pid>/schedstat)")
+
+PINNED = '''
+"""Pinned to CPU {cpu}; burns {share} of its per-move time in CPU (or sleeps it), then moves."""
+import os
+import random
+import time
+
+from arena.botkit import run
+
+os.sched_setaffinity(0, {{{cpu}}})
+
+
+def choose(position, clock):
+    budget = {share} * clock.go.movetime / 1000.0
+    if {sleep}:
+        time.sleep(budget)
+    else:
+        until = time.process_time() + budget
+        while time.process_time() < until:
+            pass
+    return random.choice(position.legal_moves())
+
+
+run(choose, name="pinned")
+'''
+
+
+def _cpu() -> int:
+    return min(os.sched_getaffinity(0))
+
+
+def _pinned(folder: Path, share: float, *, sleep: bool = False) -> Path:
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    (folder / "bot.yaml").write_text('name: pinned\ncommand: "{python} bot.py"\n')
+    (folder / "bot.py").write_text(textwrap.dedent(PINNED.format(cpu=_cpu(), share=share,
+                                                                  sleep=sleep)))
+    return folder
+
+
+@pytest.fixture
+def hog() -> Iterator[int]:
+    """A busy loop pinned to the bots' CPU (its own session); ended by pid afterwards."""
+    proc = subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, "
+                             f"{{{_cpu()}}})\nwhile True: pass"], start_new_session=True)
+    time.sleep(0.1)
+    try:
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _timeout(wall: float, cpu: float, wait: float) -> BotTimeout:
+    e = BotTimeout("no bestmove")
+    e.wall_ms, e.cpu_ms, e.wait_ms = wall, cpu, wait
+    return e
+
+
+def test_a_starved_timeout_is_told_from_a_slow_or_sleeping_bot() -> None:
+    cpu_tc = TimeControl(movetime_ms=100, margin_ms=10, clock="cpu", wall_factor=5)
+    wall_tc = TimeControl(movetime_ms=100, margin_ms=10)
+    # CPU clock, the wall cap (510 ms) hit: starved if most time off the CPU was a wait
+    assert starved(_timeout(510, 60, 400), 100, cpu_tc)
+    assert starved(_timeout(510, 60, 10), 100, cpu_tc) is None  # it slept or waited for input
+    assert starved(_timeout(510, 130, 380), 100, cpu_tc) is None  # it overran its CPU time
+    # wall clock: starved if it would have been in time without the wait
+    assert starved(_timeout(160, 80, 90), 100, wall_tc)
+    assert starved(_timeout(160, 80, 20), 100, wall_tc) is None
+    assert starved(_timeout(160, 150, 0), 100, wall_tc) is None
+    # nothing measured: never called starved
+    assert starved(BotTimeout("x"), 100, cpu_tc) is None
+    text = starved(_timeout(510, 60, 400), 100, cpu_tc)
+    assert text is not None and "waited 400 ms for a CPU" in text
+
+
+def test_the_default_clock_is_the_cpu_clock_where_there_is_one(tmp_path: Path) -> None:
+    from arena.cli.common import time_control
+    from arena.config import parse_config
+    from arena.server.config import ServerConfig, parse_server_config
+
+    expected = default_charge()
+    assert expected == ("cpu" if os.path.exists("/proc/self/stat") else "wall")
+    assert time_control(None, None, 5000, 100, default_movetime=200).clock == expected
+    assert time_control(None, None, 5000, 100, default_movetime=200, charge="wall").clock == "wall"
+    assert ServerConfig().time_control.clock == expected
+    assert parse_server_config({"time": {"movetime": 100, "charge": "wall"}}
+                               ).time_control.clock == "wall"
+    bots = Path(__file__).resolve().parents[2] / "bots"
+    base = {"name": "t", "bots": [str(bots / "random"), str(bots / "greedy")],
+            "output": str(tmp_path / "out")}
+    for time_value in (None, 100, {"movetime": 100}, {"movetime": 100, "charge": "auto"}):
+        data = dict(base, **({} if time_value is None else {"time": time_value}))
+        assert parse_config(data).time_control.clock == expected, time_value
+    assert parse_config(dict(base, time={"movetime": 100, "charge": "wall"})
+                        ).time_control.clock == "wall"
+    info, _ = describe_charge("cpu", 5)
+    assert "CPU time" in info and "5 times" in info
+
+
+def test_workers_auto_leaves_a_core_and_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena import config
+
+    monkeypatch.setattr(config.R, "usable_cpus", lambda: 8)
+    for load, expected in ((0.3, 7), (2.9, 5), (7.5, 1), (40.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert config.default_workers() == expected
+
+
+def test_the_progress_line_and_the_report_say_when_bots_starve() -> None:
+    from arena.progress import LoadWatch
+    from arena.report.html import clock_summary
+
+    def record(wait: float, replays: list[str]) -> GameRecord:
+        return GameRecord(game_id="g", variant="nine-mens-morris", variant_params={},
+                          white=PlayerInfo("a"), black=PlayerInfo("b"), result="1-0",
+                          termination="blocked", replays=replays,
+                          time_control={"clock": "cpu", "wall_factor": 5.0},
+                          moves=[MoveInfo("d6", 100.0, 50.0, wait_ms=wait)] * 10)
+
+    watch = LoadWatch()
+    watch.add(record(5.0, []))
+    assert watch.note() == ""
+    for _ in range(5):
+        watch.add(record(60.0, ["white ran out of time: waited"]))
+    assert "overloaded" in watch.note() and "5 starved games replayed" in watch.note()
+    summary = clock_summary([record(5.0, []), record(45.0, ["x"])])
+    assert summary["clocks"] == ["the bot's CPU time (wall-clock cap 5x): 2 games"]
+    assert summary["waited"] == 25.0 and summary["replayed"] == [{"id": "g", "reasons": ["x"]}]
+
+
+@needs_schedstat
+def test_a_starved_bot_is_replayed_under_the_wall_clock_and_fine_under_the_cpu_clock(
+        tmp_path: Path, hog: int) -> None:
+    """A bot that burns 80 % of its 100 ms, sharing its CPU with a busy loop: charged wall
+    time it times out, and every time it is starved (so replayed, then counted with the
+    reason); charged CPU time it plays on."""
+    bot = load_bot(_pinned(tmp_path / "pinned", 0.8))
+    random_bot = load_bot(Path(__file__).resolve().parents[2] / "bots" / "random")
+    wall_tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10)
+    record = play_game(bot, random_bot, "nine-mens-morris", wall_tc, seed=3, quit_grace_s=0.1,
+                       term_grace_s=0.1, replays=2)
+    assert record.termination == "timeout" and record.forfeit == "white", record.detail
+    assert len(record.replays) == 2 and all("for a CPU" in r for r in record.replays)
+    assert "starved" in record.detail and "counted after 2 replays" in record.detail
+    cpu_tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10, clock="cpu")
+    moves = first_moves(bot, random_bot, cpu_tc, 10, seed=3)
+    assert len(moves) == 10, "the bot lost under the CPU clock"
+    mine = moves[0::2]
+    assert all(m.wait_ms is not None for m in moves)
+    assert sum(m.wait_ms or 0 for m in mine) > 0.3 * sum(m.cpu_ms or 0 for m in mine), (
+        "the bot was not starved: the test measured nothing", mine)
+
+
+@needs_schedstat
+def test_an_overrun_or_a_sleep_past_the_cap_still_forfeits_under_load(
+        tmp_path: Path, hog: int) -> None:
+    """The load excuses waiting for a CPU, nothing else: a bot that uses more CPU than its
+    time, or sleeps past the wall cap, loses at once (no replay)."""
+    random_bot = load_bot(Path(__file__).resolve().parents[2] / "bots" / "random")
+    tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10, clock="cpu",
+                     wall_factor=3)
+    for folder, share, sleep in (("overrun", 1.6, False), ("sleeper", 4.0, True)):
+        bot = load_bot(_pinned(tmp_path / folder, share, sleep=sleep))
+        record = play_game(bot, random_bot, "nine-mens-morris", tc, seed=5, quit_grace_s=0.1,
+                           term_grace_s=0.1)
+        assert (record.termination, record.forfeit) == ("timeout", "white"), record.detail
+        assert record.replays == [], (folder, record.replays)
+    sleeper = load_bot(HOSTILE_BOTS / "sleeps-forever")
+    record = play_game(sleeper, random_bot, "nine-mens-morris", tc, seed=1, quit_grace_s=0.1,
+                       term_grace_s=0.1)
+    assert record.termination == "timeout" and record.replays == []
