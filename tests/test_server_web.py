@@ -867,7 +867,10 @@ class Events:
 
     def _more(self, deadline: float) -> None:
         self.sock.settimeout(max(0.05, deadline - time.monotonic()))
-        chunk = self.sock.recv(65536)
+        try:
+            chunk = self.sock.recv(65536)
+        except TimeoutError:
+            return  # next() says what it waited for
         if not chunk:
             self.closed = True
         self.buf += chunk
@@ -1032,7 +1035,7 @@ def test_a_class_of_40_behind_one_address_browses_within_the_defaults(site: Site
         stream = Events(port, f"/api/games/{site.running}/live/events", source)
         try:
             codes.append(stream.status)
-            assert stream.next() is not None
+            assert stream.status != 200 or stream.next() is not None
         finally:
             stream.close()
         return codes
@@ -1188,7 +1191,8 @@ def test_a_cross_site_form_cannot_log_a_browser_in(site: Site, driver: Any) -> N
         def log_message(self, *args: Any) -> None:
             pass
 
-    evil = http.server.HTTPServer(("127.0.0.1", 0), Evil)
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)  # the browser's idle
+    evil.daemon_threads = True  # connections hold a thread each, not the server
     thread = threading.Thread(target=evil.serve_forever, daemon=True)
     thread.start()
     try:
