@@ -504,29 +504,29 @@ def _gather(rev_off: np.ndarray, rev_owner: np.ndarray, nodes: np.ndarray) -> np
     return rev_owner[base + np.arange(total, dtype=I64)].astype(I64)
 
 
-def _reverse(owners: list[np.ndarray], succs: list[np.ndarray],
-             total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(out-degree per position, offsets and owners of the edges sorted by successor): a
-    counting sort, chunk by chunk, that frees each chunk once placed (the edges are the
-    largest arrays of a build)."""
-    counter = np.zeros(total, dtype=np.int32)
+def _reverse(chunks: list[tuple[int, int, np.ndarray]], counter: np.ndarray,
+             total: int) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets and owners of the edges sorted by successor, from the edges of each chunk
+    of positions (``(first, stop, successors sorted by owner)``, ``counter`` the edges per
+    owner): a counting sort, chunk by chunk, that frees each chunk once placed (the edges
+    are the largest arrays of a build)."""
     into = np.zeros(total, dtype=I64)
-    for ow, sc in zip(owners, succs):
-        counter += np.bincount(ow, minlength=total).astype(np.int32)
+    for _, _, sc in chunks:
         into += np.bincount(sc, minlength=total)
     rev_off = np.zeros(total + 1, dtype=I64)
     np.cumsum(into, out=rev_off[1:])
     del into
     rev_owner = np.empty(int(rev_off[-1]), dtype=np.int32)
     fill = rev_off[:-1].copy()
-    while succs:
-        ow, sc = owners.pop(0), succs.pop(0)
+    while chunks:
+        first, stop, sc = chunks.pop(0)
+        ow = np.repeat(np.arange(first, stop, dtype=np.int32), counter[first:stop])
         order = np.argsort(sc, kind="stable")
         sc_sorted = sc[order]
-        first = np.searchsorted(sc_sorted, sc_sorted, side="left")
-        rev_owner[fill[sc_sorted] + (np.arange(len(sc), dtype=I64) - first)] = ow[order]
+        start_of_run = np.searchsorted(sc_sorted, sc_sorted, side="left")
+        rev_owner[fill[sc_sorted] + (np.arange(len(sc), dtype=I64) - start_of_run)] = ow[order]
         fill += np.bincount(sc, minlength=total)
-    return counter, rev_off, rev_owner
+    return rev_off, rev_owner
 
 
 def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Known],
@@ -551,8 +551,8 @@ def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Kno
     other = {0: lays[-1], len(lays) - 1: lays[0]}
     total = sum(lay.size for lay in lays)
     lookup = _Lookup(rules, known)
-    owners: list[np.ndarray] = []
-    succs: list[np.ndarray] = []
+    chunks: list[tuple[int, int, np.ndarray]] = []
+    counter = np.zeros(total, dtype=np.int32)
     score = np.zeros(total, dtype=np.int8)
     blocked = np.zeros(total, dtype=bool)
     done = 0
@@ -563,15 +563,19 @@ def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Kno
         for lo in range(0, lay.size, step):
             hi = min(lay.size, lo + step)
             ow, sc, sco, blk = _generate(rules, lay, other[li], lookup, lo, hi)
-            owners.append(ow.astype(np.int32))
-            succs.append(sc.astype(np.int32))
+            # edges sorted by owner: the owners are then implicit (a count per position)
+            first = lay.offset + lo
+            order = np.argsort(ow, kind="stable")
+            counter[first:first + hi - lo] = np.bincount(ow - first, minlength=hi - lo)
+            chunks.append((first, first + hi - lo, sc[order].astype(np.int32)))
+            del ow, sc, order
             score[lay.offset + lo:lay.offset + hi] = sco
             blocked[lay.offset + lo:lay.offset + hi] = blk
             done += hi - lo
             report("moves", done, total)
     seconds["moves"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    counter, rev_off, rev_owner = _reverse(owners, succs, total)
+    rev_off, rev_owner = _reverse(chunks, counter, total)
     edges = len(rev_owner)
     seconds["reverse"] = time.perf_counter() - clock
     clock = time.perf_counter()

@@ -46,25 +46,32 @@ class Layout:
         self.per_class = comb(geo.size - mover, opponent)
         self.size = len(classes) * self.per_class
         self._full = (1 << geo.size) - 1
+        #: mover mask -> (canonical mask, the symmetries that give it); the mover's men recur
+        #: (every quiet move of the opponent keeps them), so this saves most of the work
+        self._seen: dict[int, tuple[int, tuple[int, ...]]] = {}
 
     def canonical(self, mover: int, opponent: int) -> tuple[int, int]:
         """The canonical (mover, opponent) masks of a position."""
-        geo = self.geo
-        best_m = -1
-        best_o = 0
-        for g in range(len(geo.perms)):
-            tables = geo.byte_images[g]
-            im = 0
-            for j, table in enumerate(tables):
-                im |= table[mover >> (8 * j) & 255]
-            if best_m < 0 or im < best_m:
-                best_m = im
-                best_o = geo.apply(g, opponent)
-            elif im == best_m:
-                io = geo.apply(g, opponent)
-                if io < best_o:
-                    best_o = io
+        found = self._seen.get(mover)
+        if found is None:
+            found = self._mover_symmetries(mover)
+            if len(self._seen) >= 4096:
+                self._seen.clear()
+            self._seen[mover] = found
+        best_m, syms = found
+        apply = self.geo.apply
+        best_o = apply(syms[0], opponent)
+        for g in syms[1:]:
+            io = apply(g, opponent)
+            if io < best_o:
+                best_o = io
         return best_m, best_o
+
+    def _mover_symmetries(self, mover: int) -> tuple[int, tuple[int, ...]]:
+        """The smallest image of ``mover`` and every symmetry that gives it."""
+        images = [self.geo.apply(g, mover) for g in range(len(self.geo.perms))]
+        best = min(images)
+        return best, tuple(g for g, im in enumerate(images) if im == best)
 
     def index(self, mover: int, opponent: int) -> int:
         """The number of the position (``mover``'s men to move against ``opponent``'s)."""

@@ -24,6 +24,7 @@ Variants with state beyond the men and the side to move are refused
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -96,7 +97,7 @@ class TableRules:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """A short name for these rules: the board and a hash of every parameter."""
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))

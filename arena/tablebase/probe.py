@@ -115,7 +115,7 @@ class Tablebase:
     def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
         self.path = Path(path).expanduser()
         self._tables: dict[tuple[str, int, int], _Table] = {}
-        self._rules: dict[Variant, TableRules] = {}
+        self._rules: dict[int, tuple[Variant, TableRules]] = {}
         self._closed = False
         if self.path.is_dir():
             files = sorted(p for p in self.path.iterdir()
@@ -150,10 +150,10 @@ class Tablebase:
 
     def rules_for(self, variant: Variant) -> TableRules:
         """The table rules of ``variant`` (:class:`UnsupportedVariant` if it has none)."""
-        rules = self._rules.get(variant)
-        if rules is None:
-            rules = self._rules[variant] = TableRules.of(variant)
-        return rules
+        known = self._rules.get(id(variant))  # variants are frozen: one answer per object
+        if known is None or known[0] is not variant:
+            known = self._rules[id(variant)] = (variant, TableRules.of(variant))
+        return known[1]
 
     def _table(self, variant: Variant, m: int, o: int) -> _Table:
         if self._closed:

@@ -1,0 +1,158 @@
+"""perfect-endgame: the endgame tablebases where they cover the position, alpha-beta elsewhere.
+
+Where the tables hold the position (both hands empty, men counts the tables cover, the
+variant's rules those the tables were built for), the bot plays the move that keeps the
+best value: among winning moves the one with the shortest distance to the next capture or the
+end (so a won position is converted within the no-capture draw rule), among losing moves the
+longest, among drawing moves the one alpha-beta's evaluation likes best.  The tables' values
+honour the position's quiet-turn count, so a win is only played for where it still fits the
+rule.  Everywhere else it is ``bots/alphabeta`` (imported from the folder next to this one,
+not copied), with all its options.
+
+Where the tables are: the ``TablebaseDir`` option, else ``$MORRIS_ARENA_TABLEBASES``, else a
+``tables`` folder inside this bot's folder, else the user's cache folder
+(``~/.cache/morris-arena/tablebases``).  Without tables (or for a variant they do not cover)
+it plays alpha-beta alone, and says so once on stderr.  A bot in the ``bwrap`` sandbox sees
+only its own folder and the runtime: put the tables in ``tables/`` here, and name the
+alpha-beta folder in the isolation's ``read_only`` (docs/TABLEBASES.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from arena.botkit import Clock, OptionValue, log, run, send_info, string
+from arena.rules import Move, Position
+from arena.variants import Variant
+
+HERE = Path(__file__).resolve().parent
+
+
+def _load_alphabeta() -> Any:
+    """bots/alphabeta/bot.py, imported by path (it is a script, not a package)."""
+    path = HERE.parent / "alphabeta" / "bot.py"
+    spec = importlib.util.spec_from_file_location("alphabeta_bot", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+alphabeta = _load_alphabeta()
+
+
+class PerfectEndgameBot(alphabeta.AlphaBetaBot):  # type: ignore[misc,name-defined]
+    """alphabeta, with the tables' move wherever they cover the position."""
+
+    name = "perfect-endgame"
+    author = "Morris Arena"
+    option_decls = alphabeta.AlphaBetaBot.option_decls + (string("TablebaseDir", ""),)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: Any = None
+        self.looked = False
+        self.told: set[str] = set()
+
+    def set_option(self, name: str, value: OptionValue) -> None:
+        super().set_option(name, value)
+        if name == "TablebaseDir":
+            self._forget()
+
+    def new_game(self, variant: Variant) -> None:
+        super().new_game(variant)
+        self.told.discard("variant")
+
+    # -- the tables ---------------------------------------------------------------------
+    def _forget(self) -> None:
+        if self.tables is not None:
+            self.tables.close()
+        self.tables, self.looked = None, False
+
+    def _candidates(self) -> list[Path]:
+        from arena.tablebase import default_directory
+
+        named = str(self.options["TablebaseDir"])
+        if named:
+            return [Path(named).expanduser()]
+        out = []
+        if os.environ.get("MORRIS_ARENA_TABLEBASES"):
+            out.append(Path(os.environ["MORRIS_ARENA_TABLEBASES"]))
+        out += [HERE / "tables", default_directory()]
+        return out
+
+    def _open(self) -> Any:
+        """The tables (opened once), or None when no folder holds any."""
+        if self.looked:
+            return self.tables
+        self.looked = True
+        from arena.tablebase import TablebaseError, open_tablebase
+
+        tried = self._candidates()
+        for folder in tried:
+            if folder.is_dir() and any(folder.glob("*.mtb")):
+                try:
+                    self.tables = open_tablebase(folder)
+                except TablebaseError as e:
+                    self._say("open", f"cannot use the tables in {folder} ({e})")
+                    continue
+                return self.tables
+        self._say("none", "no endgame tables found (looked in "
+                  + ", ".join(str(p) for p in tried) + "): playing alpha-beta everywhere")
+        return None
+
+    def _say(self, key: str, text: str) -> None:
+        if key not in self.told:
+            self.told.add(key)
+            log(f"perfect-endgame: {text}")
+
+    def table_move(self, position: Position) -> Optional[Move]:
+        """The tables' best move, or None where they do not cover ``position``."""
+        tables = self._open()
+        if tables is None:
+            return None
+        from arena.tablebase import NotCovered, TablebaseError
+
+        try:
+            moves = tables.probe_moves(position)
+        except NotCovered as e:
+            if "men in hand" not in str(e) and "removals" not in str(e):
+                self._say("variant", f"the tables do not cover this game here ({e})")
+            return None
+        except TablebaseError as e:  # a damaged file: say it once and play on without
+            self._say("broken", f"the tables failed ({e}): playing alpha-beta")
+            self._forget()
+            self.looked = True
+            return None
+        if not moves:
+            return None
+        best = moves[0]
+        same = [m for m in moves if (m.value, m.distance) == (best.value, best.distance)]
+        if best.value == "draw" and len(same) > 1:
+            same.sort(key=lambda m: self._after(position, m.move))
+        choice = same[0] if best.value == "draw" else self.rng.choice(same)
+        send_info(f"tablebase {best.value} distance {best.distance} move {choice.move}")
+        return choice.move
+
+    def _after(self, position: Position, move: Move) -> int:
+        """The opponent's evaluation after ``move`` (lower is better for us)."""
+        pos = position.copy()
+        pos.push(move)
+        score = self.evaluate(pos)
+        return score if pos.turn != position.turn else -score
+
+    def choose(self, position: Position, clock: Clock) -> Move:
+        move = self.table_move(position)
+        if move is not None:
+            return move
+        return super().choose(position, clock)  # type: ignore[no-any-return]
+
+
+if __name__ == "__main__":
+    run(PerfectEndgameBot())
