@@ -458,3 +458,21 @@ def _arena_user(folder: Path, name: str) -> str:
     result = CliRunner().invoke(cli, ["server", "user", str(folder), name])
     assert result.exit_code == 0, result.output
     return str(result.output.strip().splitlines()[-1])
+
+
+def test_a_crashed_uploads_leftover_files_do_not_block_the_next_upload(
+        comp: Competition) -> None:
+    """Files under the next id (a server killed in the middle of an upload left them, no row
+    was committed) are replaced, not a reason to fail."""
+    alice = comp.authenticate(comp.add_user("alice"))
+    first = comp.submit(alice, "a.zip", _random_zip("a"))["id"]
+    stale = comp.folder / "bots" / str(first + 1)
+    (stale / "junk").mkdir(parents=True)
+    (comp.folder / "uploads" / f"{first + 1}.zip").write_bytes(b"old")
+    made = comp.submit(alice, "b.zip", _random_zip("b"))["id"]
+    assert made == first + 1
+    assert not (stale / "junk").exists() and (stale / "bot.yaml").is_file()
+    # a refused upload leaves nothing under its id
+    with pytest.raises(Refused):
+        comp.submit(alice, "c.zip", b"not a zip at all")
+    assert sorted(p.name for p in (comp.folder / "bots").iterdir()) == [str(first), str(made)]

@@ -1,13 +1,12 @@
 """Participants: who they are, their access tokens, and the admin's hand on them.
 
 Only the SHA-256 of a token is stored; a revoked token's stored hash starts with
-:data:`~arena.server.common.REVOKED`, which no digest does.
+:data:`~arena.server.common.REVOKED`, which no digest does.  (The forms' CSRF tokens are
+the web layer's: :mod:`arena.server.csrf`.)
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 from typing import Any, Optional
 
@@ -87,14 +86,3 @@ class Participants(State):
                              .group_by(User.id).order_by(User.name)).all()
         return [{"id": i, "name": n, "admin": a, "revoked": h.startswith(REVOKED),
                  "uploads": c} for i, n, a, h, c in rows]
-
-    def csrf_token(self, viewer: Viewer) -> str:
-        """The token a participant's forms carry (an HMAC of their id with the secret)."""
-        return hmac.new(self.secret.encode(), f"csrf:{viewer.id}".encode(),
-                        hashlib.sha256).hexdigest()
-
-    def check_csrf(self, viewer: Viewer, token: Optional[str]) -> None:
-        """:raises Forbidden: ``token`` is not this participant's form token."""
-        if not viewer.known or not token or not hmac.compare_digest(
-                token, self.csrf_token(viewer)):
-            raise Forbidden("the form's security token is missing or wrong: reload the page")

@@ -66,6 +66,13 @@ def folder_bytes(path: Path) -> int:
     return total
 
 
+def _remove_upload_files(folder: Path, bot_id: int) -> None:
+    """Remove the archive and the folder of upload ``bot_id`` (whatever is there)."""
+    for suffix in _SUFFIXES:
+        (folder / UPLOADS / f"{bot_id}{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(folder / BOTS / str(bot_id), ignore_errors=True)
+
+
 def _megabytes(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
@@ -101,7 +108,6 @@ class Uploads(State):
         if not viewer.is_admin:
             self._check_quota(viewer, len(data))
         archive: Optional[Path] = None
-        target: Optional[Path] = None
         try:
             with self.sessions.begin() as s:
                 since = utcnow() - timedelta(hours=1)
@@ -116,29 +122,37 @@ class Uploads(State):
                 bot_id = bot.id
                 suffix = ".zip" if lower.endswith(".zip") else ".tar.gz"
                 archive = self.folder / UPLOADS / f"{bot_id}{suffix}"
-                archive.write_bytes(data)
                 target = self.folder / BOTS / str(bot_id)
                 try:
-                    root = safe_unpack(archive, target, max_bytes=limits.max_unpacked_bytes,
-                                       max_files=limits.max_files)
-                    spec = load_bot(root)
-                except (UnpackError, ConfigError) as e:
-                    raise Refused(str(e).replace(str(target), "<bot>")) from None
-                bot.folder_bytes = folder_bytes(target)
-                if not viewer.is_admin:
-                    self._check_quota(viewer, len(data) + bot.folder_bytes, session=s)
-                name = spec.name if NAME_RE.match(spec.name) else re.sub(
-                    r"[^A-Za-z0-9._-]", "-", spec.name)[:64].strip("-._") or "bot"
-                last = s.scalar(select(func.max(Bot.version)).where(
-                    Bot.owner_id == viewer.id, Bot.name == name)) or 0
-                bot.name, bot.version = name, last + 1
-                bot.folder = str(root.relative_to(self.folder))
-                s.add(Job(kind="check", bot_id=bot_id))
-        except BaseException:  # refused, or anything unexpected: nothing is kept
+                    # the id is new: files under it are a crashed upload's leftovers
+                    _remove_upload_files(self.folder, bot_id)
+                    archive.write_bytes(data)
+                    try:
+                        root = safe_unpack(archive, target,
+                                           max_bytes=limits.max_unpacked_bytes,
+                                           max_files=limits.max_files)
+                        spec = load_bot(root)
+                    except (UnpackError, ConfigError) as e:
+                        raise Refused(str(e).replace(str(target), "<bot>")) from None
+                    bot.folder_bytes = folder_bytes(target)
+                    if not viewer.is_admin:
+                        self._check_quota(viewer, len(data) + bot.folder_bytes, session=s)
+                    name = spec.name if NAME_RE.match(spec.name) else re.sub(
+                        r"[^A-Za-z0-9._-]", "-", spec.name)[:64].strip("-._") or "bot"
+                    last = s.scalar(select(func.max(Bot.version)).where(
+                        Bot.owner_id == viewer.id, Bot.name == name)) or 0
+                    bot.name, bot.version = name, last + 1
+                    bot.folder = str(root.relative_to(self.folder))
+                    s.add(Job(kind="check", bot_id=bot_id))
+                    s.flush()
+                except BaseException:
+                    # refused, or anything unexpected: nothing is kept, and the files go
+                    # before the rollback frees the id for another upload
+                    _remove_upload_files(self.folder, bot_id)
+                    raise
+        except BaseException:  # the commit failed: its files go too
             if archive is not None:
-                archive.unlink(missing_ok=True)
-            if target is not None:
-                shutil.rmtree(target, ignore_errors=True)
+                _remove_upload_files(self.folder, bot_id)
             raise
         return {"id": bot_id, "status": "checking"}
 
@@ -398,10 +412,10 @@ class Uploads(State):
                             "bytes": freed})
             if dry_run:
                 continue
-            shutil.rmtree(self.folder / BOTS / str(bot.id), ignore_errors=True)
             if archive_too:
-                for suffix in _SUFFIXES:
-                    (self.folder / UPLOADS / f"{bot.id}{suffix}").unlink(missing_ok=True)
+                _remove_upload_files(self.folder, bot.id)
+            else:
+                shutil.rmtree(self.folder / BOTS / str(bot.id), ignore_errors=True)
             with self.sessions.begin() as s:
                 row = s.get(Bot, bot.id)
                 if row is not None:
