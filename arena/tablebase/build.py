@@ -269,7 +269,7 @@ class NpLayout:
         t = self.t
         out = np.full(self.size, t.groups, dtype=I64)
         stab = self.mc.ties[t.colex_rank(self.classes)]  # symmetries fixing each class
-        for c in np.nonzero(stab & (stab - 1))[0]:
+        for c in np.nonzero(stab & (stab - 1))[0].tolist():
             lo, hi = c * self.per_class, (c + 1) * self.per_class
             _, opp = self.decode(lo, hi)
             fixed = np.zeros(hi - lo, dtype=I64)
