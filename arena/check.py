@@ -80,10 +80,12 @@ def check_build(spec: BotSpec, report: CheckReport, opponent: Optional[BotSpec] 
                 on_output: Optional[Callable[[bytes], None]] = None) -> bool:
     """Run the bot's (and the opponent's) ``build:`` step if the folder changed since the
     last build (``retry``: also if the last build failed for this folder state).  False if
-    the bot's build failed (a ``build-failure`` problem); the opponent's is a warning."""
+    the bot's build failed (a ``build-failure`` problem); the opponent's is a warning.
+    ``on_output`` receives the bot's build output as it comes."""
     if spec.build:
         try:
-            report.build = ensure_built(spec, isolation=isolation, retry_failed=retry)
+            report.build = ensure_built(spec, isolation=isolation, retry_failed=retry,
+                                        on_output=on_output)
         except BuildError as e:
             report.problems.append(Problem("build-failure", str(e),
                                            output=_last_lines(e.log, BUILD_LINES)))

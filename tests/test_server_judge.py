@@ -418,7 +418,8 @@ def test_checks_ended_by_timeout_cancel_or_a_killed_server_leave_no_folder(
         tokens[extra] = _arena_user(folder, extra)
     server = TempServer(folder, tmp_path / "tmp")
     marker = f"{800_000 + os.getpid() % 100_000}"
-    build = f"echo hello from the build; dd if=/dev/zero of=junk bs=1M count=8; sleep {marker}"
+    build = (f"echo hello from the $((40 + 2))nd build; dd if=/dev/zero of=junk bs=1M count=8; "
+             f"sleep {marker}")
     server.start()
     try:
         ids = {who: server.upload(tokens[who], f"{who}.zip", _hostile(who, build))[1]["id"]
@@ -438,7 +439,7 @@ def test_checks_ended_by_timeout_cancel_or_a_killed_server_leave_no_folder(
         assert alice["verdict"].startswith(
             "FAIL: the check took longer than 6 s (check_timeout) and was stopped while "
             "building: echo hello"), alice["verdict"]
-        assert "hello from the build" in alice["check_log"]
+        assert "hello from the 42nd build" in alice["check_log"]  # its output, not the command
         assert _wait("their folders to go", lambda: not _leftovers(server.tmp), 20)
         # a SIGKILL of the server in the middle of a build, then a restart
         carol = server.upload(tokens["carol"], "c.zip", _hostile("carol", build))[1]["id"]
@@ -476,3 +477,22 @@ def test_a_crashed_uploads_leftover_files_do_not_block_the_next_upload(
     with pytest.raises(Refused):
         comp.submit(alice, "c.zip", b"not a zip at all")
     assert sorted(p.name for p in (comp.folder / "bots").iterdir()) == [str(first), str(made)]
+
+
+def test_a_checks_progress_keeps_the_output_that_came_before_a_silence(tmp_path: Path) -> None:
+    """The build's output is written at most twice a second, and output followed by silence
+    (a build that prints, then hangs) is written too; its size stays bounded."""
+    from arena.server.progress import HEAD_CAP, TAIL_CAP, CheckProgress, read_progress
+
+    (tmp_path / "checks").mkdir()
+    notes = CheckProgress(tmp_path / "checks" / "7.json")
+    notes.step("building: make")
+    notes.output(b"compiling...\n")
+    _wait("the output to be written", lambda: "compiling" in read_progress(tmp_path, 7)[1], 10)
+    assert read_progress(tmp_path, 7)[0] == "building: make"
+    for _ in range(200):
+        notes.output(b"x" * 1000 + b"\n")
+    notes.line("game 1: won")
+    step, text = read_progress(tmp_path, 7)
+    assert "game 1: won" in text and "bytes left out" in text
+    assert len(text) < 2 * (HEAD_CAP + TAIL_CAP)

@@ -49,6 +49,7 @@ class CheckProgress:
         self.cut = 0
         self._lock = threading.Lock()
         self._written = 0.0
+        self._timer: threading.Timer | None = None
         self._write()
 
     def step(self, text: str) -> None:
@@ -75,8 +76,18 @@ class CheckProgress:
             if len(self.tail) > TAIL_CAP:
                 self.cut += len(self.tail) - TAIL_CAP
                 del self.tail[:len(self.tail) - TAIL_CAP]
-            if time.monotonic() - self._written >= WRITE_EVERY_S:
+            wait = self._written + WRITE_EVERY_S - time.monotonic()
+            if wait <= 0:
                 self._write()
+            elif self._timer is None:  # output that comes, then stops, is written too
+                self._timer = threading.Timer(wait, self._flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            self._write()
 
     def output_text(self) -> str:
         middle = f"\n[... {self.cut} bytes left out ...]\n" if self.cut else ""
