@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 from arena import protocol as P
 from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ProtocolError
 from arena.manifest import BotSpec, load_bot
+from arena.sandbox.procs import thread_run_delay
 
 if TYPE_CHECKING:
     from arena.sandbox import Isolation, Sandbox
@@ -180,6 +181,7 @@ class BotProcess:
         self.last_wait_ms: Optional[float] = None
         self._cpu_mark = 0.0
         self._wait_mark = 0.0
+        self._referee_wait = 0.0  # the referee thread's run-queue wait when the move began
         self._cpu_due = False  # a reply's CPU reading is owed (see take_cpu)
         self.label = label or spec.name
         self.env = dict(env) if env is not None else None
@@ -459,6 +461,7 @@ class BotProcess:
         # time, and so does a bot woken by the write that runs while the referee is still in it
         start = time.monotonic()
         deadline = start + limit
+        self._referee_wait = thread_run_delay()
         self._send(lines, deadline)
         if after_send is not None:
             after_send()
@@ -509,11 +512,14 @@ class BotProcess:
         return self.sandbox.run_delay() if self.sandbox is not None else 0.0
 
     def _measure(self, timeout: BotTimeout, start: float) -> None:
-        """What a move that timed out used until now: wall, CPU and run-queue wait (ms)."""
+        """What a move that timed out used until now: wall, CPU and run-queue wait (ms):
+        the bot's, and the referee's own (a referee that got no CPU read the reply late)."""
         timeout.wall_ms = (time.monotonic() - start) * 1000.0
         try:
             timeout.cpu_ms = (self.cpu_time() - self._cpu_mark) * 1000.0
-            timeout.wait_ms = (self.run_delay() - self._wait_mark) * 1000.0
+            waited = (self.run_delay() - self._wait_mark
+                      + thread_run_delay() - self._referee_wait) * 1000.0
+            timeout.wait_ms = min(waited, timeout.wall_ms)
         except Exception:  # noqa: BLE001 - a measurement that fails is left unknown
             pass
 
@@ -655,6 +661,12 @@ class BotProcess:
                 raise self._crashed()
             left = deadline - time.monotonic()
             if left <= 0:
+                # a last look: a reply that came while the referee itself waited for a CPU
+                # was in time (the wall cap is for bots that hang, not for a busy referee)
+                if self._poll_in.poll(0):
+                    self._fill()
+                    if lines or self._eof:
+                        continue
                 raise BotTimeout("no answer in time")
             if watch is not None:
                 watch[1]()

@@ -227,6 +227,23 @@ class RunDelays(_KeptFiles):
         return self._sum(pids, _run_delay_ns) / 1e9
 
 
+_thread_files = threading.local()
+
+
+def thread_run_delay() -> float:
+    """Seconds the calling thread has spent runnable but waiting for a CPU (0 where the
+    kernel does not say): the referee's own share of a move's delay on a loaded machine.
+    The thread's ``schedstat`` file is kept open (one ``pread`` per call)."""
+    fd = getattr(_thread_files, "fd", None)
+    try:
+        if fd is None:
+            fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+            _thread_files.fd = fd
+        return _run_delay_ns(os.pread(fd, 4096, 0)) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 @functools.lru_cache(maxsize=1)
 def run_delays_available() -> bool:
     """True when this kernel reports run-queue waits (``/proc/self/schedstat``)."""

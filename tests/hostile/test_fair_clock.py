@@ -202,3 +202,29 @@ def test_an_overrun_or_a_sleep_past_the_cap_still_forfeits_under_load(
     record = play_game(sleeper, random_bot, "nine-mens-morris", tc, seed=1, quit_grace_s=0.1,
                        term_grace_s=0.1)
     assert record.termination == "timeout" and record.replays == []
+
+
+def test_a_reply_waiting_in_the_pipe_at_the_deadline_is_in_time() -> None:
+    """A referee that got no CPU until past the deadline finds the bot's reply already in
+    the pipe: the move was made in time (the wall cap is for bots that hang)."""
+    from arena.bot import BotProcess
+    from arena.protocol import format_go, format_position
+    from arena.rules import Position
+    from arena.variants import get_variant
+
+    variant = get_variant("nine-mens-morris")
+    bot = BotProcess(load_bot(Path(__file__).resolve().parents[2] / "bots" / "random"),
+                     label="late-referee")
+    try:
+        bot.start()
+        bot.read_handshake(20.0)
+        bot.new_game(variant.name, variant.to_params(), {}, 20.0)
+        bot._send((format_position(Position(variant).to_text()), format_go(movetime=100)),
+                  time.monotonic() + 5)
+        deadline = time.monotonic() + 10
+        while not bot._poll_in.poll(50) and time.monotonic() < deadline:
+            pass  # the reply is in the pipe now; the referee comes back after its deadline
+        line = bot._read_line(time.monotonic() - 1.0)
+        assert line.startswith("bestmove "), line
+    finally:
+        bot.close()
