@@ -349,7 +349,7 @@ class _Lookup:
         self.rules = rules
         self.known = known
         self.layouts: dict[tuple[int, int], NpLayout] = {}
-        self.values: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self.codes: dict[tuple[int, int], np.ndarray] = {}
 
     def score(self, mover: np.ndarray, opp: np.ndarray, m: int, o: int,
               same_side: bool) -> np.ndarray:
@@ -370,10 +370,8 @@ class _Lookup:
             if not np.array_equal(lay.classes, k.classes.astype(I64)):
                 raise ValueError(f"the {m}-{o} table's classes are not this index's")
             self.layouts[key] = lay
-            self.values[key] = decode(k.codes)
-        val, dist = self.values[key]
-        idx = self.layouts[key].index(mover, opp)
-        v, d = val[idx], dist[idx]
+            self.codes[key] = k.codes
+        v, d = decode(self.codes[key][self.layouts[key].index(mover, opp)])
         if r.three_three_draw and m == 3 and o == 3:
             v = np.where(d > r.three_three_draw, 0, v)
         if not same_side:
@@ -422,10 +420,11 @@ def _raise_to(score: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
             score[sel] = np.maximum(score[sel], v)
 
 
-def _generate(rules: TableRules, lay: NpLayout, nxt: NpLayout, lookup: _Lookup, start: int,
-              stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _generate(rules: TableRules, lay: NpLayout, nxt: NpLayout, lookup: Optional[_Lookup],
+              start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The moves of positions ``start..stop-1`` of ``lay``: (edge owners, edge successors,
-    best capture score per position (0: no capture), blocked flag per position)."""
+    best capture score per position (0: no capture), blocked flag per position).  Without
+    ``lookup`` only the edges are found (the scores stay 0)."""
     t = lay.t
     m, o = lay.mover, lay.opponent
     n = stop - start
@@ -455,7 +454,8 @@ def _generate(rules: TableRules, lay: NpLayout, nxt: NpLayout, lookup: _Lookup, 
     edge_succ = [nxt.index(opp[owner[plain]], new[plain])]
     score = np.zeros(n, dtype=np.int8)
     forming = np.nonzero(~plain)[0]
-    if len(forming):
+    declinable = rules.optional_capture or rules.mill_capture == "never"
+    if len(forming) and (lookup is not None or declinable):
         rows, caps = _captures(t, opp[owner[forming]], np.minimum(formed[forming],
                                                                   rules.multi_mill_captures),
                                rules.mill_capture, rules.optional_capture)
@@ -464,13 +464,13 @@ def _generate(rules: TableRules, lay: NpLayout, nxt: NpLayout, lookup: _Lookup, 
         none = caps == 0
         edge_owner.append(f_owner[none])
         edge_succ.append(nxt.index(opp[f_owner[none]], f_new[none]))
-        taken = t.popcount(caps)
+        taken = t.popcount(caps) if lookup is not None else np.zeros(0, dtype=I64)
         for c in range(1, int(taken.max(initial=0)) + 1):
             sel = taken == c
-            if sel.any():
+            if sel.any() and lookup is not None:
                 s = lookup.score(opp[f_owner[sel]] ^ caps[sel], f_new[sel], o - c, m, False)
                 _raise_to(score, f_owner[sel], s)
-    if rules.blocked == "remove-and-move" and blocked.any():
+    if rules.blocked == "remove-and-move" and blocked.any() and lookup is not None:
         rows_b = np.nonzero(blocked)[0]
         near = np.bitwise_or.reduce(t.adj[own[rows_b]], axis=1) & opp[rows_b]
         while True:
@@ -504,38 +504,41 @@ def _gather(rev_off: np.ndarray, rev_owner: np.ndarray, nodes: np.ndarray) -> np
     return rev_owner[base + np.arange(total, dtype=I64)].astype(I64)
 
 
-def _reverse(chunks: list[tuple[int, int, np.ndarray]], counter: np.ndarray,
-             total: int) -> tuple[np.ndarray, np.ndarray]:
-    """The offsets and owners of the edges sorted by successor, from the edges of each chunk
-    of positions (``(first, stop, successors sorted by owner)``, ``counter`` the edges per
-    owner): a counting sort, chunk by chunk, that frees each chunk once placed (the edges
-    are the largest arrays of a build)."""
-    into = np.zeros(total, dtype=I64)
-    for _, _, sc in chunks:
-        into += np.bincount(sc, minlength=total)
-    rev_off = np.zeros(total + 1, dtype=I64)
+def _place(rev_owner: np.ndarray, fill: np.ndarray, first: int, stop: int,
+           counter: np.ndarray, sc: np.ndarray) -> None:
+    """Put the owners of a chunk's edges (``sc``: successors, sorted by owner, ``counter``
+    the edges per owner) at their places in ``rev_owner`` (sorted by successor; ``fill``:
+    the next free place per successor).  Work of the chunk's size, never the table's."""
+    if not len(sc):
+        return
+    ow = np.repeat(np.arange(first, stop, dtype=np.int32), counter[first:stop])
+    order = np.argsort(sc, kind="stable")
+    sc_sorted = sc[order]
+    runs = np.flatnonzero(np.diff(sc_sorted)) + 1  # where a new successor starts
+    starts = np.concatenate([[0], runs])
+    lengths = np.diff(np.concatenate([starts, [len(sc_sorted)]]))
+    rank = np.arange(len(sc_sorted), dtype=I64) - np.repeat(starts, lengths)
+    targets = sc_sorted[starts]
+    rev_owner[np.repeat(fill[targets], lengths) + rank] = ow[order]
+    fill[targets] += lengths
+
+
+def _offsets(into: np.ndarray) -> np.ndarray:
+    """Where each successor's edges start in the reversed edges (and the end)."""
+    rev_off = np.zeros(len(into) + 1, dtype=I64)
     np.cumsum(into, out=rev_off[1:])
-    del into
-    rev_owner = np.empty(int(rev_off[-1]), dtype=np.int32)
-    fill = rev_off[:-1].copy()
-    while chunks:
-        first, stop, sc = chunks.pop(0)
-        ow = np.repeat(np.arange(first, stop, dtype=np.int32), counter[first:stop])
-        order = np.argsort(sc, kind="stable")
-        sc_sorted = sc[order]
-        start_of_run = np.searchsorted(sc_sorted, sc_sorted, side="left")
-        rev_owner[fill[sc_sorted] + (np.arange(len(sc), dtype=I64) - start_of_run)] = ow[order]
-        fill += np.bincount(sc, minlength=total)
-    return rev_off, rev_owner
+    return rev_off
 
 
 def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Known],
-          progress: Optional[Progress] = None) -> Solved:
+          progress: Optional[Progress] = None, max_edge_bytes: int = 1 << 30) -> Solved:
     """The table of ``a`` against ``b`` men (``a >= b >= rules.lose_below``) for ``rules``.
 
     ``known`` holds every orientation a capture from this table leads to (``(b - c, a)``
     and ``(a - c, b)`` for ``c`` captured men, those not below ``lose_below``).
-    ``progress(stage, done, total)`` is called as the work goes on.  No I/O.
+    ``progress(stage, done, total)`` is called as the work goes on.  When the moves kept
+    would take more than ``max_edge_bytes`` twice over, they are generated a second time
+    instead of kept (less memory, more time).  No I/O.
     """
     if a < b or b < rules.lose_below:
         raise ValueError(f"expected a >= b >= lose_below ({rules.lose_below}), got {a}-{b}")
@@ -551,37 +554,60 @@ def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Kno
     other = {0: lays[-1], len(lays) - 1: lays[0]}
     total = sum(lay.size for lay in lays)
     lookup = _Lookup(rules, known)
-    chunks: list[tuple[int, int, np.ndarray]] = []
-    counter = np.zeros(total, dtype=np.int32)
-    score = np.zeros(total, dtype=np.int8)
-    blocked = np.zeros(total, dtype=bool)
-    done = 0
+    steps = []
     for li, lay in enumerate(lays):
         per = lay.mover * (t.n - lay.mover - lay.opponent if rules.flies(lay.mover)
                            else t.nb.shape[1])
         step = max(1, CHUNK_MOVES // max(per, 1))
-        for lo in range(0, lay.size, step):
-            hi = min(lay.size, lo + step)
-            ow, sc, sco, blk = _generate(rules, lay, other[li], lookup, lo, hi)
-            # edges sorted by owner: the owners are then implicit (a count per position)
-            first = lay.offset + lo
-            order = np.argsort(ow, kind="stable")
-            counter[first:first + hi - lo] = np.bincount(ow - first, minlength=hi - lo)
-            chunks.append((first, first + hi - lo, sc[order].astype(np.int32)))
-            del ow, sc, order
-            score[lay.offset + lo:lay.offset + hi] = sco
-            blocked[lay.offset + lo:lay.offset + hi] = blk
-            done += hi - lo
-            report("moves", done, total)
+        steps += [(li, lay, lo, min(lay.size, lo + step)) for lo in range(0, lay.size, step)]
+    # the moves kept at most, 8 bytes each while they are reversed: over the budget, they
+    # are generated twice (counted, then placed) and only the reversed copy is kept
+    estimate = sum(lay.size * lay.mover * (t.n - lay.mover - lay.opponent
+                                           if rules.flies(lay.mover) else t.nb.shape[1])
+                   for lay in lays)
+    twice = estimate * 8 > max_edge_bytes
+    chunks: list[tuple[int, int, np.ndarray]] = []
+    counter = np.zeros(total, dtype=np.int32)
+    into = np.zeros(total, dtype=I64)
+    score = np.zeros(total, dtype=np.int8)
+    blocked = np.zeros(total, dtype=bool)
+    done = 0
+    for li, lay, lo, hi in steps:
+        ow, sc, sco, blk = _generate(rules, lay, other[li], lookup, lo, hi)
+        first = lay.offset + lo
+        counter[first:first + hi - lo] = np.bincount(ow - first, minlength=hi - lo)
+        np.add.at(into, sc, 1)
+        if not twice:  # kept sorted by owner: the owners are then implicit
+            chunks.append((first, first + hi - lo, sc[np.argsort(ow, kind="stable")]
+                           .astype(np.int32)))
+        del ow, sc
+        score[first:first + hi - lo] = sco
+        blocked[first:first + hi - lo] = blk
+        done += hi - lo
+        report("moves", done, total)
     seconds["moves"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    rev_off, rev_owner = _reverse(chunks, counter, total)
+    rev_off = _offsets(into)
+    del into
+    rev_owner = np.empty(int(rev_off[-1]), dtype=np.int32)
+    fill = rev_off[:-1].copy()
+    if twice:
+        for li, lay, lo, hi in steps:
+            ow, sc, _, _ = _generate(rules, lay, other[li], None, lo, hi)
+            first = lay.offset + lo
+            _place(rev_owner, fill, first, first + hi - lo, counter,
+                   sc[np.argsort(ow, kind="stable")])
+            del ow, sc
+    while chunks:
+        first, stop, sc = chunks.pop(0)
+        _place(rev_owner, fill, first, stop, counter, sc)
+    del fill
     edges = len(rev_owner)
     seconds["reverse"] = time.perf_counter() - clock
     clock = time.perf_counter()
 
     val = np.zeros(total, dtype=np.int8)
-    dist = np.zeros(total, dtype=np.int32)
+    dist = np.zeros(total, dtype=np.uint16)
     has_moves = counter > 0
     blocked_loss = blocked & (score == 0) & (rules.blocked != "draw")
     val[blocked_loss] = LOSS
@@ -611,6 +637,8 @@ def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Kno
             counter[touched] -= times.astype(np.int32)
         lost = touched[(counter[touched] == 0) & (val[touched] == UNKNOWN) & can_lose[touched]]
         val[lost], dist[lost] = LOSS, k + 1
+        if k >= 1 << 15:
+            raise ValueError(f"distances past {k} plies do not fit the format")
         losses[k + 1] = lost
         resolved += len(won) + len(lost) - (len(cap_win) if k == 1 else 0)
         report("solve", resolved, total)
