@@ -26,6 +26,14 @@ path.  Every key is optional::
       anonymous: 3000/minute       # per client address, for requests without a valid token
     trusted_proxies: []            # reverse proxies whose X-Forwarded-For/-Proto are believed
     db_url: sqlite:///...          # default: DIR/arena.db (a PostgreSQL URL is accepted)
+    deadline: 2026-12-15T18:00:00+01:00  # ISO 8601 with an offset; none (default): no deadline
+    final:
+      pairs: 10                    # the final round robin: colour-swapped pairs per meeting, per variant
+    ladder:
+      opponents: 40                # a new version's ladder opponents (default: every active bot
+                                   #   while there are at most 40, else 40)
+    matches:
+      per_hour: 20                 # unrated test matches a participant may ask for per hour
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Optional
 
@@ -47,12 +56,15 @@ CONFIG_FILE = "server.yaml"
 
 _TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "check_workers",
         "check_timeout", "workers", "executor", "upload", "rate_limit", "trusted_proxies",
-        "db_url")
+        "db_url", "deadline", "final", "ladder", "matches")
 _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour", "max_kept_bytes",
            "keep_versions")
 _TIME = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
 _EXECUTOR = ("kind", "scheduler")
 _RATE = ("participant", "anonymous")
+_FINAL = ("pairs",)
+_LADDER = ("opponents",)
+_MATCHES = ("per_hour",)
 
 PAIRS = R.Range(1, 100, "pairs")
 CHECK_GAMES = R.Range(1, 20, "games")
@@ -64,6 +76,12 @@ FILES = R.Range(1, 100_000, "files")
 PER_HOUR = R.Range(1, 10_000, "uploads")
 KEPT_BYTES = R.Range(1, 1 << 40, "bytes")
 KEEP_VERSIONS = R.Range(0, 1000, "versions")
+FINAL_PAIRS = R.Range(1, 1000, "pairs")
+OPPONENTS = R.Range(1, 100_000, "bots")
+MATCHES_PER_HOUR = R.Range(0, 10_000, "matches")
+#: a new version's ladder opponents when ``ladder.opponents`` is not set: every active bot
+#: while there are at most this many, else this many
+DEFAULT_OPPONENTS = 40
 
 
 @dataclass(frozen=True)
@@ -94,6 +112,35 @@ class RateLimits:
 
 
 @dataclass(frozen=True)
+class FinalSettings:
+    """The final round robin that starts at the deadline."""
+
+    #: colour-swapped pairs per meeting of two bots, per variant
+    pairs: int = 10
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """How many opponents a new version plays on the ladder."""
+
+    #: None: every active bot while there are at most :data:`DEFAULT_OPPONENTS`, else that many
+    opponents: Optional[int] = None
+
+    def opponents_for(self, active: int) -> int:
+        """How many of ``active`` other bots a new version plays."""
+        limit = DEFAULT_OPPONENTS if self.opponents is None else self.opponents
+        return min(active, limit)
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    """Unrated test matches asked for by participants (``POST /api/matches``)."""
+
+    #: matches a participant may ask for in an hour (admins are not limited); 0: none
+    per_hour: int = 20
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """A competition's settings (see the module's docstring for the file)."""
 
@@ -115,6 +162,11 @@ class ServerConfig:
     #: whose X-Forwarded-For and X-Forwarded-Proto are believed; none by default
     trusted_proxies: tuple[str, ...] = ()
     db_url: Optional[str] = None
+    #: uploads close here and the final round robin starts (timezone-aware); None: never
+    deadline: Optional[datetime] = None
+    final: FinalSettings = field(default_factory=FinalSettings)
+    ladder: LadderSettings = field(default_factory=LadderSettings)
+    matches: MatchSettings = field(default_factory=MatchSettings)
 
     def isolation_object(self) -> Any:
         """The :class:`arena.sandbox.Isolation` the judge uses (None: the best available)."""
@@ -149,6 +201,12 @@ class ServerConfig:
             out["isolation"] = self.isolation
         if self.db_url is not None:
             out["db_url"] = self.db_url
+        if self.deadline is not None:
+            out["deadline"] = self.deadline.isoformat()
+        out["final"] = {"pairs": self.final.pairs}
+        if self.ladder.opponents is not None:
+            out["ladder"] = {"opponents": self.ladder.opponents}
+        out["matches"] = {"per_hour": self.matches.per_hour}
         return out
 
 
@@ -246,6 +304,26 @@ def _proxies(value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _deadline(value: Any) -> Optional[datetime]:
+    """An ISO 8601 date and time with a UTC offset (YAML reads an unquoted one as a
+    timestamp; a quoted one is parsed here); None or ``none``: no deadline."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "")):
+        return None
+    expected = "expected an ISO 8601 date and time with an offset (2026-12-15T18:00:00+01:00)"
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ConfigError(f"{expected}, got {value[:40]!r}", "deadline") from None
+    if not isinstance(value, datetime):
+        shown = value.isoformat() if isinstance(value, date) else repr(value)[:40]
+        raise ConfigError(f"{expected}, got {shown}", "deadline")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ConfigError(f"{expected}: {value.isoformat()} has no offset (add +00:00 for "
+                          f"UTC)", "deadline")
+    return value
+
+
 def proxy_networks(config: ServerConfig) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network,
                                                   ...]:
     """The networks of ``config.trusted_proxies`` (an address is a network of one)."""
@@ -305,6 +383,14 @@ def parse_server_config(data: Any) -> ServerConfig:
     db_url = top.get("db_url")
     if db_url is not None and (not isinstance(db_url, str) or "://" not in db_url):
         raise ConfigError("expected a database URL (postgresql://user@host/db)", "db_url")
+    fin = _mapping(top.get("final") or {}, "final", _FINAL)
+    final = FinalSettings(pairs=FINAL_PAIRS.check(fin.get("pairs", 10), "final.pairs"))
+    lad = _mapping(top.get("ladder") or {}, "ladder", _LADDER)
+    opponents = lad.get("opponents")
+    ladder = LadderSettings(None if opponents is None
+                            else OPPONENTS.check(opponents, "ladder.opponents"))
+    mat = _mapping(top.get("matches") or {}, "matches", _MATCHES)
+    matches = MatchSettings(MATCHES_PER_HOUR.check(mat.get("per_hour", 20), "matches.per_hour"))
     return ServerConfig(
         name=name.strip(), variants=tuple(variants), time_control=_time(top.get("time")),
         isolation=isolation, pairs=PAIRS.check(top.get("pairs", 2), "pairs"),
@@ -313,7 +399,8 @@ def parse_server_config(data: Any) -> ServerConfig:
         check_timeout=CHECK_TIMEOUT.check(top.get("check_timeout", 600), "check_timeout"),
         workers=WORKERS.check(top.get("workers", 2), "workers"), executor=executor,
         scheduler=scheduler, upload=upload, rate_limit=rate_limit,
-        trusted_proxies=_proxies(top.get("trusted_proxies")), db_url=db_url)
+        trusted_proxies=_proxies(top.get("trusted_proxies")), db_url=db_url,
+        deadline=_deadline(top.get("deadline")), final=final, ladder=ladder, matches=matches)
 
 
 def load_server_config(path: str | os.PathLike[str]) -> ServerConfig:

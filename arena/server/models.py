@@ -8,10 +8,15 @@
   ``running`` job found at start was interrupted and runs again, at most
   :data:`~arena.server.uploads.MAX_CHECK_ATTEMPTS` times in all).  ``cancel`` asks the
   checker running it to stop (the bot was retired, or an admin cancelled it).
-* :class:`Game`: one scheduled ladder game; ``queued`` -> ``running`` -> ``done`` with its
-  :class:`~arena.records.GameRecord` as JSON.  A game is counted once because its record is
-  stored in the same transaction that marks it done; an interrupted one is played again.
-* :class:`Setting`: small key/value state (the judge paused or not).
+* :class:`Game`: one scheduled game; ``queued`` -> ``running`` -> ``done`` with its
+  :class:`~arena.records.GameRecord` as JSON, and its result in columns (``result``,
+  ``forfeit``) that the standings are fitted from.  Its ``kind`` says what it counts for:
+  ``ladder`` (the leaderboard), ``final`` (the final round robin after the deadline) or
+  ``match`` (an unrated test match a participant asked for: no standings).  A game is
+  counted once because its record is stored in the same transaction that marks it done;
+  an interrupted one is played again.
+* :class:`Setting`: small key/value state (the judge paused or not; the final's state and,
+  once it is done, its frozen standings).
 
 The migrations in ``arena/server/migrations`` create exactly these tables; a test compares
 them.
@@ -28,6 +33,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 BOT_STATUSES = ("checking", "rejected", "active", "retired")
 GAME_STATUSES = ("queued", "running", "done")
+#: what a game counts for: the ladder's leaderboard, the final's standings, nothing
+GAME_KINDS = ("ladder", "final", "match")
 
 
 def utcnow() -> datetime:
@@ -104,13 +111,13 @@ class Job(Base):
 
 
 class Game(Base):
-    """One scheduled ladder game between two uploads."""
+    """One scheduled game between two uploads (ladder, final or test match)."""
 
     __tablename__ = "games"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     white_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
     black_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
-    variant: Mapped[str] = mapped_column(String(100))
+    variant: Mapped[str] = mapped_column(String(100), index=True)
     #: the colour-swapped pair (its two games share it) and the game in it (0 or 1)
     pair: Mapped[int] = mapped_column(Integer)
     game: Mapped[int] = mapped_column(Integer)
@@ -122,6 +129,13 @@ class Game(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
                                                             nullable=True)
+    #: ``ladder``, ``final`` or ``match`` (:data:`GAME_KINDS`)
+    kind: Mapped[str] = mapped_column(String(16), default="ladder", index=True)
+    #: the side that lost by a referee ending (``white``, ``black``), "" otherwise
+    forfeit: Mapped[str] = mapped_column(String(8), default="")
+    #: who asked for a test match (None for ladder and final games)
+    requested_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"), nullable=True,
+                                                        index=True)
 
     white: Mapped[Bot] = relationship(foreign_keys=[white_id])
     black: Mapped[Bot] = relationship(foreign_keys=[black_id])
