@@ -117,13 +117,15 @@ class PerfectEndgameBot(alphabeta.AlphaBetaBot):  # type: ignore[misc,name-defin
         tables = self._open()
         if tables is None:
             return None
-        from arena.tablebase import NotCovered, TablebaseError
+        from arena.tablebase import (NotCovered, TablebaseError, TablebaseMismatch,
+                                     UnsupportedVariant)
 
         try:
             moves = tables.probe_moves(position)
-        except NotCovered as e:
-            if "men in hand" not in str(e) and "removals" not in str(e):
-                self._say("variant", f"the tables do not cover this game here ({e})")
+        except (TablebaseMismatch, UnsupportedVariant) as e:  # not this game's rules
+            self._say("variant", f"the tables do not cover this variant ({e})")
+            return None
+        except NotCovered:  # placing, or more men than the tables hold: alpha-beta's turn
             return None
         except TablebaseError as e:  # a damaged file: say it once and play on without
             self._say("broken", f"the tables failed ({e}): playing alpha-beta")
