@@ -2,13 +2,15 @@
 competition is :mod:`arena.server.service`, the site :mod:`arena.server.web`.
 
 ``init`` makes a competition folder, ``user`` adds a participant (their token is the last
-line printed), ``run`` serves the site and runs the judge, ``gc`` removes the uploads' files
-that the disk rules allow.  Needs the ``server`` extra.
+line printed), ``users`` adds a roster's (``name,token`` CSV), ``run`` serves the site and
+runs the judge, ``results`` prints the final's standings (or the ladder before the deadline)
+as CSV, ``gc`` removes the uploads' files that the disk rules allow.  Needs the ``server``
+extra.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
@@ -85,6 +87,83 @@ def user(folder: str, name: str, admin: bool, new_token: bool, revoke: bool,
     finally:
         comp.close()
     click.echo(token)
+
+
+@server.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("roster", metavar="ROSTER.csv", type=click.Path(dir_okay=False, exists=True))
+@_DB_URL
+def users(folder: str, roster: str, db_url: Optional[str]) -> None:
+    """Add the participants of ROSTER.csv (a 'name' column; an optional 'admin' column,
+    true/false) and print 'name,token' CSV of the new ones to stdout: the tokens are shown
+    this once (only their hashes are kept).  Names that exist already are left alone and
+    reported on stderr."""
+    import csv
+    import sys
+
+    from arena.server import require_server_extra
+
+    require_server_extra()
+    from arena.server.participants import read_roster
+    from arena.server.service import Competition
+
+    people = read_roster(roster)
+    comp = Competition(folder, db_url=db_url)
+    try:
+        made, existing = comp.add_users(people)
+    finally:
+        comp.close()
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["name", "token"])
+    out.writerows(made)
+    sys.stdout.flush()
+    for name in existing:
+        click.echo(f"{name} exists already: left alone (arena server user {folder} {name} "
+                   f"--new-token gives a new token)", err=True)
+    click.echo(f"added {len(made)} participant(s); {len(existing)} existed already", err=True)
+
+
+@server.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@_DB_URL
+def results(folder: str, db_url: Optional[str]) -> None:
+    """Print the final round robin's standings as CSV (variant, rank, participant, bot,
+    version, points, elo, elo95, games, score), for a grade book.  Before the deadline:
+    the current ladder in the same columns.  Exit status 1, with a message, after the
+    deadline while the final is not done."""
+    import csv
+    import sys
+
+    from arena.server import require_server_extra
+
+    require_server_extra()
+    from arena.records import spreadsheet_safe
+    from arena.server.service import RESULT_COLUMNS, Competition, NotReady
+
+    comp = Competition(folder, db_url=db_url)
+    try:
+        kind, rows = comp.results()
+    except NotReady as e:
+        click.echo(f"Error: {e}; try again once it is (arena server results {folder})",
+                   err=True)
+        sys.exit(1)
+    finally:
+        comp.close()
+    def cell(value: Any) -> Any:
+        if value is None:
+            return ""
+        if isinstance(value, float):
+            return f"{value:g}"
+        return spreadsheet_safe(value)
+
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(RESULT_COLUMNS)
+    for row in rows:
+        out.writerow([cell(row[k]) for k in RESULT_COLUMNS])
+    sys.stdout.flush()
+    if kind == "ladder":
+        click.echo("before the deadline: the ladder's current standings (the final's come "
+                   "after it)", err=True)
 
 
 @server.command()

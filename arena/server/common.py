@@ -14,10 +14,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sqlite3
 import threading
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Hashable, Optional, TypeVar
 
 from arena.errors import ArenaError, ConfigError
 from arena.server.config import CONFIG_FILE, load_server_config
@@ -31,6 +33,9 @@ CHECKS = "checks"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 #: the largest id a row can have (SQLite and PostgreSQL integers are signed 64-bit)
 MAX_ID = (1 << 63) - 1
+#: results of the views kept per database version (beyond: the cache starts again)
+CACHE_ENTRIES = 2048
+T = TypeVar("T")
 
 
 class NotFound(ArenaError):
@@ -46,7 +51,11 @@ class Refused(ArenaError):
 
 
 class RateLimited(ArenaError):
-    """Too many uploads in the last hour (HTTP 429)."""
+    """Too many uploads (or test matches) in the last hour (HTTP 429)."""
+
+
+class NotReady(ArenaError):
+    """What was asked for does not exist yet: the final's standings before it is done."""
 
 
 def hash_token(token: str) -> str:
@@ -100,11 +109,68 @@ class State:
         self._board_fit = threading.Lock()
         #: each participant's recent upload attempts (monotonic times), refused ones too
         self._attempts: dict[int, list[float]] = {}
-        self._board_cache: tuple[Any, list[dict[str, Any]]] = (None, [])
+        self._board_cache: tuple[Any, Any] = (None, [])
+        #: the views' results for the database's current version (:meth:`cached`)
+        self._cache_lock = threading.Lock()
+        self._cache: dict[Hashable, Any] = {}
+        self._cache_version = -1
+        self._version_lock = threading.Lock()
+        self._version_db: Optional[sqlite3.Connection] = None
+        if self.engine.dialect.name == "sqlite" and self.engine.url.database not in (
+                None, "", ":memory:"):
+            self._version_db = sqlite3.connect(str(self.engine.url.database),
+                                               check_same_thread=False)
 
     def close(self) -> None:
         """Release the database connections."""
+        with self._version_lock:
+            if self._version_db is not None:
+                self._version_db.close()
+                self._version_db = None
         self.engine.dispose()
+
+    # ---- the views' cache ------------------------------------------------------------
+
+    def data_version(self) -> Optional[int]:
+        """A number that changes whenever anything is committed to the database, by any
+        connection of any process (SQLite's ``PRAGMA data_version`` on a connection of its
+        own that never writes); None where there is no such number (PostgreSQL)."""
+        with self._version_lock:
+            if self._version_db is None:
+                return None
+            row = self._version_db.execute("PRAGMA data_version").fetchone()
+        return int(row[0])
+
+    def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, kept until the database changes (:meth:`data_version`): the
+        pages read the same rows many times between two games.  The version is read before
+        computing, so a result is never kept under a version newer than its rows.  Without
+        a version (PostgreSQL) every call computes.  Callers must not change the result."""
+        version = self.data_version()
+        if version is None:
+            return compute()
+        with self._cache_lock:
+            if self._cache_version == version and key in self._cache:
+                found: T = self._cache[key]
+                return found
+        value = compute()
+        with self._cache_lock:
+            if version > self._cache_version:
+                self._cache, self._cache_version = {}, version
+            if version == self._cache_version and len(self._cache) < CACHE_ENTRIES:
+                self._cache[key] = value
+        return value
+
+    # ---- the deadline ----------------------------------------------------------------
+
+    def deadline_passed(self, now: Optional[datetime] = None) -> bool:
+        """Whether the settings' ``deadline`` has come (never without one)."""
+        deadline = self.config.deadline
+        return deadline is not None and (now or datetime.now(timezone.utc)) >= deadline
+
+    def deadline_text(self) -> str:
+        """The deadline as the settings give it (ISO 8601 with its offset), or ""."""
+        return "" if self.config.deadline is None else self.config.deadline.isoformat()
 
     def may_see_private(self, viewer: Viewer, owner_id: int) -> bool:
         """The owner and admins see logs and stderr."""

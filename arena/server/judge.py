@@ -8,11 +8,14 @@
   passed, queues its ladder games (:meth:`~arena.server.service.Competition.finish_check`).
   Neither the web server's event loop nor the games wait for a check, and a hostile upload
   holds one checker for ``check_timeout`` at most.
-* The **dispatcher** keeps the executor busy with queued games (each a
+* The **dispatcher** keeps the executor busy with queued games — test matches first, then
+  the final's, then the ladder's (none after the deadline) — (each a
   :class:`~arena.jobs.GameJob` played by the tournament's referee through
   :func:`~arena.server.live.play_live`, which appends each ply to the game's live file as it
   is played, on the local process pool of :func:`arena.executors.process_pool` or a Dask
-  scheduler's workers) and stores each record as it comes back.
+  scheduler's workers) and stores each record as it comes back.  Once a second it starts
+  the final when the deadline has passed and the last checks are done, and freezes its
+  standings when its last game is stored (:mod:`arena.server.final`).
 
 Nothing lives only in memory: a killed server's running work is requeued at the next start
 (:meth:`~arena.server.service.Competition.recover`) and a game counts once, when its record
@@ -41,6 +44,8 @@ POLL_S = 0.2
 MAX_LOG = 100_000
 #: seconds between two looks at whether a running check was cancelled
 CANCEL_POLL_S = 0.5
+#: seconds between two looks at whether the final is to start or is done
+FINAL_POLL_S = 1.0
 
 
 class Judge:
@@ -206,8 +211,13 @@ class Judge:
     def _game_loop(self) -> None:
         running: dict[Future[Any], int] = {}
         capacity = 2 * max(1, self.competition.config.workers)
+        final_look = 0.0
         while not self._stop.is_set():
             try:
+                if self.competition.config.deadline is not None and \
+                        time.monotonic() >= final_look:
+                    final_look = time.monotonic() + FINAL_POLL_S
+                    self._final()
                 if not self.competition.paused():
                     for claimed in self.competition.claim_games(capacity - len(running)):
                         running[self._submit(claimed)] = claimed[0]
@@ -221,6 +231,14 @@ class Judge:
             except Exception:  # noqa: BLE001 - the judge never dies of one bad game
                 log.exception("the game dispatcher failed; going on")
                 self._stop.wait(1.0)
+
+    def _final(self) -> None:
+        """Start the final when it is due; freeze its standings when it is done."""
+        queued = self.competition.start_final()
+        if queued:
+            log.info("the deadline has passed: the final round robin starts (%d games)", queued)
+        if self.competition.finish_final():
+            log.info("the final is done: its standings are frozen")
 
     def _submit(self, claimed: tuple[int, int, int, str, int, int, int]) -> Future[Any]:
         from arena.jobs import GameJob

@@ -1,55 +1,179 @@
 """The ladder: games scheduled for each bot that passes its check, handed to the judge's
 dispatcher and stored as they end, and the leaderboard fitted from them.
 
-A bot that passes gets ``pairs`` colour-swapped pairs per variant against every other active
-bot (:func:`schedule_games`); a game's record is stored in the same transaction that marks it
-``done`` (:meth:`Ladder.finish_game`), so a game counts once however the server stops.
+A bot that passes gets ``pairs`` colour-swapped pairs per variant against ``K`` other active
+bots (:func:`choose_opponents`: ``ladder.opponents``, by default every active bot while there
+are at most 40, else 40): the nearest in rating to its estimate (its previous version's
+rating, else the middle of the field) and a random spread of the rest, so that the graph of
+who played whom stays connected and the ratings converge (``benchmarks/bench_ladder.py``
+shows it on 1,000 simulated bots).  A game's record is stored in the same transaction that
+marks it ``done`` (:meth:`Ladder.finish_game`), with its result in columns, so a game
+counts once however the server stops, and the leaderboard is fitted from the columns
+(:func:`fit_standings`), never from the records' JSON.
+
+Only ``ladder`` games count on the leaderboard: the final's games (:mod:`arena.server.final`)
+and test matches (``match``) never do.  After the deadline no ladder game is scheduled or
+handed out.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import random
 import secrets
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
 
-from sqlalchemy import delete, func, or_, select, update
-from sqlalchemy.orm import joinedload
+from sqlalchemy import case, delete, func, or_, select, update
 
 from arena.records import GameRecord
 from arena.server.common import State
 from arena.server.config import ServerConfig
-from arena.server.models import Bot, Game, utcnow
+from arena.server.models import Bot, Game, User, utcnow
 
 #: attempts of a game whose executor keeps failing before it is given up
 MAX_ATTEMPTS = 3
+#: the share of a new version's ``K`` opponents taken nearest in rating (the rest: a
+#: random spread over the others)
+NEAREST_SHARE = 0.5
+#: White's score by result (other results are not counted)
+SCORES = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+#: the order the dispatcher hands queued games out in: test matches (asked for now), the
+#: final, the ladder
+_PRIORITY = case((Game.kind == "match", 0), (Game.kind == "final", 1), else_=2)
 
 
-def schedule_games(s: Any, bot: Bot, config: ServerConfig) -> int:
-    """Queue ``bot``'s games against every other active bot: ``pairs`` colour-swapped pairs
-    per variant, each pair with its own seed.  Returns the games queued."""
-    others = s.scalars(select(Bot).where(Bot.status == "active", Bot.id != bot.id)
-                       .order_by(Bot.id)).all()
+def new_seed() -> int:
+    """A game pair's seed (31 random bits)."""
+    return int.from_bytes(secrets.token_bytes(4), "big") >> 1
+
+
+def choose_opponents(candidates: Sequence[int], ratings: Mapping[int, float],
+                     estimate: Optional[float], k: int, rng: random.Random) -> list[int]:
+    """``k`` of ``candidates`` (all of them when there are no more): the
+    ``ceil(k * NEAREST_SHARE)`` nearest to ``estimate`` in ``ratings`` (a candidate without
+    a rating counts as at the estimate: it needs games), then a uniformly random spread of
+    the rest.  ``estimate`` None: the median rating (the middle of the field).  Returns them
+    in the order of ``candidates``."""
+    if k >= len(candidates):
+        return list(candidates)
+    if k <= 0:
+        return []
+    if estimate is None:
+        known = sorted(ratings[c] for c in candidates if c in ratings)
+        estimate = known[len(known) // 2] if known else 0.0
+    nearest = math.ceil(k * NEAREST_SHARE)
+    ranked = sorted(candidates, key=lambda c: (abs(ratings.get(c, estimate) - estimate),
+                                               rng.random()))
+    chosen = set(ranked[:nearest])
+    rest = ranked[nearest:]
+    chosen.update(rng.sample(rest, k - nearest))
+    return [c for c in candidates if c in chosen]
+
+
+def schedule_games(s: Any, bot: Bot, config: ServerConfig,
+                   ratings: Optional[Mapping[str, Mapping[int, float]]] = None,
+                   estimate: Optional[Mapping[str, float]] = None) -> int:
+    """Queue ``bot``'s ladder games: per variant, ``pairs`` colour-swapped pairs against each
+    of its opponents (:func:`choose_opponents` from the active bots, with ``ratings`` per
+    variant and ``bot``'s ``estimate`` per variant), each pair with its own seed.  Returns the
+    games queued."""
+    others = list(s.scalars(select(Bot.id).where(Bot.status == "active", Bot.id != bot.id)
+                            .order_by(Bot.id)).all())
     pair = (s.scalar(select(func.max(Game.pair))) or 0)
+    k = config.ladder.opponents_for(len(others))
+    rng = random.Random(secrets.randbits(64))
     queued = 0
-    for other in others:
-        for variant in config.variants:
+    for variant in config.variants:
+        opponents = choose_opponents(others, (ratings or {}).get(variant.name, {}),
+                                     (estimate or {}).get(variant.name), k, rng)
+        for other in opponents:
             for _ in range(config.pairs):
                 pair += 1
-                seed = int.from_bytes(secrets.token_bytes(4), "big") >> 1
-                for game, (w, b) in enumerate(((bot.id, other.id), (other.id, bot.id))):
+                seed = new_seed()
+                for game, (w, b) in enumerate(((bot.id, other), (other, bot.id))):
                     s.add(Game(white_id=w, black_id=b, variant=variant.name, pair=pair,
-                               game=game, seed=seed, status="queued"))
+                               game=game, seed=seed, status="queued", kind="ladder"))
                     queued += 1
     return queued
 
 
 def retire_bots(s: Any, ids: list[int]) -> None:
-    """Mark the bots ``ids`` retired and drop their queued games (in session ``s``)."""
+    """Mark the bots ``ids`` retired and drop their queued ladder games and test matches (in
+    session ``s``); the final's games are played whatever happens to its bots."""
     if not ids:
         return
     s.execute(update(Bot).where(Bot.id.in_(ids)).values(status="retired"))
     s.execute(delete(Game).where(
-        Game.status == "queued", or_(Game.white_id.in_(ids), Game.black_id.in_(ids))))
+        Game.status == "queued", Game.kind != "final",
+        or_(Game.white_id.in_(ids), Game.black_id.in_(ids))))
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One bot's line in a table fitted from game columns (:func:`fit_standings`)."""
+
+    bot: int
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    #: Elo and the half-width of its 95 % interval (the prior's for a flagged bot), as
+    #: :func:`arena.ratings.rate` gives them; None for a bot alone in its table
+    elo: Optional[float]
+    elo95: Optional[float]
+
+    @property
+    def points(self) -> float:
+        """A win 1, a draw 1/2."""
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def score(self) -> Optional[float]:
+        """Points per game (None before any game)."""
+        return self.points / self.games if self.games else None
+
+
+def fit_standings(white: Sequence[int], black: Sequence[int], score: Sequence[float],
+                  pair: Sequence[int]) -> dict[int, Standing]:
+    """W/D/L and Elo of every bot (by id) of the games given as columns (White's id,
+    Black's id, White's score, the colour-swapped pair each belongs to): the same
+    Bradley-Terry fit, prior for flagged bots and pair-clustered intervals as
+    :func:`arena.ratings.rate` (:func:`arena.ratings.fit_every_bot`), on arrays, so that
+    200,000 games take no more than their fit."""
+    import numpy as np
+
+    from arena.ratings import GameArrays, fit_every_bot
+
+    w = np.asarray(white, dtype=np.int64)
+    b = np.asarray(black, dtype=np.int64)
+    sc = np.asarray(score, dtype=float)
+    keep = w != b
+    w, b, sc, cl = w[keep], b[keep], sc[keep], np.asarray(pair, dtype=np.int64)[keep]
+    ids, inverse = np.unique(np.concatenate([w, b]), return_inverse=True)
+    n = ids.size
+    wi, bi = inverse[:w.size], inverse[w.size:]
+    wins = np.bincount(wi, sc == 1.0, n) + np.bincount(bi, sc == 0.0, n)
+    draws = np.bincount(wi, sc == 0.5, n) + np.bincount(bi, sc == 0.5, n)
+    games = np.bincount(wi, minlength=n) + np.bincount(bi, minlength=n)
+    fit, _ = fit_every_bot(GameArrays(tuple(str(i) for i in ids), wi, bi, sc, cl))
+    half = fit.elo95() if fit is not None else None
+    out = {}
+    for k, bot in enumerate(ids.tolist()):
+        out[bot] = Standing(bot, int(games[k]), int(wins[k]), int(draws[k]),
+                            int(games[k] - wins[k] - draws[k]),
+                            None if fit is None else float(fit.elo[k]),
+                            None if half is None else float(half[k]))
+    return out
+
+
+def _result_rows(s: Any, kind: str) -> list[tuple[int, int, str, int, str]]:
+    """(white, black, result, pair, variant) of every finished game of ``kind``, read
+    without building objects (200,000 rows in a fraction of a second)."""
+    rows = s.execute(select(Game.white_id, Game.black_id, Game.result, Game.pair, Game.variant)
+                     .where(Game.kind == kind, Game.status == "done")).all()
+    return [tuple(r) for r in rows]
 
 
 class Ladder(State):
@@ -58,12 +182,14 @@ class Ladder(State):
 
     def claim_games(self, n: int) -> list[tuple[int, int, int, str, int, int, int]]:
         """Up to ``n`` queued games, now ``running``: (id, white, black, variant, pair,
-        game, seed)."""
+        game, seed).  Test matches first, then the final's games, then the ladder's (none
+        of those after the deadline), each oldest first."""
         if n <= 0:
             return []
+        kinds = ["match", "final"] + ([] if self.deadline_passed() else ["ladder"])
         with self.sessions.begin() as s:
-            games = s.scalars(select(Game).where(Game.status == "queued")
-                              .order_by(Game.id).limit(n)).all()
+            games = s.scalars(select(Game).where(Game.status == "queued", Game.kind.in_(kinds))
+                              .order_by(_PRIORITY, Game.id).limit(n)).all()
             for g in games:
                 g.status, g.attempts = "running", g.attempts + 1
             return [(g.id, g.white_id, g.black_id, g.variant, g.pair, g.game, g.seed)
@@ -75,7 +201,8 @@ class Ladder(State):
         :data:`MAX_ATTEMPTS`).  False when the game was no longer running (dropped).
 
         The record is stored without the server's folders (the players' paths are the
-        bots' places in the competition folder, ``<competition>/bots/<id>``)."""
+        bots' places in the competition folder, ``<competition>/bots/<id>``); its result
+        and the side that forfeited, if any, go in columns too (the standings' input)."""
         with self.sessions.begin() as s:
             game = s.get(Game, game_id)
             if game is None or game.status != "running":
@@ -84,6 +211,7 @@ class Ladder(State):
                 game.status = "failed" if game.attempts >= MAX_ATTEMPTS else "queued"
                 return True
             game.status, game.result = "done", record.result
+            game.forfeit = record.forfeit if record.forfeit in ("white", "black") else ""
             game.record, game.finished_at = self.public_record(record.to_json()), utcnow()
             return True
 
@@ -93,64 +221,79 @@ class Ladder(State):
         return text.replace(folder, "<competition>")
 
     def records(self, between: set[int]) -> list[GameRecord]:
-        """Every finished game between two of the bots ``between`` (ids), oldest first."""
+        """Every finished ladder game between two of the bots ``between`` (ids), oldest
+        first, as records (parsed from their JSON: for exports, not for the pages)."""
         with self.sessions() as s:
             rows = s.execute(select(Game.white_id, Game.black_id, Game.record)
-                             .where(Game.status == "done").order_by(Game.id)).all()
+                             .where(Game.status == "done", Game.kind == "ladder")
+                             .order_by(Game.id)).all()
         return [GameRecord.from_dict(json.loads(r)) for w, b, r in rows
                 if w in between and b in between and r]
 
     def leaderboard(self) -> list[dict[str, Any]]:
         """One row per active bot per variant: ``variant``, ``rank``, ``bot``, ``id``,
-        ``owner``, ``elo``, ``elo95``, ``games``, ``score`` (points per game) and W/D/L,
-        rated like ``arena rate`` (:func:`arena.ratings.rate`: Bradley-Terry, intervals)."""
+        ``version``, ``owner``, ``elo``, ``elo95``, ``games``, ``score`` (points per game)
+        and W/D/L, from the ladder games between active bots, rated like ``arena rate``
+        (Bradley-Terry, the prior for flagged bots, pair-clustered intervals:
+        :func:`fit_standings`) and ranked by Elo (bots play different numbers of games on
+        a ladder; bots without a game have no rank).  Kept until the database changes, and
+        the fit until the finished ladder games or the active bots do."""
+        return self.cached("leaderboard", self._leaderboard)
+
+    def _leaderboard(self) -> list[dict[str, Any]]:
         with self.sessions() as s:
-            bots = {b.label: b for b in s.scalars(select(Bot).options(joinedload(Bot.owner))
-                                                  .where(Bot.status == "active"))}
+            bots = {i: (name, version, owner) for i, name, version, owner in s.execute(
+                select(Bot.id, Bot.name, Bot.version, User.name)
+                .join(User, User.id == Bot.owner_id).where(Bot.status == "active")).all()}
             # the done games by count and highest id: games end out of id order (two at
             # once), so the highest id alone can stay put while another game is counted
             key = (tuple(s.execute(select(func.count(Game.id), func.max(Game.id))
-                                   .where(Game.status == "done")).one()),
+                                   .where(Game.status == "done", Game.kind == "ladder")).one()),
                    tuple(sorted(bots)))
         with self._board_lock:
             if self._board_cache[0] == key:
-                return self._board_cache[1]
+                return list(self._board_cache[1])
         with self._board_fit:  # one fit at a time: concurrent requests wait for its result
             with self._board_lock:
                 if self._board_cache[0] == key:
-                    return self._board_cache[1]
+                    return list(self._board_cache[1])
             rows = self._fit_leaderboard(bots)
             with self._board_lock:
                 self._board_cache = (key, rows)
             return rows
 
-    def _fit_leaderboard(self, bots: dict[str, Bot]) -> list[dict[str, Any]]:
-        """The leaderboard's rows, fitted from the records of the games between ``bots``
-        (the active ones by label, their owners loaded; see :meth:`leaderboard`)."""
-        from arena.ratings import rate
-
-        records = self.records({b.id for b in bots.values()})
+    def _fit_leaderboard(self, bots: dict[int, tuple[str, int, str]]) -> list[dict[str, Any]]:
+        """The leaderboard's rows for the active ``bots`` (id -> name, version, owner)."""
+        with self.sessions() as s:
+            games = [g for g in _result_rows(s, "ladder")
+                     if g[0] in bots and g[1] in bots and g[2] in SCORES]
         rows: list[dict[str, Any]] = []
         for variant in self.config.variants:
-            chosen = [r for r in records if r.variant == variant.name]
-            rated = set()
-            if chosen:
-                for r in rate(chosen, variant=variant.name).rows:
-                    bot = bots.get(r.bot)
-                    if bot is None:
-                        continue
-                    rated.add(r.bot)
-                    rows.append({
-                        "variant": variant.name, "rank": r.rank, "bot": bot.name,
-                        "id": bot.id, "version": bot.version, "owner": bot.owner.name,
-                        "elo": None if r.rating is None else round(r.rating, 1),
-                        "elo95": None if r.rating95 is None else round(r.rating95, 1),
-                        "games": r.games, "score": round(r.score, 3) if r.games else None,
-                        "wins": r.wins, "draws": r.draws, "losses": r.losses})
-            for label in sorted(set(bots) - rated):  # active, no games yet
-                bot = bots[label]
-                rows.append({"variant": variant.name, "rank": None, "bot": bot.name,
-                             "id": bot.id, "version": bot.version, "owner": bot.owner.name,
-                             "elo": None, "elo95": None, "games": 0, "score": None,
-                             "wins": 0, "draws": 0, "losses": 0})
+            chosen = [g for g in games if g[4] == variant.name]
+            table = fit_standings([g[0] for g in chosen], [g[1] for g in chosen],
+                                  [SCORES[g[2]] for g in chosen], [g[3] for g in chosen])
+            ranked = sorted(table.values(), key=lambda t: (-(t.elo or 0.0), bots[t.bot][0],
+                                                           t.bot))
+            for rank, t in enumerate(ranked, 1):
+                name, version, owner = bots[t.bot]
+                rows.append({
+                    "variant": variant.name, "rank": rank, "bot": name, "id": t.bot,
+                    "version": version, "owner": owner,
+                    "elo": None if t.elo is None else round(t.elo, 1) + 0.0,
+                    "elo95": None if t.elo95 is None else round(t.elo95, 1),
+                    "games": t.games, "score": None if t.score is None else round(t.score, 3),
+                    "wins": t.wins, "draws": t.draws, "losses": t.losses})
+            for bot in sorted(set(bots) - set(table), key=lambda i: (bots[i][0], i)):
+                name, version, owner = bots[bot]  # active, no games yet
+                rows.append({"variant": variant.name, "rank": None, "bot": name, "id": bot,
+                             "version": version, "owner": owner, "elo": None, "elo95": None,
+                             "games": 0, "score": None, "wins": 0, "draws": 0, "losses": 0})
         return rows
+
+    def ladder_ratings(self) -> dict[str, dict[int, float]]:
+        """Per variant, the Elo of every active bot that has one (from the leaderboard)."""
+        out: dict[str, dict[int, float]] = {v.name: {} for v in self.config.variants}
+        for row in self.leaderboard():
+            if row["elo"] is not None:
+                out.setdefault(row["variant"], {})[row["id"]] = row["elo"]
+        return out

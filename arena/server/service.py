@@ -7,6 +7,8 @@ settings, database, uploaded bots) and is made of one part per concern, each a m
 * :mod:`arena.server.uploads`: uploads, the judge's queue of checks (fair share, stopping,
   verdicts) and the disk the uploads keep;
 * :mod:`arena.server.ladder`: the ladder's games and the leaderboard;
+* :mod:`arena.server.final`: the deadline's final round robin and the results;
+* :mod:`arena.server.matches`: unrated test matches asked for by participants;
 * :mod:`arena.server.views`: what the pages and the API show, with the access rules.
 
 Every view is plain data (dicts), the same for the API and the pages; access rules live in
@@ -24,19 +26,21 @@ from sqlalchemy import func, select
 
 from arena.errors import ConfigError
 from arena.server.common import (ANONYMOUS, BOTS, CHECKS, OPERATOR, REVOKED, SECRET_FILE,
-                                 UPLOADS, Forbidden, NotFound, RateLimited, Refused, Viewer,
-                                 hash_token)
+                                 UPLOADS, Forbidden, NotFound, NotReady, RateLimited, Refused,
+                                 Viewer, hash_token)
 from arena.server.config import CONFIG_FILE, ServerConfig
 from arena.server.db import database_url, migrate, open_engine
-from arena.server.ladder import MAX_ATTEMPTS, Ladder
+from arena.server.final import RESULT_COLUMNS, Final
+from arena.server.ladder import MAX_ATTEMPTS
+from arena.server.matches import Matches
 from arena.server.models import Bot, Game, Setting
 from arena.server.participants import Participants
 from arena.server.uploads import ATTEMPTS_PER_UPLOAD, MAX_CHECK_ATTEMPTS, Uploads
 from arena.server.views import Views
 
 __all__ = ["Competition", "init_competition", "ANONYMOUS", "OPERATOR", "REVOKED", "Viewer",
-           "NotFound", "Forbidden", "Refused", "RateLimited", "hash_token", "MAX_ATTEMPTS",
-           "MAX_CHECK_ATTEMPTS", "ATTEMPTS_PER_UPLOAD"]
+           "NotFound", "Forbidden", "Refused", "RateLimited", "NotReady", "hash_token",
+           "MAX_ATTEMPTS", "MAX_CHECK_ATTEMPTS", "ATTEMPTS_PER_UPLOAD", "RESULT_COLUMNS"]
 
 
 def init_competition(folder: str | os.PathLike[str],
@@ -69,7 +73,7 @@ def init_competition(folder: str | os.PathLike[str],
     return out
 
 
-class Competition(Participants, Uploads, Ladder, Views):
+class Competition(Participants, Uploads, Final, Matches, Views):
     """An open competition folder (see the module's docstring)."""
 
     def __init__(self, folder: str | os.PathLike[str], *, db_url: Optional[str] = None) -> None:
@@ -90,7 +94,11 @@ class Competition(Participants, Uploads, Ladder, Views):
             return bool(setting and setting.value)
 
     def status(self) -> dict[str, Any]:
-        """Counts for the pages and the tests: bots by status, games by status, paused."""
+        """Counts for the pages and the tests: bots by status, games by status, paused
+        (kept until the database changes)."""
+        return self.cached("status", self._status)
+
+    def _status(self) -> dict[str, Any]:
         with self.sessions() as s:
             bots = dict(s.execute(select(Bot.status, func.count()).group_by(Bot.status)).all())
             games = dict(s.execute(select(Game.status, func.count())

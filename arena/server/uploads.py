@@ -40,8 +40,8 @@ from sqlalchemy import CursorResult, func, select, update
 
 from arena.errors import ConfigError
 from arena.server.common import (BOTS, NAME_RE, UPLOADS, Forbidden, NotFound, RateLimited,
-                                 Refused, State, Viewer, valid_id)
-from arena.server.ladder import retire_bots, schedule_games
+                                 Refused, Viewer, valid_id)
+from arena.server.ladder import Ladder, retire_bots, schedule_games
 from arena.server.models import Bot, Game, Job, utcnow
 from arena.server.unpack import UnpackError, safe_unpack
 
@@ -77,9 +77,10 @@ def _megabytes(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-class Uploads(State):
+class Uploads(Ladder):
     """Uploads, the judge's queue of checks and the uploads' disk (a part of
-    :class:`~arena.server.service.Competition`; see the module's docstring)."""
+    :class:`~arena.server.service.Competition`; see the module's docstring).  Built on the
+    ladder, which a bot that passes its check joins."""
 
     # ---- taking an upload ----------------------------------------------------------
 
@@ -88,7 +89,8 @@ class Uploads(State):
         queue its check.  Returns ``{"id", "status": "checking"}``.  Nothing of a refused
         upload is kept (no archive, no folder, no row).
 
-        :raises Forbidden: nobody is logged in.
+        :raises Forbidden: nobody is logged in, or the deadline has passed (the message
+            names it).
         :raises RateLimited: the participant's uploads in the last hour reached the limit.
         :raises Refused: too big, over the participant's disk quota, a refused archive, or
             a bad ``bot.yaml``.
@@ -97,6 +99,9 @@ class Uploads(State):
 
         if not viewer.known:
             raise Forbidden("log in to upload a bot")
+        if self.deadline_passed():
+            raise Forbidden(f"uploads closed at the deadline, {self.deadline_text()}: the "
+                            f"final round robin plays the bots uploaded before it")
         limits = self.config.upload
         self._count_attempt(viewer)
         if len(data) > limits.max_bytes:
@@ -267,6 +272,24 @@ class Uploads(State):
             bot.verdict = ""
             s.add(Job(kind="check", bot_id=bot.id))
 
+    def archive(self, bot_id: int, viewer: Viewer) -> tuple[Path, str]:
+        """The archive of an upload as it was received, for its owner and admins: (its
+        path, a file name to download it as: ``<bot>-v<version>.zip`` or ``.tar.gz``).
+
+        :raises NotFound: no such bot, or its archive was removed by the disk rules.
+        :raises Forbidden: the viewer is neither its owner nor an admin.
+        """
+        with self.sessions() as s:
+            bot = self._bot_row(s, bot_id)
+            if not self.may_see_private(viewer, bot.owner_id):
+                raise Forbidden("only its owner and admins may download a bot's archive")
+            name, version = bot.name or "bot", bot.version
+        for suffix in _SUFFIXES:
+            path = self.folder / UPLOADS / f"{bot_id}{suffix}"
+            if path.is_file():
+                return path, f"{name}-v{version}{suffix}"
+        raise NotFound(f"bot {bot_id}'s archive was removed from the server (disk rules)")
+
     def _bot_row(self, s: Any, bot_id: int) -> Bot:
         bot = s.get(Bot, bot_id) if valid_id(bot_id) else None
         if bot is None:
@@ -343,13 +366,17 @@ class Uploads(State):
     def finish_check(self, job_id: int, bot_id: int, passed: bool, verdict: str,
                      log: str) -> int:
         """Store a check's verdict; a passed bot becomes active (retiring its owner's older
-        versions of the same name) and its games against every other active bot are
-        queued: ``pairs`` colour-swapped pairs per variant.  A check stopped because its bot
-        was retired meanwhile keeps its verdict and log; the bot stays retired.  Then the
-        disk rules apply (a rejected upload's folder goes).  Returns the games queued."""
+        versions of the same name) and its ladder games are queued: ``pairs``
+        colour-swapped pairs per variant against its ``ladder.opponents``
+        (:func:`~arena.server.ladder.schedule_games`; none after the deadline: the bot
+        plays in the final).  A check stopped because its bot was retired meanwhile keeps
+        its verdict and log; the bot stays retired.  Then the disk rules apply (a rejected
+        upload's folder goes).  Returns the games queued."""
         from arena.server.progress import remove_progress
 
         queued = 0
+        ladder = passed and not self.deadline_passed()
+        ratings = self.ladder_ratings() if ladder else {}
         with self.sessions.begin() as s:
             job, bot = s.get(Job, job_id), s.get(Bot, bot_id)
             if job is None or bot is None or job.status != "running":
@@ -363,9 +390,13 @@ class Uploads(State):
                     older = s.scalars(select(Bot.id).where(
                         Bot.owner_id == bot.owner_id, Bot.name == bot.name, Bot.id != bot.id,
                         Bot.status == "active")).all()
+                    # where the new version starts from: its latest version's rating
+                    estimate = {variant: table[max(older)] for variant, table in ratings.items()
+                                if older and max(older) in table}
                     retire_bots(s, list(older))
                     bot.status = "active"
-                    queued = schedule_games(s, bot, self.config)
+                    if ladder:
+                        queued = schedule_games(s, bot, self.config, ratings, estimate)
                 else:
                     bot.status = "rejected"
         remove_progress(self.folder, job_id)

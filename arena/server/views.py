@@ -1,21 +1,30 @@
-"""What the pages and the API show: bots, games (finished and live) and the judge's state,
-as plain data (dicts), the same for both.  Access rules live here, once: a bot's verdict,
-check log and its games' stderr go to its owner and admins only; nothing shows the server's
-folders."""
+"""What the pages and the API show: bots, games (finished and live, paged and filtered) and
+the judge's state, as plain data (dicts), the same for both.  Access rules live here, once:
+a bot's verdict, check log, archive and its games' stderr go to its owner and admins only;
+nothing shows the server's folders.
+
+The public views are kept until the database changes (:meth:`~arena.server.common.State.cached`)
+and read their rows with one query per page (players joined in), never one per row."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Optional, Sequence
 
-from sqlalchemy import or_, select
-from sqlalchemy.orm import joinedload
+from sqlalchemy import and_, false, func, or_, select
+from sqlalchemy.orm import aliased, joinedload
 
-from arena.server.common import Forbidden, NotFound, State, Viewer, valid_id
-from arena.server.models import Bot, Game, Job
+from arena.server.common import Forbidden, NotFound, Viewer, valid_id
+from arena.server.ladder import Ladder
+from arena.server.models import Bot, Game, Job, User
+
+#: rows of the games page
+GAMES_PER_PAGE = 50
+#: a bot's forfeited games shown to its owner (the latest)
+FORFEITS_SHOWN = 20
 
 
-class Views(State):
+class Views(Ladder):
     """The read side of a competition (a part of
     :class:`~arena.server.service.Competition`)."""
 
@@ -25,41 +34,63 @@ class Views(State):
             raise NotFound(f"no bot {bot_id}")
         return bot
 
-    def bot_view(self, bot_id: int, viewer: Viewer, *, private: bool = True) -> dict[str, Any]:
-        """A bot: public facts, its games; with its verdict and check log for its owner and
-        admins (and, while it is checked, what its check is doing: ``check``).
-        ``private``: the caller wants the owner's view (the API): anyone else gets
-        :class:`Forbidden`.
+    def bot_view(self, bot_id: int, viewer: Viewer, *, private: bool = True,
+                 games_limit: Optional[int] = None) -> dict[str, Any]:
+        """A bot: public facts (with ``ladder``: its leaderboard rows), its games (newest
+        first when ``games_limit`` keeps only the latest; ``game_count`` all of them); with
+        its verdict and check log for its owner and admins (and, while it is checked, what
+        its check is doing: ``check``).  ``private``: the caller wants the owner's view
+        (the API): anyone else gets :class:`Forbidden`.  The public part is kept until the
+        database changes.
 
         :raises NotFound: no such bot.
         :raises Forbidden: ``private`` and the viewer is neither its owner nor an admin.
         """
-        with self.sessions() as s:
-            bot = self._bot(s, bot_id)
-            mine = self.may_see_private(viewer, bot.owner_id)
-            if private and not mine:
-                raise Forbidden("only its owner and admins may see a bot's check")
-            games = s.scalars(_with_players(select(Game)).where(
-                or_(Game.white_id == bot_id, Game.black_id == bot_id)).order_by(Game.id)).all()
-            forfeits = [g for g in games if g.status == "done" and _forfeited(g, bot_id)]
-            out: dict[str, Any] = {
-                "id": bot.id, "bot": bot.name, "version": bot.version,
-                "owner": bot.owner.name, "status": bot.status,
-                "uploaded": bot.created_at.isoformat(),
-                "files_removed": bot.removed_at is not None,
-                "games": [_game_row(g) for g in games],
-                "forfeits": len(forfeits),
-            }
-            if mine:
+        if not valid_id(bot_id):
+            raise NotFound(f"no bot {bot_id}")
+        public = self.cached(("bot", bot_id, games_limit),
+                             lambda: self._public_bot(bot_id, games_limit))
+        mine = self.may_see_private(viewer, public["owner_id"])
+        if private and not mine:
+            raise Forbidden("only its owner and admins may see a bot's check")
+        out = {k: v for k, v in public.items() if k != "owner_id"}
+        if mine:
+            with self.sessions() as s:
+                bot = self._bot(s, bot_id)
                 out["verdict"] = bot.verdict
                 out["check_log"] = bot.check_log
+                forfeits = s.scalars(select(Game).where(
+                    _forfeited_by(bot_id), Game.status == "done").order_by(Game.id.desc())
+                    .limit(FORFEITS_SHOWN)).all()
                 out["forfeit_games"] = [_forfeit_row(g, bot_id, self._public_json(g.record))
                                         for g in forfeits]
                 job = s.scalar(select(Job).where(Job.bot_id == bot_id,
                                                  Job.status.in_(("queued", "running")))
                                .order_by(Job.id.desc()).limit(1))
                 out["check"] = None if job is None else self._check_state(job)
-            return out
+                out["archive"] = bot.archive_bytes > 0
+        return out
+
+    def _public_bot(self, bot_id: int, games_limit: Optional[int]) -> dict[str, Any]:
+        with self.sessions() as s:
+            bot = self._bot(s, bot_id)
+            mine = or_(Game.white_id == bot_id, Game.black_id == bot_id)
+            query = _game_rows().where(mine)
+            query = (query.order_by(Game.id) if games_limit is None
+                     else query.order_by(Game.id.desc()).limit(games_limit))
+            games = [_row_dict(r) for r in s.execute(query).all()]
+            count = s.scalar(select(func.count(Game.id)).where(mine)) or 0
+            forfeits = s.scalar(select(func.count(Game.id)).where(
+                _forfeited_by(bot_id), Game.status == "done")) or 0
+            out: dict[str, Any] = {
+                "id": bot.id, "bot": bot.name, "version": bot.version,
+                "owner": bot.owner.name, "owner_id": bot.owner_id, "status": bot.status,
+                "uploaded": bot.created_at.isoformat(),
+                "files_removed": bot.removed_at is not None,
+                "games": games, "game_count": count, "forfeits": forfeits,
+            }
+        out["ladder"] = [r for r in self.leaderboard() if r["id"] == bot_id]
+        return out
 
     def _check_state(self, job: Job) -> dict[str, Any]:
         """A queued or running check as its owner sees it: ``state``, ``attempt`` and, while
@@ -94,12 +125,18 @@ class Views(State):
 
         :raises NotFound: no such game, or not finished yet.
         """
-        with self.sessions() as s:
-            game = s.get(Game, game_id) if valid_id(game_id) else None
-            if game is None or game.status != "done" or not game.record:
-                raise NotFound(f"no finished game {game_id}")
-            record = json.loads(self._public_json(game.record))
-            owners = {"white": game.white.owner_id, "black": game.black.owner_id}
+        found = None
+        if valid_id(game_id):
+            with self.sessions() as s:
+                found = s.execute(select(Game.status, Game.record, _WHITE.owner_id,
+                                         _BLACK.owner_id)
+                                  .join(_WHITE, _WHITE.id == Game.white_id)
+                                  .join(_BLACK, _BLACK.id == Game.black_id)
+                                  .where(Game.id == game_id)).first()
+        if found is None or found[0] != "done" or not found[1]:
+            raise NotFound(f"no finished game {game_id}")
+        record = json.loads(self._public_json(found[1]))
+        owners = {"white": found[2], "black": found[3]}
         record["stderr"] = {color: text for color, text in record.get("stderr", {}).items()
                             if color in owners and self.may_see_private(viewer, owners[color])}
         return record
@@ -121,12 +158,15 @@ class Views(State):
         from arena.server.live import live_board, live_path, read_plies
         from arena.variants import get_variant
 
+        if not valid_id(game_id):
+            raise NotFound(f"no game {game_id}")
         with self.sessions() as s:
-            game = s.get(Game, game_id) if valid_id(game_id) else None
-            if game is None:
+            found = s.execute(_game_rows().add_columns(Game.record)
+                              .where(Game.id == game_id)).first()
+            if found is None:
                 raise NotFound(f"no game {game_id}")
-            row = _game_row(game)
-            record = game.record if game.status == "done" else ""
+            row = _row_dict(found[:-1])
+            record = found[-1] if row["status"] == "done" else ""
         if record:
             moves = [m["move"] for m in json.loads(record).get("moves", [])]
         elif row["status"] == "running":
@@ -141,21 +181,93 @@ class Views(State):
         row["moves"] = moves[:row["plies"]]
         return row
 
-    def games(self, *, limit: int = 200) -> list[dict[str, Any]]:
-        """The latest games, queued, running and finished (the live view)."""
+    def games(self, *, limit: int = 200, page: int = 1, bot: Optional[int] = None,
+              participant: Optional[str] = None, variant: Optional[str] = None,
+              kind: Optional[str] = None) -> list[dict[str, Any]]:
+        """The latest games, queued, running and finished (``limit`` a page, ``page`` 1
+        the newest), of one bot, of one participant's bots, of one variant, of one
+        kind (ladder, final, match) when asked."""
+        return self.games_page(page=page, per_page=limit, bot=bot, participant=participant,
+                               variant=variant, kind=kind)["games"]
+
+    def games_page(self, *, page: int = 1, per_page: int = GAMES_PER_PAGE,
+                   bot: Optional[int] = None, participant: Optional[str] = None,
+                   variant: Optional[str] = None, kind: Optional[str] = None) -> dict[str, Any]:
+        """One page of the games list, newest first: ``games`` (rows with the players'
+        names, versions and owners, ``kind``), ``page``, ``pages``, ``total``,
+        ``per_page`` and the ``filters`` applied (``bot``, ``participant``, ``variant``,
+        ``kind``: None for none).  One query for the page and one for the count, whatever
+        the page; kept until the database changes."""
+        key = ("games", page, per_page, bot, participant, variant, kind)
+        return self.cached(key, lambda: self._games_page(page, per_page, bot, participant,
+                                                         variant, kind))
+
+    def _games_page(self, page: int, per_page: int, bot: Optional[int],
+                    participant: Optional[str], variant: Optional[str],
+                    kind: Optional[str]) -> dict[str, Any]:
+        where = []
+        if bot is not None:
+            where.append(or_(Game.white_id == bot, Game.black_id == bot) if valid_id(bot)
+                         else false())
+        if participant is not None:
+            owned = select(Bot.id).join(User, User.id == Bot.owner_id).where(
+                User.name == participant).scalar_subquery()
+            where.append(or_(Game.white_id.in_(owned), Game.black_id.in_(owned)))
+        if variant is not None:
+            where.append(Game.variant == variant)
+        if kind is not None:
+            where.append(Game.kind == kind)
+        per_page = max(1, per_page)
         with self.sessions() as s:
-            rows = s.scalars(_with_players(select(Game)).order_by(Game.id.desc())
-                             .limit(limit)).all()
-            return [_game_row(g) for g in rows]
+            total = s.scalar(select(func.count(Game.id)).where(*where)) or 0
+            pages = max(1, -(-total // per_page))
+            page = min(max(1, page), pages)
+            rows = s.execute(_game_rows().where(*where).order_by(Game.id.desc())
+                             .limit(per_page).offset((page - 1) * per_page)).all()
+        return {"games": [_row_dict(r) for r in rows], "page": page, "pages": pages,
+                "total": total, "per_page": per_page,
+                "filters": {"bot": bot, "participant": participant, "variant": variant,
+                            "kind": kind}}
+
+    def game_row(self, game_id: int) -> dict[str, Any]:
+        """One game's row as the games list shows it (players, ``kind``, status, result).
+
+        :raises NotFound:"""
+        if not valid_id(game_id):
+            raise NotFound(f"no game {game_id}")
+        with self.sessions() as s:
+            row = s.execute(_game_rows().where(Game.id == game_id)).first()
+        if row is None:
+            raise NotFound(f"no game {game_id}")
+        return _row_dict(row)
 
 
-def _forfeited(game: Game, bot_id: int) -> bool:
-    try:
-        forfeit = json.loads(game.record).get("forfeit")
-    except ValueError:
-        return False
-    return (forfeit == "white" and game.white_id == bot_id) or (
-        forfeit == "black" and game.black_id == bot_id)
+def _forfeited_by(bot_id: int) -> Any:
+    """The games that ``bot_id`` lost by a referee ending (the ``forfeit`` column)."""
+    return or_(and_(Game.white_id == bot_id, Game.forfeit == "white"),
+               and_(Game.black_id == bot_id, Game.forfeit == "black"))
+
+
+_WHITE, _BLACK = aliased(Bot), aliased(Bot)
+_WHITE_OWNER, _BLACK_OWNER = aliased(User), aliased(User)
+_ROW_COLUMNS = ("id", "white_id", "white", "white_version", "white_owner", "black_id", "black",
+                "black_version", "black_owner", "variant", "pair", "status", "result", "kind")
+
+
+def _game_rows() -> Any:
+    """The query of games as rows of :data:`_ROW_COLUMNS` (the players' names, versions and
+    owners joined in: one query for a whole page, no object per row)."""
+    return (select(Game.id, Game.white_id, _WHITE.name, _WHITE.version, _WHITE_OWNER.name,
+                   Game.black_id, _BLACK.name, _BLACK.version, _BLACK_OWNER.name,
+                   Game.variant, Game.pair, Game.status, Game.result, Game.kind)
+            .join(_WHITE, _WHITE.id == Game.white_id)
+            .join(_WHITE_OWNER, _WHITE_OWNER.id == _WHITE.owner_id)
+            .join(_BLACK, _BLACK.id == Game.black_id)
+            .join(_BLACK_OWNER, _BLACK_OWNER.id == _BLACK.owner_id))
+
+
+def _row_dict(row: Any) -> dict[str, Any]:
+    return dict(zip(_ROW_COLUMNS, row))
 
 
 def _forfeit_row(game: Game, bot_id: int, text: str) -> dict[str, Any]:
@@ -166,17 +278,3 @@ def _forfeit_row(game: Game, bot_id: int, text: str) -> dict[str, Any]:
     return {"id": game.id, "termination": record.get("termination", ""),
             "detail": record.get("detail", ""),
             "stderr": record.get("stderr", {}).get(color, "")}
-
-
-def _with_players(query: Any) -> Any:
-    """``query`` (of games) loading both players and their owners with the games, for
-    :func:`_game_row` (not one query per game)."""
-    return query.options(joinedload(Game.white).joinedload(Bot.owner),
-                         joinedload(Game.black).joinedload(Bot.owner))
-
-
-def _game_row(g: Game) -> dict[str, Any]:
-    return {"id": g.id, "white": g.white.name, "white_id": g.white_id,
-            "white_owner": g.white.owner.name, "black": g.black.name, "black_id": g.black_id,
-            "black_owner": g.black.owner.name, "variant": g.variant, "pair": g.pair,
-            "status": g.status, "result": g.result}
