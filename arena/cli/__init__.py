@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli import analysis, export, play, rules, run, server, show, sprt, tablebase
+from arena.cli import analysis, export, play, rules, run, server, show, sprt, tablebase, tune
 from arena.cli.common import ArenaGroup, Failure
 
 
@@ -24,7 +24,7 @@ def cli() -> None:
 
 for _command in (rules.variants, rules.perft, play.play, play.check, play.doctor, run.run,
                  analysis.rate, analysis.report, export.export, show.show, sprt.sprt,
-                 server.server, tablebase.tablebase):
+                 server.server, tablebase.tablebase, tune.tune):
     cli.add_command(_command)
 del _command
 
