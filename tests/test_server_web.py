@@ -377,6 +377,20 @@ class Case:
     host: bool = True
 
 
+#: query strings of the games list: filters and pages, odd and out of range
+GAME_QUERIES = ["page=2", "page=999999999", "page=-1", "page=abc", "page=" + "9" * 40,
+                "bot=1", "bot=99999999999999999999999", "bot=x", "participant=alice",
+                "participant=%00%FF", "participant=" + "p" * 300, "variant=nine-mens-morris",
+                "variant=nope", "kind=final", "kind=match", "kind=%27;drop",
+                "bot=1&participant=bob&variant=nine-mens-morris&kind=ladder&page=3"]
+#: bodies of POST /api/matches that are no test match (alice's token: never a 5xx)
+MATCH_BODIES = [b"", b"null", b"[]", b"{}", b'{"bot": "1", "opponent": "2"}',
+                b'{"bot": 1e400, "opponent": 2}', b'{"bot": NaN, "opponent": Infinity}',
+                b'{"bot": 99999999999999999999999, "opponent": -1}',
+                b'{"bot": 1, "opponent": 1}', b'{"bot": true, "opponent": false}',
+                b'{"bot": 1, "opponent": 2, "variant": {"a": [1]}}',
+                b'{"bot": 1, "opponent": 2, "variant": "no-such-game"}',
+                b"[" * 3000 + b"]" * 3000, b"\xff\xfe{}", b'{"bot": 1' + b" " * 5000 + b"}"]
 NUMERIC_BAD_IDS = ["0", "-1", "-9223372036854775808", "9223372036854775808",
                    "18446744073709551616", "99999999999999999999999", "9" * 400]
 ODD_IDS = ["abc", "1.5", "%00", "1%00", "%FF", "%FF%FE", "1e3", "+1", "%201", "0x10", "%D9%A3",
@@ -559,9 +573,24 @@ def _route_cases(site: Site, page_auth: list[tuple[str, str]], alice_csrf: str,
     add("/api/bots/{bot_id}/retire", ids("/api/bots/{bot_id}/retire", "POST", bearer),
         everything("/api/bots/{bot_id}/retire", "/api/bots/1/retire", "POST"),
         _body_cases(site, "/api/bots/1/retire", bearer, ""))
-    for simple in ("/api/leaderboard", "/api/games", "/api/status", "/", "/games"):
+    for simple in ("/api/leaderboard", "/api/games", "/api/status", "/", "/games", "/final",
+                   "/api/final"):
         add(simple, everything(simple, simple, "GET"),
-            [Case(f"GET {simple}: a cookie session", "GET", simple, page_auth)])
+            [Case(f"GET {simple}: a cookie session", "GET", simple, page_auth)],
+            [Case(f"GET {simple}?{q[:30]}", "GET", f"{simple}?{q}", expect={200})
+             for q in GAME_QUERIES if simple in ("/games", "/api/games")])
+    add("/api/bots/{bot_id}/archive", ids("/api/bots/{bot_id}/archive", "GET", alice_bearer),
+        everything("/api/bots/{bot_id}/archive", "/api/bots/1/archive", "GET"))
+    add("/api/matches", everything("/api/matches", "/api/matches", "POST"),
+        _body_cases(site, "/api/matches", bearer, ""),
+        [Case(f"POST /api/matches: {body[:40]!r}", "POST", "/api/matches",
+              [*alice_bearer, ("Content-Type", "application/json")], body)
+         for body in MATCH_BODIES])
+    add("/matches", everything("/matches", "/matches", "POST"),
+        _body_cases(site, "/matches", page_auth, alice_csrf),
+        [Case("POST /matches: a test match of someone else's bot", "POST", "/matches",
+              [*page_auth, ("Content-Type", FORM)],
+              f"csrf={alice_csrf}&bot=1&opponent=2&variant=x".encode())])
     for template in ("/api/games/{game_id}", "/api/games/{game_id}/live",
                      "/api/games/{game_id}/live/events", "/games/{game_id}"):
         real = [Case(f"GET {template} game {g}", "GET", template.replace("{game_id}", str(g)),

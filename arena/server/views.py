@@ -9,6 +9,7 @@ and read their rows with one query per page (players joined in), never one per r
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Optional, Sequence
 
 from sqlalchemy import and_, false, func, or_, select
@@ -22,11 +23,19 @@ from arena.server.models import Bot, Game, Job, User
 GAMES_PER_PAGE = 50
 #: a bot's forfeited games shown to its owner (the latest)
 FORFEITS_SHOWN = 20
+#: finished games' records kept parsed (a game's page is read by many)
+RECORDS_KEPT = 512
 
 
 class Views(Ladder):
     """The read side of a competition (a part of
     :class:`~arena.server.service.Competition`)."""
+
+    def __init__(self, folder: Any, *, db_url: Optional[str] = None) -> None:
+        super().__init__(folder, db_url=db_url)
+        self._records_lock = threading.Lock()
+        #: finished games' parsed records and their players' owners, by game id
+        self._records: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
 
     def _bot(self, s: Any, bot_id: int) -> Bot:
         bot = s.get(Bot, bot_id) if valid_id(bot_id) else None
@@ -121,23 +130,34 @@ class Views(Ladder):
 
     def game_view(self, game_id: int, viewer: Viewer) -> dict[str, Any]:
         """A finished game's record (a :class:`~arena.records.GameRecord` as a dict), the
-        bots' stderr kept only for the side(s) the viewer owns (all for an admin).
+        bots' stderr kept only for the side(s) the viewer owns (all for an admin).  A
+        finished game never changes: its parsed record is kept (the latest
+        :data:`RECORDS_KEPT`).
 
         :raises NotFound: no such game, or not finished yet.
         """
-        found = None
-        if valid_id(game_id):
-            with self.sessions() as s:
-                found = s.execute(select(Game.status, Game.record, _WHITE.owner_id,
-                                         _BLACK.owner_id)
-                                  .join(_WHITE, _WHITE.id == Game.white_id)
-                                  .join(_BLACK, _BLACK.id == Game.black_id)
-                                  .where(Game.id == game_id)).first()
-        if found is None or found[0] != "done" or not found[1]:
-            raise NotFound(f"no finished game {game_id}")
-        record = json.loads(self._public_json(found[1]))
-        owners = {"white": found[2], "black": found[3]}
-        record["stderr"] = {color: text for color, text in record.get("stderr", {}).items()
+        with self._records_lock:
+            hit = self._records.get(game_id)
+        if hit is None:
+            found = None
+            if valid_id(game_id):
+                with self.sessions() as s:
+                    found = s.execute(select(Game.status, Game.record, _WHITE.owner_id,
+                                             _BLACK.owner_id)
+                                      .join(_WHITE, _WHITE.id == Game.white_id)
+                                      .join(_BLACK, _BLACK.id == Game.black_id)
+                                      .where(Game.id == game_id)).first()
+            if found is None or found[0] != "done" or not found[1]:
+                raise NotFound(f"no finished game {game_id}")
+            hit = (json.loads(self._public_json(found[1])), {"white": found[2],
+                                                             "black": found[3]})
+            with self._records_lock:
+                if len(self._records) >= RECORDS_KEPT:
+                    self._records.clear()
+                self._records[game_id] = hit
+        full, owners = hit
+        record = dict(full)
+        record["stderr"] = {color: text for color, text in full.get("stderr", {}).items()
                             if color in owners and self.may_see_private(viewer, owners[color])}
         return record
 

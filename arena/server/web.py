@@ -19,6 +19,10 @@ Around them, one layer each (outermost first):
 * :class:`_BodyLimit`: a body over the upload limit, or of unknown size, is refused before
   it is read.
 
+The visitors' pages read views that the library keeps until the database changes, and a
+finished game's viewer page is rendered once (only its script's nonce differs per answer):
+a page costs little more than the framework's floor (``benchmarks/bench_server.py``).
+
 Pages log in with the token (``/login``), kept in an ``HttpOnly``, ``SameSite=Strict``
 cookie; the forms' CSRF tokens are bound to the session (:mod:`arena.server.csrf`).  The
 live board follows a game through a server-sent event stream
@@ -38,8 +42,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
-from fastapi.responses import (HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse,
-                               Response, StreamingResponse)
+from fastapi.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse,
+                               RedirectResponse, Response, StreamingResponse)
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
@@ -72,6 +76,15 @@ _CSP = ("default-src 'none'; script-src 'nonce-{nonce}'; style-src 'self' 'unsaf
 SECURITY_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "same-origin"}
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: the latest games a bot's page lists (the games page has them all)
+BOT_GAMES = 50
+#: finished games' viewer pages kept rendered (their records never change)
+VIEWER_PAGES = 256
+#: bytes a test match's JSON may have
+MATCH_BODY = 4096
+#: games per page of the API's list (``/api/games``)
+API_GAMES = 200
+_KINDS = ("ladder", "final", "match")
 
 
 def _status(error: ArenaError, viewer: Viewer) -> int:
@@ -262,6 +275,32 @@ class _LiveStates:
         return text, str(state["status"])
 
 
+def _int_param(request: Request, name: str) -> Optional[int]:
+    """A query parameter that is a whole number (anything else: None)."""
+    value = request.query_params.get(name, "").strip()
+    if not value or len(value) > 20 or not value.isascii() or not value.isdigit():
+        return None
+    return int(value)
+
+
+def _text_param(request: Request, name: str) -> Optional[str]:
+    """A short text query parameter (empty or over 100 characters: None)."""
+    value = request.query_params.get(name, "").strip()
+    return value if value and len(value) <= 100 else None
+
+
+def game_filters(request: Request) -> dict[str, Any]:
+    """The games list's filters from the query (``bot``, ``participant``, ``variant``,
+    ``kind``) and its ``page``; values that cannot be any are dropped."""
+    kind = _text_param(request, "kind")
+    bot = _int_param(request, "bot")
+    return {"page": _int_param(request, "page") or 1,
+            "bot": bot if bot is None or _known_id(bot) else 0,
+            "participant": _text_param(request, "participant"),
+            "variant": _text_param(request, "variant"),
+            "kind": kind if kind in _KINDS else None}
+
+
 def create_app(comp: Competition) -> FastAPI:
     """The site and API of ``comp``."""
     app = FastAPI(title=f"Morris Arena: {comp.config.name}", docs_url=None, redoc_url=None,
@@ -270,6 +309,9 @@ def create_app(comp: Competition) -> FastAPI:
     tokens = C.Csrf(comp.secret)
     live_states = _LiveStates(comp)
     submitting = threading.Lock()
+    #: finished games' viewer pages: (game, the stderr shown) -> HTML without a nonce
+    viewer_pages: dict[tuple[int, tuple[str, ...]], str] = {}
+    viewer_lock = threading.Lock()
     #: set when the server is stopping: the live streams end (serve() sets it)
     app.state.stopping = threading.Event()
     app.state.streams = 0
@@ -336,6 +378,7 @@ def create_app(comp: Competition) -> FastAPI:
              **context: Any) -> HTMLResponse:
         context.update(viewer=viewer, competition=comp.config.name,
                        nonce=request.scope.get("arena.nonce", ""),
+                       deadline=comp.deadline_text(), closed=comp.deadline_passed(),
                        csrf=(tokens.form_token(viewer.id, session_of(request))
                              if viewer.id is not None else ""))
         return templates.TemplateResponse(request, name, context, status_code=code)
@@ -394,13 +437,56 @@ def create_app(comp: Competition) -> FastAPI:
             return api_error(e, viewer)
         return JSONResponse({"id": bot_id, "status": "retired"})
 
+    @app.get("/api/bots/{bot_id}/archive")
+    def api_archive(request: Request, bot_id: int) -> Response:
+        """The upload as it was received, to its owner and admins (403 for anyone else)."""
+        viewer = any_viewer(request)
+        try:
+            if not _known_id(bot_id):
+                raise NotFound(f"no bot {bot_id}")
+            path, name = comp.archive(bot_id, viewer)
+        except Forbidden as e:
+            return JSONResponse({"detail": str(e)}, 403)
+        except ArenaError as e:
+            return api_error(e, viewer)
+        return FileResponse(path, filename=name, headers={"Cache-Control": "private, no-store"},
+                            media_type="application/zip" if name.endswith(".zip")
+                            else "application/gzip")
+
+    @app.post("/api/matches", status_code=201)
+    async def api_match(request: Request) -> JSONResponse:
+        """An unrated test match: ``{"bot": id, "opponent": id, "variant": name}`` ->
+        201 ``{"game": id}``."""
+        viewer = api_viewer(request)
+        if not viewer.known:
+            return JSONResponse({"detail": "a valid 'Authorization: Bearer TOKEN' is needed"},
+                                401)
+        raw = await request.body()
+        try:
+            body = json.loads(raw) if len(raw) <= MATCH_BODY else None
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
+            return JSONResponse({"detail": 'expected a JSON object: {"bot": id, "opponent": '
+                                           'id, "variant": name}'}, 400)
+        try:
+            game = await run_in_threadpool(comp.request_match, viewer, body.get("bot"),
+                                           body.get("opponent"), body.get("variant"))
+        except ArenaError as e:
+            return api_error(e, viewer)
+        return JSONResponse({"game": game}, 201)
+
     @app.get("/api/leaderboard")
     def api_leaderboard() -> JSONResponse:
         return JSONResponse(comp.leaderboard())
 
+    @app.get("/api/final")
+    def api_final() -> JSONResponse:
+        return JSONResponse(comp.public_final(comp.final_view()))
+
     @app.get("/api/games")
-    def api_games() -> JSONResponse:
-        return JSONResponse(comp.games())
+    def api_games(request: Request) -> JSONResponse:
+        return JSONResponse(comp.games(limit=API_GAMES, **game_filters(request)))
 
     @app.get("/api/games/{game_id}")
     def api_game(request: Request, game_id: int) -> JSONResponse:
@@ -549,15 +635,37 @@ def create_app(comp: Competition) -> FastAPI:
         try:
             if not _known_id(bot_id):
                 raise NotFound(f"no bot {bot_id}")
-            bot = comp.bot_view(bot_id, viewer, private=False)
+            bot = comp.bot_view(bot_id, viewer, private=False, games_limit=BOT_GAMES)
         except ArenaError as e:
             return page_error(request, e, viewer)
-        return page(request, "bot.html", viewer, bot=bot)
+        opponents = ([b for b in comp.leaderboard() if b["id"] != bot_id]
+                     if "verdict" in bot and bot["status"] == "active" else [])
+        return page(request, "bot.html", viewer, bot=bot, opponents=opponents,
+                    variants=[v.name for v in comp.config.variants])
 
     @app.get("/games", response_class=HTMLResponse)
     def games_page(request: Request) -> HTMLResponse:
-        return page(request, "games.html", page_viewer(request), games=comp.games(),
-                    status=comp.status())
+        listing = comp.games_page(**game_filters(request))
+        return page(request, "games.html", page_viewer(request), listing=listing,
+                    games=listing["games"], status=comp.status(),
+                    variants=[v.name for v in comp.config.variants])
+
+    @app.get("/final", response_class=HTMLResponse)
+    def final_page(request: Request) -> HTMLResponse:
+        return page(request, "final.html", page_viewer(request), final=comp.final_view(),
+                    pairs=comp.config.final.pairs)
+
+    @app.post("/matches")
+    def match_form(request: Request, csrf: str = Form(""), bot: Optional[int] = Form(None),
+                   opponent: Optional[int] = Form(None), variant: str = Form("")) -> Response:
+        """The bot page's test match form: the game's page once it is queued."""
+        viewer = page_viewer(request)
+        try:
+            check_form(request, viewer, csrf)
+            game = comp.request_match(viewer, bot, opponent, variant or None)
+        except ArenaError as e:
+            return page_error(request, e, viewer)
+        return RedirectResponse(f"/games/{game}", 303)
 
     @app.get("/games/{game_id}", response_class=HTMLResponse)
     def game_page(request: Request, game_id: int) -> HTMLResponse:
@@ -578,16 +686,27 @@ def create_app(comp: Competition) -> FastAPI:
                 return page_error(request, e, viewer)
         except ArenaError as e:
             return page_error(request, e, viewer)
-        record = GameRecord.from_dict(data)
-        # the players as people know them, not the records' labels (name#id)
-        ids = [int(tail) for p in (record.white, record.black)
-               if (tail := p.name.rpartition("#")[2]).isdigit()]
-        shown = {f"{b['bot']}#{b['id']}": f"{b['bot']} v{b['version']} ({b['owner']})"
-                 for b in comp.bots(ids=ids)}
-        for player in (record.white, record.black):
-            player.name = shown.get(player.name, player.name)
-        title = f"{record.white.name} - {record.black.name}, {record.variant} (game {game_id})"
-        html = render_game_page(record, title, back="/games", back_text="all games")
+        key = (game_id, tuple(sorted(data.get("stderr", {}))))
+        with viewer_lock:
+            html = viewer_pages.get(key)
+        if html is None:  # a finished game's page never changes: rendered once
+            record = GameRecord.from_dict(data)
+            # the players as people know them, not the records' labels (name#id)
+            ids = [int(tail) for p in (record.white, record.black)
+                   if (tail := p.name.rpartition("#")[2]).isdigit()]
+            shown = {f"{b['bot']}#{b['id']}": f"{b['bot']} v{b['version']} ({b['owner']})"
+                     for b in comp.bots(ids=ids)}
+            for player in (record.white, record.black):
+                player.name = shown.get(player.name, player.name)
+            kind = comp.game_row(game_id)["kind"]
+            what = {"final": "final, ", "match": "unrated test match, "}.get(kind, "")
+            title = (f"{record.white.name} - {record.black.name}, {record.variant} "
+                     f"({what}game {game_id})")
+            html = render_game_page(record, title, back="/games", back_text="all games")
+            with viewer_lock:
+                if len(viewer_pages) >= VIEWER_PAGES:
+                    viewer_pages.clear()
+                viewer_pages[key] = html
         # the viewer's own script runs with this response's nonce (the CSP); its data is
         # JSON in a script element of its own, which is not run
         nonce = request.scope.get("arena.nonce", "")
