@@ -521,7 +521,9 @@ class BotProcess:
                       + thread_run_delay() - self._referee_wait) * 1000.0
             timeout.wait_ms = min(waited, timeout.wall_ms)
         except Exception:  # noqa: BLE001 - a measurement that fails is left unknown
-            pass
+            return
+        timeout.args = (f"{timeout.args[0]} (it used {timeout.cpu_ms:.0f} ms of CPU and "
+                        f"waited {timeout.wait_ms:.0f} ms for one)",)
 
     def cpu_time(self) -> float:
         """Seconds of CPU the bot's whole process tree has used since it started."""
