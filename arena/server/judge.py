@@ -13,9 +13,10 @@
   :class:`~arena.jobs.GameJob` played by the tournament's referee through
   :func:`~arena.server.live.play_live`, which appends each ply to the game's live file as it
   is played, on the local process pool of :func:`arena.executors.process_pool` or a Dask
-  scheduler's workers) and stores each record as it comes back.  Once a second it starts
-  the final when the deadline has passed and the last checks are done, and freezes its
-  standings when its last game is stored (:mod:`arena.server.final`).
+  scheduler's workers) and stores each record as it comes back.  Once a second (unless an
+  admin paused the judge) it starts the final when the deadline has passed and the last
+  checks are done, and freezes its standings when its last game is stored
+  (:mod:`arena.server.final`).
 
 Nothing lives only in memory: a killed server's running work is requeued at the next start
 (:meth:`~arena.server.service.Competition.recover`) and a game counts once, when its record
@@ -214,11 +215,12 @@ class Judge:
         final_look = 0.0
         while not self._stop.is_set():
             try:
-                if self.competition.config.deadline is not None and \
+                paused = self.competition.paused()
+                if self.competition.config.deadline is not None and not paused and \
                         time.monotonic() >= final_look:
                     final_look = time.monotonic() + FINAL_POLL_S
                     self._final()
-                if not self.competition.paused():
+                if not paused:
                     for claimed in self.competition.claim_games(capacity - len(running)):
                         running[self._submit(claimed)] = claimed[0]
                 if not running:
