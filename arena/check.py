@@ -199,7 +199,9 @@ def _judge(report: CheckReport, record: GameRecord, color: int, where: str,
     report.games.append(record)
     if on_game is not None:
         on_game(record)
-    if record.forfeit == COLOR_NAMES[color]:
+    if record.void:  # the machine, not the bot: said, not held against it
+        report.warnings.append(f"{where}: {record.void}; check again on a quieter machine")
+    elif record.forfeit == COLOR_NAMES[color]:
         report.problems.append(Problem(
             _KINDS.get(record.termination, record.termination),
             f"{where}, move {len(record.moves) + 1}: {record.detail}",

@@ -88,6 +88,9 @@ class GameRecord:
     #: earlier plays of this game that were not counted: a bot lost on time while the
     #: machine starved it (each entry says what happened; see arena.referee.starved)
     replays: list[str] = field(default_factory=list)
+    #: not empty: the game could not be played fairly (a bot was starved in every play):
+    #: it does not count; runners leave it unplayed (it is played again later)
+    void: str = ""
     schema: int = SCHEMA
 
     @property

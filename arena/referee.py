@@ -444,7 +444,8 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     A game lost on time by a bot that the machine starved (:func:`starved`) is not a
     result: it is played again, from the start with the same seed and fresh processes, up
     to ``replays`` times (the record's ``replays`` says why each was voided); one still
-    starved after that is recorded as it ended.
+    starved after that comes back ``void`` (it must not be counted: the callers leave it
+    for later).
 
     :raises ConfigError: an opening move is illegal (before any process starts), or the
         isolation level is not available here.
@@ -486,7 +487,9 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
                 sides[n] = player.spec
     record.replays = voided
     if game.starved is not None:
-        record.detail += f" (starved: {game.starved}; counted after {len(voided)} replays)"
+        record.void = (f"the machine starved a bot in all {len(voided) + 1} plays of this "
+                       f"game ({game.starved}): not counted")
+        log.warning("game %s: %s", game_id or "-", record.void)
     return record
 
 

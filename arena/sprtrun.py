@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import math
 import random
 import sys
@@ -58,6 +59,8 @@ from arena.schedule import derive_seed, random_opening
 from arena.tournament import (CONFIG_FILE, GAMES_FILE, INTERRUPTED_STATUS, REJECTED_FILE, StopFlag,
                               read_repaired_games)
 from arena.variants import Variant
+
+log = logging.getLogger("arena.sprt")
 
 __all__ = ["SPRT_FILE", "SprtOutcome", "SprtProgress", "SprtRun", "format_summary",
            "play_pairs", "prepare_folder", "run_sprt", "sprt_game_id"]
@@ -209,6 +212,7 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
         return rec
 
     jobs = ((k, g) for k in range(1, max_pairs + 1) for g in (0, 1))
+    void: set[int] = set()  # pairs with a game that could not be played fairly
     exhausted = False
     running: dict[Future[GameRecord], tuple[int, int]] = {}
     finished: dict[tuple[int, int], GameRecord] = {}
@@ -227,7 +231,9 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
                 else:
                     running[pool.submit(play, *job, opening_of(job[0]))] = job
             while (next_pair, 0) in finished and (next_pair, 1) in finished:
-                yield next_pair, finished.pop((next_pair, 0)), finished.pop((next_pair, 1))
+                first, second = finished.pop((next_pair, 0)), finished.pop((next_pair, 1))
+                if next_pair not in void:
+                    yield next_pair, first, second
                 next_pair += 1
             if not running:
                 if exhausted or stop.is_set():
@@ -239,6 +245,11 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
                 try:
                     rec = future.result()
                 except _Abandoned:
+                    continue
+                if rec.void:  # not a fair result: the pair is not counted (nor saved)
+                    log.warning("%s: %s", rec.game_id, rec.void)
+                    void.add(job[0])
+                    finished[job] = rec
                     continue
                 if games_file is not None:
                     append_record(games_file, rec)

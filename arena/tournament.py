@@ -355,6 +355,8 @@ class TournamentResult:
     standings: dict[str, list[Standing]] = field(default_factory=dict)
     failed: int = 0
     lost: int = 0
+    #: games not counted because the machine starved a bot in every play (unplayed)
+    void: int = 0
     report: Optional[Path] = None
     elo: Optional[str] = None
 
@@ -622,6 +624,12 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
                 else:  # a referee bug, not a bot's doing: the game is retried on the next run
                     result.failed += 1
                     log.error("game %s failed in the referee: %r", slot.game_id, e)
+                continue
+            if record.void:  # not a fair result: left for the next run
+                result.void += 1
+                log.warning("game %s could not be played fairly (%s); it is left unplayed "
+                            "for the next run: run again on a quieter machine, or with fewer "
+                            "workers", record.game_id, record.void)
                 continue
             append_record(games_path, record)
             done.setdefault(record.game_id, record)

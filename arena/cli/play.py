@@ -127,6 +127,9 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     for reason in record.replays:
         click.echo(f"not counted, played again (a bot was starved by the machine): {reason}")
     click.echo(f"result: {record.result} ({record.termination}): {record.detail}")
+    if record.void:
+        click.echo(f"warning: {record.void}: the machine is too busy for a fair game",
+                   err=True)
     if record.offending_line is not None:
         click.echo(f"offending line: {record.offending_line!r}")
     if record.forfeit and record.stderr.get(record.forfeit):

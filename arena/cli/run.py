@@ -67,8 +67,10 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
         click.echo(result.elo)
     if result.report is not None:
         click.echo(f"report: {result.report}")
-    if result.failed or result.lost:
+    if result.failed or result.lost or result.void:
         what = [f"{result.failed} games failed in the referee"] if result.failed else []
         what += [f"{result.lost} games were lost on the cluster"] if result.lost else []
+        what += ([f"{result.void} games could not be played fairly (the machine starved "
+                  f"their bots: fewer workers, or a quieter machine)"] if result.void else [])
         raise Failure(f"{' and '.join(what)} (see {result.folder / LOG_FILE}); run the same "
                       f"command again to play them")

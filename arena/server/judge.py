@@ -271,6 +271,10 @@ class Judge:
             log.warning("game %d was not played (%s); requeued", game_id, e)
             self.competition.finish_game(game_id, None)
             return
+        if record.void:  # not a fair result (the machine starved a bot): played again
+            log.warning("game %d: %s; requeued", game_id, record.void)
+            self.competition.finish_game(game_id, None)
+            return
         self.competition.finish_game(game_id, record)
         live.remove(live.live_path(self.competition.folder, game_id))
 
