@@ -172,6 +172,15 @@ class State:
         """The deadline as the settings give it (ISO 8601 with its offset), or ""."""
         return "" if self.config.deadline is None else self.config.deadline.isoformat()
 
+    def deadline_shown(self) -> str:
+        """The deadline for people: ``Tue 15 Dec 2026, 18:00 UTC+01:00``, or ""."""
+        d = self.config.deadline
+        if d is None:
+            return ""
+        offset = d.isoformat()[-6:] if d.utcoffset() else ""
+        clock = f"{d:%H:%M:%S}" if d.second or d.microsecond else f"{d:%H:%M}"
+        return f"{d:%a} {d.day} {d:%b %Y}, {clock} UTC{offset}"
+
     def may_see_private(self, viewer: Viewer, owner_id: int) -> bool:
         """The owner and admins see logs and stderr."""
         return viewer.is_admin or (viewer.known and viewer.id == owner_id)

@@ -378,7 +378,8 @@ def create_app(comp: Competition) -> FastAPI:
              **context: Any) -> HTMLResponse:
         context.update(viewer=viewer, competition=comp.config.name,
                        nonce=request.scope.get("arena.nonce", ""),
-                       deadline=comp.deadline_text(), closed=comp.deadline_passed(),
+                       deadline=comp.deadline_text(), deadline_shown=comp.deadline_shown(),
+                       closed=comp.deadline_passed(),
                        csrf=(tokens.form_token(viewer.id, session_of(request))
                              if viewer.id is not None else ""))
         return templates.TemplateResponse(request, name, context, status_code=code)
