@@ -186,8 +186,10 @@ def check_params(params: Sequence[Param], declared: Sequence[OptionDecl], *, bot
     fixed_lower = {k.lower() for k in fixed}
     out = []
     for p in params:
-        check_options({p.name: str(int(p.min))}, declared, bot=bot)  # unknown: did you mean
-        decl = by_lower[p.name.lower()]
+        decl = by_lower.get(p.name.lower())
+        if decl is None:
+            check_options({p.name: ""}, declared, bot=bot)  # not declared: did you mean...
+            raise OptionError(f"{bot} declares no such option", p.name, bot)  # (not reached)
         if decl.type != "spin":
             raise OptionError(f"only spin options can be tuned; {bot} declares it "
                               f"{describe_option(decl)}", p.name, bot)

@@ -184,10 +184,12 @@ class Spsa:
     def __post_init__(self) -> None:
         if not self.params:
             raise ConfigError("give at least one --param NAME=START,MIN,MAX,C_END[,R_END]")
-        names = [p.name.lower() for p in self.params]
-        twice = sorted({p.name for p in self.params if names.count(p.name.lower()) > 1})
-        if twice:
-            raise ConfigError(f"{', '.join(twice)} is tuned twice", "--param")
+        seen: dict[str, str] = {}
+        for p in self.params:
+            if p.name.lower() in seen:
+                raise ConfigError(f"{seen[p.name.lower()]} is tuned twice (also as {p.name})",
+                                  "--param")
+            seen[p.name.lower()] = p.name
         if self.iterations < 1 or self.pairs < 1:
             raise ConfigError("a run has at least one iteration of at least one pair")
 

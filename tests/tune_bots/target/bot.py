@@ -18,7 +18,7 @@ import math
 import sys
 from pathlib import Path
 
-from arena.botkit import SeededBot, run, spin
+from arena.botkit import SeededBot, check, run, spin
 
 #: the hidden optimum and the distance, per option, at which every move is random
 TARGET = {"X": 60, "Y": 700}
@@ -48,7 +48,9 @@ class TargetBot(greedy.GreedyBot):
 
     name = "tune-target"
     author = "tests"
-    option_decls = SeededBot.option_decls + (spin("X", 50, 0, 100), spin("Y", 500, 0, 1000))
+    #: ``Quiet`` does nothing: a check option, which cannot be tuned
+    option_decls = SeededBot.option_decls + (spin("X", 50, 0, 100), spin("Y", 500, 0, 1000),
+                                             check("Quiet", True))
 
     def choose(self, position, clock):
         if self.rng.random() < random_share(self.options["X"], self.options["Y"]):
