@@ -293,6 +293,32 @@ def test_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
         assert (killed / name).read_text() == (whole / name).read_text(), name
 
 
+def test_sigint_stops_at_once_and_saves_no_abandoned_game(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.Popen([ARENA, *_command(out, iterations="40")], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not ((out / "pairs.jsonl").exists()
+                   and (out / "pairs.jsonl").read_bytes().count(b"\n") >= 2):
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "no pairs saved in 120 s"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, output
+    done = json.loads((out / "trajectory.jsonl").read_text().splitlines()[-1])["iteration"]
+    assert f"interrupted after {done} iterations: run the same command again to resume" \
+        in output
+    assert all(r.termination != "error" for r in read_records(out / "games.jsonl"))
+    assert not (out / "tune.png").exists()
+
+
 def test_refuses_changed_settings_and_resumes_the_same_ones(tmp_path: Path) -> None:
     out = tmp_path / "run"
     res = CliRunner().invoke(cli, _command(out, iterations="2", pairs="1"))
@@ -302,6 +328,16 @@ def test_refuses_changed_settings_and_resumes_the_same_ones(tmp_path: Path) -> N
     # the same command again: nothing to play, the same result
     res = CliRunner().invoke(cli, _command(out, iterations="2", pairs="1"))
     assert res.exit_code == 0 and "resuming: 2 pairs (2 iterations)" in res.output, res.output
+    assert all((out / n).read_bytes() == data for n, data in files.items())
+    # a torn last pair line (a crash in the middle of its write) and a lost trajectory:
+    # the pair is counted again from its saved games, nothing is played, the files come back
+    pairs = out / "pairs.jsonl"
+    pairs.write_bytes(files["pairs.jsonl"][:-20])
+    (out / "trajectory.jsonl").unlink()
+    res = CliRunner().invoke(cli, _command(out, iterations="2", pairs="1"))
+    assert res.exit_code == 0, res.output
+    assert "pairs.jsonl: removed 1 unreadable line at its end" in res.output
+    assert "resuming: 1 pairs (1 iterations)" in res.output
     assert all((out / n).read_bytes() == data for n, data in files.items())
     for extra, changed in [({"iterations": "3", "pairs": "1"}, "iterations"),
                            ({"iterations": "2", "pairs": "2"}, "pairs"),
