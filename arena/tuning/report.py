@@ -22,7 +22,7 @@ from typing import Any
 
 from arena.errors import ConfigError
 from arena.records import atomic_write
-from arena.tuning.run import PAIRS_FILE, TUNE_FILE, read_pairs
+from arena.tuning.folder import PAIRS_FILE, TUNE_FILE, read_pairs
 from arena.tuning.spsa import Spsa
 
 __all__ = ["PLOT_FILE", "VALUES_FILE", "Trajectory", "format_values", "read_trajectory",

@@ -37,171 +37,33 @@ against it and ``c``/``d`` the same for ``-``.  The games of a pair share one op
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
-import random
 import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, TextIO
+from typing import Any, Optional, Sequence, TextIO
 
 from arena.bot import BotSpec
-from arena.clock import TimeControl
 from arena.errors import ArenaError, BotError, ConfigError
 from arena.executors import FuturesExecutor, GameExecutor
 from arena.jobs import GameJob
 from arena.lock import FolderLock
-from arena.options import OptionError, check_options, describe_option, value_problem
 from arena.preflight import bot_label, preflight_all
 from arena.progress import Progress
-from arena.protocol import SEED_MAX, OptionDecl
 from arena.records import GameRecord, append_record, atomic_write
 from arena.rules import Position
-from arena.schedule import Slot, derive_seed, random_opening
-from arena.tournament import (CONFIG_FILE, GAMES_FILE, INTERRUPTED_STATUS, REJECTED_FILE,
-                              StopFlag, read_repaired_games)
-from arena.tuning.spsa import Param, Spsa, Step
-from arena.variants import Variant
+from arena.schedule import Slot, derive_seed
+from arena.tournament import GAMES_FILE, INTERRUPTED_STATUS, StopFlag
+from arena.tuning.folder import (PAIRS_FILE, TRAJECTORY_FILE, PairResult, append_line,
+                                 check_pairs, pair_result, prepare_folder, trajectory_line,
+                                 trajectory_lines)
+from arena.tuning.settings import TuneRun, check_params
+from arena.tuning.spsa import Step
 
-__all__ = ["PAIRS_FILE", "TRAJECTORY_FILE", "TUNE_FILE", "PairResult", "TuneOutcome",
-           "TuneProgress", "TuneRun", "check_params", "prepare_folder", "read_pairs",
-           "run_tune", "tune_game_id"]
-
-#: in ``tune --out DIR``: the settings of the run
-TUNE_FILE = "tune.json"
-#: one line per counted pair, in order
-PAIRS_FILE = "pairs.jsonl"
-#: one line per finished iteration (and one for the start): derived from the pairs
-TRAJECTORY_FILE = "trajectory.jsonl"
-#: the file of ``arena sprt --out`` (a folder holds one kind of run)
-_SPRT_FILE = "sprt.json"
-
-
-@dataclass(frozen=True)
-class TuneRun:
-    """What decides a tuning run's games: the ``bot`` (with its fixed options), the
-    ``spsa`` schedule, the variant and time control, the fixed ``opponent`` (None: the two
-    perturbed settings play each other), ``opening_turns`` random turns shared by a pair's
-    games, and the sandbox (``isolation``, None: the best available; not a setting)."""
-
-    bot: BotSpec
-    spsa: Spsa
-    variant: Variant
-    time_control: TimeControl
-    opponent: Optional[BotSpec] = None
-    opening_turns: int = 4
-    isolation: Any = None
-
-    @property
-    def games_per_pair(self) -> int:
-        """2 (``+`` against ``-``) or 4 (each against the opponent, both colours)."""
-        return 2 if self.opponent is None else 4
-
-    @property
-    def games(self) -> int:
-        """Every game of the run."""
-        return self.spsa.total_pairs * self.games_per_pair
-
-    def settings(self, seed: int) -> dict[str, Any]:
-        """Everything that decides the games and the updates, as stored in ``tune.json``
-        (JSON values).  ``workers`` and the isolation level are not in it."""
-        def bot(spec: BotSpec) -> dict[str, Any]:
-            return {"name": spec.name, "path": spec.path, "options": dict(spec.options)}
-
-        tc = self.time_control
-        settings: dict[str, Any] = {"bot": bot(self.bot), **self.spsa.settings(),
-                                    "opponent": None if self.opponent is None
-                                    else bot(self.opponent),
-                                    "variant": {"name": self.variant.name,
-                                                **self.variant.to_params()}}
-        if tc.movetime_ms is not None and tc == TimeControl(movetime_ms=tc.movetime_ms):
-            settings["movetime"] = tc.movetime_ms
-        else:
-            settings["time_control"] = tc.to_dict()
-        settings["opening_turns"] = self.opening_turns
-        settings["seed"] = seed
-        loaded: dict[str, Any] = json.loads(json.dumps(settings))
-        return loaded
-
-    def describe(self, seed: int) -> str:
-        """The header line."""
-        s = self.spsa
-        against = (f"each against {self.opponent.name}" if self.opponent is not None
-                   else "theta+c*flip against theta-c*flip")
-        return (f"SPSA {self.bot.name}: {s.iterations} iteration"
-                f"{'s' if s.iterations != 1 else ''} of {s.pairs} pair"
-                f"{'s' if s.pairs != 1 else ''} ({self.games} games), {against}; "
-                f"{self.variant.name}, {self.time_control.describe()}, {self.opening_turns} "
-                f"opening turns, seed {seed}; A {s.big_a}, alpha {s.alpha:g}, "
-                f"gamma {s.gamma:g}")
-
-    def side(self, values: Sequence[int], sign: str) -> BotSpec:
-        """The bot with the fixed options and the tuned ``values``, named ``<bot>+`` or
-        ``<bot>-``."""
-        options = dict(self.bot.options)
-        options.update({p.name: str(v) for p, v in zip(self.spsa.params, values)})
-        return dataclasses.replace(self.bot, name=f"{self.bot.name}{sign}", options=options)
-
-    def pair_games(self, step: Step, pair: int, seed: int) -> list[tuple[str, BotSpec, BotSpec]]:
-        """``(game id, white, black)`` of pair ``pair`` of ``step``'s iteration."""
-        plus, minus = self.side(step.plus_values, "+"), self.side(step.minus_values, "-")
-        tag = tune_game_id(seed, step.iteration, pair, "")
-        if self.opponent is None:
-            return [(tag + "a", plus, minus), (tag + "b", minus, plus)]
-        o = self.opponent
-        return [(tag + "a", plus, o), (tag + "b", o, plus), (tag + "c", minus, o),
-                (tag + "d", o, minus)]
-
-    def opening(self, iteration: int, pair: int, seed: int) -> tuple[str, ...]:
-        """The opening of a pair's games."""
-        return random_opening(self.variant, self.opening_turns,
-                              derive_seed(seed, "opening", iteration, pair))
-
-
-def tune_game_id(seed: int, iteration: int, pair: int, letter: str) -> str:
-    """``tune-<seed>-<iteration>-<pair><letter>``."""
-    return f"tune-{seed}-{iteration}-{pair}{letter}"
-
-
-# --------------------------------------------------------------------------------------
-# Parameters against the bot's declarations
-# --------------------------------------------------------------------------------------
-
-
-def check_params(params: Sequence[Param], declared: Sequence[OptionDecl], *, bot: str,
-                 fixed: Mapping[str, str] = {}) -> tuple[Param, ...]:
-    """The parameters, named as the bot declares them, once each is checked against its
-    declaration ``declared`` (the handshake's ``option`` lines).
-
-    :raises OptionError: an option the bot does not declare (with the nearest name), one that
-        is not a ``spin``, a ``MIN`` or ``MAX`` outside its declared range, or a tuned
-        option also given a fixed value (``fixed``).
-    """
-    by_lower = {d.name.lower(): d for d in declared}
-    fixed_lower = {k.lower() for k in fixed}
-    out = []
-    for p in params:
-        decl = by_lower.get(p.name.lower())
-        if decl is None:
-            check_options({p.name: ""}, declared, bot=bot)  # not declared: did you mean...
-            raise OptionError(f"{bot} declares no such option", p.name, bot)  # (not reached)
-        if decl.type != "spin":
-            raise OptionError(f"only spin options can be tuned; {bot} declares it "
-                              f"{describe_option(decl)}", p.name, bot)
-        if p.name.lower() in fixed_lower:
-            raise OptionError(f"tuned and given a fixed value for {bot}: give it one or the "
-                              f"other", p.name, bot)
-        for what, value in (("MIN", p.min), ("MAX", p.max)):
-            if value_problem(decl, str(value)) is not None:
-                raise OptionError(f"{what} {value} is out of range for {bot} "
-                                  f"({describe_option(decl)})", p.name, bot)
-        out.append(dataclasses.replace(p, name=decl.name))
-    return tuple(out)
+__all__ = ["TuneOutcome", "TuneProgress", "format_theta", "preflight_run", "run_tune"]
 
 
 def preflight_run(run: TuneRun) -> TuneRun:
@@ -225,220 +87,6 @@ def preflight_run(run: TuneRun) -> TuneRun:
     params = check_params(run.spsa.params, handshake.options, bot=bot_label(run.bot),
                           fixed=run.bot.options)
     return dataclasses.replace(run, spsa=dataclasses.replace(run.spsa, params=params))
-
-
-# --------------------------------------------------------------------------------------
-# The folder
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PairResult:
-    """One counted pair: its iteration and number, the values each side played, the
-    ``+`` side's W-D-L (and the ``-`` side's, against a fixed opponent), and the result
-    (``+``'s wins - losses, less ``-``'s against a fixed opponent)."""
-
-    iteration: int
-    pair: int
-    games: tuple[str, ...]
-    plus: dict[str, int]
-    minus: dict[str, int]
-    plus_wdl: tuple[int, int, int]
-    minus_wdl: Optional[tuple[int, int, int]]
-    result: int
-
-    def to_json(self) -> str:
-        data: dict[str, Any] = {"iteration": self.iteration, "pair": self.pair,
-                                "games": list(self.games), "plus": self.plus,
-                                "minus": self.minus, "plus_wdl": list(self.plus_wdl)}
-        if self.minus_wdl is not None:
-            data["minus_wdl"] = list(self.minus_wdl)
-        data["result"] = self.result
-        return json.dumps(data, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, line: str) -> PairResult:
-        """:raises ValueError: not a pair line."""
-        try:
-            d = json.loads(line)
-            minus_wdl = d.get("minus_wdl")
-            pr = cls(int(d["iteration"]), int(d["pair"]), tuple(map(str, d["games"])),
-                     {str(k): int(v) for k, v in d["plus"].items()},
-                     {str(k): int(v) for k, v in d["minus"].items()},
-                     _wdl(d["plus_wdl"]), None if minus_wdl is None else _wdl(minus_wdl),
-                     int(d["result"]))
-        except (TypeError, KeyError, AttributeError, ValueError) as e:
-            raise ValueError(f"not a pair line ({type(e).__name__}: {e})") from None
-        return pr
-
-
-def _wdl(value: Any) -> tuple[int, int, int]:
-    w, d, l = (int(x) for x in value)
-    return w, d, l
-
-
-def _score_wdl(records: Sequence[tuple[GameRecord, str]]) -> tuple[int, int, int]:
-    """W-D-L of the side that played ``colour`` in each of ``records``."""
-    scores = [r.score(colour) for r, colour in records]
-    return scores.count(1.0), scores.count(0.5), scores.count(0.0)
-
-
-def pair_result(run: TuneRun, step: Step, pair: int, records: Sequence[GameRecord]) -> PairResult:
-    """The pair line of ``records`` (the pair's games, in the order of
-    :meth:`TuneRun.pair_games`)."""
-    names = [p.name for p in run.spsa.params]
-    plus = _score_wdl([(records[0], "white"), (records[1], "black")])
-    minus = None
-    if run.opponent is None:
-        result = plus[0] - plus[2]
-    else:
-        minus = _score_wdl([(records[2], "white"), (records[3], "black")])
-        result = (plus[0] - plus[2]) - (minus[0] - minus[2])
-    return PairResult(step.iteration, pair, tuple(r.game_id for r in records),
-                      dict(zip(names, step.plus_values)), dict(zip(names, step.minus_values)),
-                      plus, minus, result)
-
-
-def read_pairs(path: Path) -> tuple[list[PairResult], int]:
-    """The pair lines of ``path`` (none if it does not exist) up to the first that is not
-    one, and how many lines follow it (a line torn by a crash: the caller rewrites the
-    file without them)."""
-    if not path.exists():
-        return [], 0
-    lines = path.read_bytes().split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out: list[PairResult] = []
-    for n, line in enumerate(lines):
-        try:
-            out.append(PairResult.from_json(line.decode("utf-8")))
-        except (ValueError, UnicodeDecodeError):
-            return out, len(lines) - n
-    return out, 0
-
-
-def _append_line(path: Path, text: str) -> None:
-    """Append one line in one write and fsync it (as :func:`arena.records.append_record`)."""
-    import os
-
-    data = (text + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def prepare_folder(folder: Path, shown: str, run: TuneRun, seed: Optional[int], restart: bool,
-                   warn: Any) -> tuple[int, list[PairResult], dict[str, GameRecord]]:
-    """For ``tune --out``, holding the folder's lock: the seed, the pairs counted so far
-    and the games saved (by id), after checking that ``tune.json`` (written here for a new
-    run) holds the same settings.  Without a ``seed`` a resumed run takes the stored one;
-    ``restart`` discards an earlier run's files.  ``warn`` gets a line about repaired files.
-
-    :raises ConfigError: the folder holds another run (naming the changed settings), a
-        tournament's or an SPRT's games, an unreadable ``tune.json``, or pairs out of order.
-    """
-    if (folder / CONFIG_FILE).is_file() or (folder / _SPRT_FILE).is_file():
-        kind = "a tournament's results" if (folder / CONFIG_FILE).is_file() else "an SPRT run"
-        raise ConfigError(f"{shown} holds {kind}: choose another --out")
-    stored_path, games, pairs_path = folder / TUNE_FILE, folder / GAMES_FILE, folder / PAIRS_FILE
-    trajectory = folder / TRAJECTORY_FILE
-    if restart:
-        for path in (games, folder / REJECTED_FILE, pairs_path, trajectory, stored_path):
-            path.unlink(missing_ok=True)
-    stored: Optional[dict[str, Any]] = None
-    if stored_path.exists():
-        try:
-            data = json.loads(stored_path.read_text(encoding="utf-8"))
-            stored = data["settings"] if isinstance(data, dict) else None
-        except (OSError, ValueError, KeyError):
-            stored = None
-        if not isinstance(stored, dict) or not isinstance(stored.get("seed"), int):
-            raise ConfigError(f"{stored_path} is unreadable; use --restart to start over")
-    elif (games.exists() and games.stat().st_size) or pairs_path.exists():
-        raise ConfigError(f"{shown} holds games of no 'arena tune' run (no {TUNE_FILE}); use "
-                          f"--restart to discard them, or another --out")
-    if seed is None:
-        seed = (stored["seed"] if stored is not None
-                else random.SystemRandom().randrange(SEED_MAX + 1))
-    settings = run.settings(seed)
-    if stored is None:
-        text = json.dumps({"settings": settings, "created": datetime.now(timezone.utc)
-                           .isoformat(timespec="seconds")}, indent=2) + "\n"
-        atomic_write(stored_path, text.encode("utf-8"))
-        return seed, [], {}
-    changed = [k for k in sorted(set(stored) | set(settings)) if stored.get(k) != settings.get(k)]
-    if changed:
-        raise ConfigError(f"{shown} holds a tuning run with other settings (changed: "
-                          f"{', '.join(changed)}); use --restart to discard it, or another "
-                          f"--out")
-    pairs, torn = read_pairs(pairs_path)
-    if torn:
-        atomic_write(pairs_path, "".join(p.to_json() + "\n" for p in pairs).encode("utf-8"))
-        warn(f"warning: {pairs_path}: removed {torn} unreadable line{'s' if torn > 1 else ''} "
-             f"at its end (a crash's torn write); their pairs are counted again")
-    moved, kept = read_repaired_games(folder)
-    if moved:
-        warn(f"warning: {games}: moved {moved} unreadable line{'s' if moved > 1 else ''} to "
-             f"{folder / REJECTED_FILE}; any game they held is played again")
-    done: dict[str, GameRecord] = {}
-    for rec in kept:
-        done.setdefault(rec.game_id, rec)
-    return seed, pairs, done
-
-
-def check_pairs(run: TuneRun, seed: int, pairs: Sequence[PairResult],
-                shown: str) -> list[tuple[float, ...]]:
-    """The trajectory of the stored ``pairs`` (``theta`` at the start and after each
-    complete iteration), once each pair is checked to be the next one, with the values its
-    iteration's plan gives.
-
-    :raises ConfigError: a pair out of order, or played with other values (the file is not
-        this run's).
-    """
-    spsa = run.spsa
-    theta = spsa.start()
-    thetas = [theta]
-    step: Optional[Step] = None
-    total = 0
-    for n, pr in enumerate(pairs):
-        iteration, pair = divmod(n, spsa.pairs)
-        iteration, pair = iteration + 1, pair + 1
-        if pair == 1:
-            step = spsa.plan(theta, iteration, seed) if iteration <= spsa.iterations else None
-            total = 0
-        names = [p.name for p in spsa.params]
-        if (step is None or (pr.iteration, pr.pair) != (iteration, pair)
-                or pr.plus != dict(zip(names, step.plus_values))
-                or pr.minus != dict(zip(names, step.minus_values))):
-            raise ConfigError(f"{shown}/{PAIRS_FILE}: line {n + 1} is not pair {pair} of "
-                              f"iteration {iteration} of this run; use --restart to start over")
-        total += pr.result
-        if pair == spsa.pairs:
-            assert step is not None
-            theta = spsa.update(theta, step, total)
-            thetas.append(theta)
-    return thetas
-
-
-def trajectory_lines(run: TuneRun, seed: int, pairs: Sequence[PairResult]) -> list[str]:
-    """``trajectory.jsonl``'s lines for the complete iterations of ``pairs``: the start,
-    then per iteration ``theta`` after it, its ``c_k``, ``R_k = a_k / c_k^2``, flips and
-    summed result, and the games played so far."""
-    spsa = run.spsa
-    names = [p.name for p in spsa.params]
-    thetas = check_pairs(run, seed, pairs, "")
-    lines = [json.dumps({"iteration": 0, "games": 0, "theta": dict(zip(names, thetas[0]))},
-                        separators=(",", ":"))]
-    for i in range(1, len(thetas)):
-        step = spsa.plan(thetas[i - 1], i, seed)
-        result = sum(p.result for p in pairs[(i - 1) * spsa.pairs:i * spsa.pairs])
-        lines.append(trajectory_line(run, step, thetas[i], result))
-    return lines
 
 
 # --------------------------------------------------------------------------------------
@@ -683,8 +331,8 @@ class _Runner:
         try:
             while True:
                 while pending and not stop.is_set() and len(running) < games.capacity():
-                    job = pending.pop(0)
-                    running[games.submit(job[2])] = job
+                    entry = pending.pop(0)
+                    running[games.submit(entry[2])] = entry
                 next_pair = self._count_pairs(step, next_pair, finished)
                 if next_pair > spsa.pairs:
                     break
@@ -700,10 +348,10 @@ class _Runner:
                     except Exception as e:
                         if stop.is_set():
                             continue
-                        broken = games.broken(e)
-                        raise ArenaError(f"{broken or f'game {job.slot.game_id} failed in the referee: {e!r}'}"
-                                         f"; the pairs so far are saved in {self.folder}: run "
-                                         f"again to resume") from None
+                        why = (games.broken(e)
+                               or f"game {job.slot.game_id} failed in the referee: {e!r}")
+                        raise ArenaError(f"{why}; the pairs so far are saved in {self.folder}: "
+                                         f"run again to resume") from None
                     append_record(self.games_path, rec)
                     self.done[rec.game_id] = rec
                     finished[(pair, g)] = rec
@@ -715,7 +363,7 @@ class _Runner:
         theta = spsa.update(theta, step, total)
         self.thetas.append(theta)
         line = trajectory_line(run, step, theta, total)
-        _append_line(self.trajectory_path, line)
+        append_line(self.trajectory_path, line)
         self.progress.set_theta(iteration, theta)
         if self.iteration_lines:
             mine = self.pairs[(iteration - 1) * spsa.pairs:]
@@ -737,7 +385,7 @@ class _Runner:
                 (next_pair, g) in finished for g in range(n)):
             records = [finished.pop((next_pair, g)) for g in range(n)]
             pr = pair_result(self.run, step, next_pair, records)
-            _append_line(self.pairs_path, pr.to_json())
+            append_line(self.pairs_path, pr.to_json())
             self.pairs.append(pr)
             next_pair += 1
         return next_pair
@@ -748,16 +396,3 @@ class _Runner:
         always is; one that is not is played again)."""
         return all(info.name == spec.name and info.options.items() >= spec.options.items()
                    for info, spec in ((rec.white, white), (rec.black, black)))
-
-
-def trajectory_line(run: TuneRun, step: Step, theta: Sequence[float], result: int) -> str:
-    """The ``trajectory.jsonl`` line of ``step``'s iteration: ``theta`` after it, the
-    summed ``result``, each parameter's ``c_k``, ``R_k = a_k / c_k^2`` and flip, and the
-    games of the run so far."""
-    names = [p.name for p in run.spsa.params]
-    return json.dumps({
-        "iteration": step.iteration,
-        "games": step.iteration * run.spsa.pairs * run.games_per_pair, "result": result,
-        "theta": dict(zip(names, theta)), "c": dict(zip(names, step.c)),
-        "R": {n: a / c ** 2 for n, a, c in zip(names, step.a, step.c)},
-        "flip": dict(zip(names, step.flips))}, separators=(",", ":"))
