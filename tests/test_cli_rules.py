@@ -83,7 +83,7 @@ def test_rules_commands_have_help() -> None:
 
 def test_every_command_is_on_the_group_with_help() -> None:
     assert set(cli.commands) == {"variants", "perft", "play", "check", "doctor", "run", "rate",
-                                 "report", "show", "sprt", "export", "server"}
+                                 "report", "show", "sprt", "export", "server", "tune"}
     for name, command in cli.commands.items():
         code, out, _ = run(name, "--help")
         assert command.help, f"{name} has no docstring"
