@@ -368,7 +368,7 @@ def test_two_never_ending_builds_do_not_delay_another_participants_verdict(
             "spin", f"while :; do :; done # {marker}"))[1]["id"]
         sleep = server.upload(tokens["bob"], "sleep.zip", _hostile(
             "sleep", f"sleep {marker}"))[1]["id"]
-        assert _wait("bob's first build to run", lambda: _running(marker), 30)
+        assert _wait("bob's first build to run", lambda: _running(marker), 120)
         started = time.monotonic()
         status, mine = server.upload(tokens["alice"], "random.zip", bot_archive("random", "zip"))
         assert status == 201, mine
@@ -425,7 +425,7 @@ def test_checks_ended_by_timeout_cancel_or_a_killed_server_leave_no_folder(
         ids = {who: server.upload(tokens[who], f"{who}.zip", _hostile(who, build))[1]["id"]
                for who in ("alice", "bob")}
         seen = _wait("two builds' scratch folders", lambda: len(_leftovers(server.tmp)) >= 2
-                     and _leftovers(server.tmp), 30)
+                     and _leftovers(server.tmp), 120)
         assert any("-build-" in name for name in seen)
         comp = Competition(folder)
         try:
@@ -443,7 +443,7 @@ def test_checks_ended_by_timeout_cancel_or_a_killed_server_leave_no_folder(
         assert _wait("their folders to go", lambda: not _leftovers(server.tmp), 20)
         # a SIGKILL of the server in the middle of a build, then a restart
         carol = server.upload(tokens["carol"], "c.zip", _hostile("carol", build))[1]["id"]
-        _wait("carol's build", lambda: any("-build-" in n for n in _leftovers(server.tmp)), 30)
+        _wait("carol's build", lambda: any("-build-" in n for n in _leftovers(server.tmp)), 120)
         server.kill()
         server.start()
         view = _wait("carol's verdict after the restart",
