@@ -267,7 +267,7 @@ class NpLayout:
         """For each number: how many positions of the full board it stands for (the size of
         its orbit under the symmetries), or 0 for a duplicate that is never looked up."""
         t = self.t
-        out = np.full(self.size, t.groups, dtype=I64)
+        out = np.full(self.size, t.groups, dtype=np.uint8)
         stab = self.mc.ties[t.colex_rank(self.classes)]  # symmetries fixing each class
         for c in np.nonzero(stab & (stab - 1))[0].tolist():
             lo, hi = c * self.per_class, (c + 1) * self.per_class
@@ -524,8 +524,10 @@ def _place(rev_owner: np.ndarray, fill: np.ndarray, first: int, stop: int,
 
 
 def _offsets(into: np.ndarray) -> np.ndarray:
-    """Where each successor's edges start in the reversed edges (and the end)."""
-    rev_off = np.zeros(len(into) + 1, dtype=I64)
+    """Where each successor's edges start in the reversed edges (and the end): int32 when
+    the edges are fewer than 2**31, to save memory."""
+    edges = int(into.sum(dtype=I64))
+    rev_off = np.zeros(len(into) + 1, dtype=np.int32 if edges < 1 << 31 else I64)
     np.cumsum(into, out=rev_off[1:])
     return rev_off
 
@@ -568,7 +570,7 @@ def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Kno
     twice = estimate * 8 > max_edge_bytes
     chunks: list[tuple[int, int, np.ndarray]] = []
     counter = np.zeros(total, dtype=np.int32)
-    into = np.zeros(total, dtype=I64)
+    into = np.zeros(total, dtype=np.int32)  # edges into each position
     score = np.zeros(total, dtype=np.int8)
     blocked = np.zeros(total, dtype=bool)
     done = 0
@@ -646,12 +648,14 @@ def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Kno
             break
         k += 1
     seconds["solve"] = time.perf_counter() - clock
+    del rev_owner, rev_off, counter, score, blocked, can_lose, has_moves
     decisive = (val == WIN) | (val == LOSS)
     max_distance = int(dist[decisive].max(initial=0))
     dtype: type = np.uint8 if max_distance < 128 else np.uint16
     if max_distance >= 1 << 15:
         raise ValueError(f"a distance of {max_distance} plies does not fit the format")
     codes = encode(val, dist, dtype)
+    del val, dist, decisive
     out = []
     for lay in lays:
         part = codes[lay.offset:lay.offset + lay.size]
@@ -664,17 +668,20 @@ def solve(rules: TableRules, a: int, b: int, known: Mapping[tuple[int, int], Kno
 def _stats(lay: NpLayout, codes: np.ndarray) -> dict[str, object]:
     """Won, drawn and lost counts of an orientation: by index entry and by position of the
     full board (each entry weighted by its orbit), and the longest win and loss."""
-    val, dist = decode(codes)
     w = lay.weights()
     n = lay.t.n
     positions = comb(n, lay.mover) * comb(n - lay.mover, lay.opponent)
-    counted = int(w.sum())
+    counted = int(w.sum(dtype=I64))
     if counted != positions:
         raise AssertionError(f"orbits count {counted} positions, expected {positions}")
+    flag = 1 << (codes.dtype.itemsize * 8 - 1)
     out: dict[str, object] = {"entries": int(len(codes)), "positions": positions}
-    for name, v in (("won", 1), ("drawn", 0), ("lost", -1)):
-        sel = val == v
-        out[name] = {"entries": int(np.count_nonzero(sel)), "positions": int(w[sel].sum())}
-    out["longest_win"] = int(dist[val == 1].max(initial=0))
-    out["longest_loss"] = int(dist[val == -1].max(initial=0))
+    lost = codes >= flag
+    drawn = codes == 0
+    won = ~(lost | drawn)
+    for name, sel in (("won", won), ("drawn", drawn), ("lost", lost)):
+        out[name] = {"entries": int(np.count_nonzero(sel)),
+                     "positions": int(w[sel].sum(dtype=I64))}
+    out["longest_win"] = int(codes[won].max(initial=0))
+    out["longest_loss"] = int(codes[lost].max(initial=flag)) - flag
     return out
