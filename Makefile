@@ -4,20 +4,26 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+BASE   := $(VENV)/.base
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test bench clean
 
-$(STAMP): pyproject.toml
+# the package and what a tournament needs (the demo); the extras for the tests on top
+$(BASE): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,cluster,server]'
+	$(BIN)/python -m pip install --quiet -e .
 	$(BIN)/python -m compileall -q arena bots >/dev/null
+	touch $(BASE)
+
+$(STAMP): $(BASE)
+	$(BIN)/python -m pip install --quiet -e '.[test,cluster,server]'
 	touch $(STAMP)
 
 # The demo includes bots/c-first, a C bot compiled by its `build:` step; where no C compiler
 # is installed it runs a copy of demo.yaml without that bot (same name: results/demo).
-demo: $(STAMP)
+demo: $(BASE)
 ifneq ($(shell command -v cc),)
 	$(BIN)/arena run tournaments/demo.yaml
 else
