@@ -51,14 +51,32 @@ root-owned folder.  So a build never writes the bot folder itself, at any level:
    folder), plus the deleted files its processes keep open or mapped there; more than
    :data:`SPACE_MB` MiB or :data:`FILES_CAP` entries stops the build.  At the end every
    process of the build is killed (a daemon it left included);
-3. the referee copies back, into the bot folder, only the *regular* files the build made
-   or changed, with at most one link each (a hard link could name another file), never
-   ``bot.yaml`` or the stamp: links, FIFOs, sockets and devices are skipped (and named in
-   the output).  Each file is written through descriptors opened without following links
-   at every step (a link planted in the bot folder cannot redirect the write), to a
-   temporary name then renamed over the old file, with mode 0755 (anything executable)
-   or 0644; nothing else in the folder changes (files the build deleted, or was not
-   given, stay).
+3. the referee copies back, into the bot folder, the *regular* files the build made or
+   changed, whatever their link count, never ``bot.yaml`` or the stamp.  A hard link is a
+   file (cargo hard-links ``target/release/<bin>`` to its copy in ``deps/``): each name is
+   written as a file of its own with the content.  Symbolic links, FIFOs, sockets and
+   devices the build made are skipped, and so is a file over what :func:`_copy_in` left
+   out; each is named in the output (``not copied back: target/x (a symbolic link)``) and
+   on the console (a warning of the ``arena.build`` logger, :attr:`BuildResult.not_copied`;
+   a server check's output gets the lines too).  Each file is written through descriptors
+   opened without following links at every step (a link planted in the bot folder cannot
+   redirect the write), to a temporary name then renamed over the old file, with mode 0755
+   (anything executable) or 0644; nothing else in the folder changes (files the build
+   deleted, or was not given, stay).
+
+   Why a hard link is safe to copy: the copy-back reads with the referee's rights, which
+   as root are more than the build's, so what matters is which files a name in the scratch
+   folder can reach.  The copy-in made every file there afresh (it never makes a hard link,
+   and leaves out what the build's uid could not read), so a hard link in it was made by the
+   build, with ``link(2)``, which cannot cross mounts (``EXDEV``, even on one file system):
+   under bwrap, and at ``basic`` as root, the scratch folder is a bind mount of its own, the
+   one writable mount the build has, so a hard link there names a file of that mount, i.e.
+   a file of the scratch folder: the build's own (as its unique uid it also owns every file
+   there, and ``fs.protected_hardlinks`` would refuse a link to another's).  At ``none``,
+   and at ``basic`` by a normal user, the build runs as the referee's user, unconfined: it
+   could hard-link any file of that user into the folder, but it could as well copy it, so
+   copying the link's content gives it nothing more.  Every process of the build is killed
+   before the copy-back starts, so nothing in the scratch folder changes while it is read.
 
 So a hostile build (a fork bomb, an endless loop, a flood of output, a disk filler,
 writes outside its folder) meets a game's limits plus the timeout, writes nothing but
@@ -114,6 +132,8 @@ POLL_S = 0.25
 #: the longest failure line (characters)
 LINE_CAP = 300
 _STAMP_VERSION = 1
+#: the start of the output line naming a file of the build that was not copied back
+NOT_COPIED = "not copied back: "
 _ERROR_RE = re.compile(r"\berror\b", re.IGNORECASE)
 
 
@@ -141,6 +161,13 @@ class BuildResult:
     seconds: float = 0.0
     #: its capped output
     log: str = ""
+
+    @property
+    def not_copied(self) -> tuple[str, ...]:
+        """What the build made but the referee did not copy back into the bot folder, one
+        phrase each (``target/x (a symbolic link)``), read from the output's notes."""
+        return tuple(line[len(NOT_COPIED):] for line in self.log.splitlines()
+                     if line.startswith(NOT_COPIED))
 
     def describe(self) -> str:
         """One phrase: ``built in 1.3 s``, ``up to date (built in 1.3 s)`` or ``no build step``."""
@@ -433,11 +460,41 @@ def _hand_over(folder: str, uid: int) -> None:
             os.lchown(os.path.join(dirpath, name), uid, uid)
 
 
-def _copy_back(work: str, folder: str, before: dict[str, tuple[int, int]],
+def _kind(mode: int) -> str:
+    """What a file that is not copied back is, in words."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _snapshot(work: str) -> dict[str, tuple[Any, ...]]:
+    """What the scratch copy holds before the build: a regular file's size and modification
+    time, a link's target (what the build leaves as it was is not copied back)."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for name, st in _entries(work):
+        if stat.S_ISREG(st.st_mode):
+            found[name] = (st.st_size, st.st_mtime_ns)
+        elif stat.S_ISLNK(st.st_mode):
+            try:
+                found[name] = ("link", os.readlink(os.path.join(work, name)))
+            except OSError:
+                pass
+    return found
+
+
+def _copy_back(work: str, folder: str, before: dict[str, tuple[Any, ...]],
                left: Sequence[str] = ()) -> list[str]:
-    """Copy the regular files the build made or changed from ``work`` into ``folder`` (see
-    the module's docstring), never over what :func:`_copy_in` ``left`` out (the build could
-    not read it: it may not replace it either); returns notes on what was copied and skipped.
+    """Copy the regular files the build made or changed from ``work`` into ``folder``,
+    whatever their link count (see the module's docstring), never over what
+    :func:`_copy_in` ``left`` out (the build could not read it: it may not replace it
+    either); returns notes on what was copied and skipped (links the build made, FIFOs,
+    sockets, devices: a link the folder already held, unchanged, is not named).
 
     :raises OSError: a file cannot be written (a folder where a file should go, a link on
         the way, no space).
@@ -451,13 +508,13 @@ def _copy_back(work: str, folder: str, before: dict[str, tuple[int, int]],
             if stat.S_ISDIR(st.st_mode) or name in (MANIFEST, STAMP):
                 continue
             if not stat.S_ISREG(st.st_mode):
-                notes.append(f"not copied back: {name} (not a regular file)")
-                continue
-            if st.st_nlink != 1:
-                notes.append(f"not copied back: {name} (a hard link)")
+                if stat.S_ISLNK(st.st_mode) and before.get(name) == ("link", _readlink(
+                        os.path.join(work, name))):
+                    continue  # the bot folder's own link, as it was
+                notes.append(f"{NOT_COPIED}{name} ({_kind(st.st_mode)})")
                 continue
             if any(name == x or x.endswith("/") and name.startswith(x) for x in left):
-                notes.append(f"not copied back: {name} (left out of the build)")
+                notes.append(f"{NOT_COPIED}{name} (left out of the build)")
                 continue
             if before.get(name) == (st.st_size, st.st_mtime_ns):
                 continue
@@ -468,6 +525,13 @@ def _copy_back(work: str, folder: str, before: dict[str, tuple[int, int]],
         os.close(root_fd)
     notes.append(f"copied back {copied} file(s), {size / 1024:.0f} KiB")
     return notes
+
+
+def _readlink(path: str) -> Optional[str]:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
 
 
 def _copy_file(src: str, root_fd: int, name: str, st: os.stat_result) -> None:
@@ -550,8 +614,7 @@ def _run_build(spec: BotSpec, iso: Isolation, on_output: Optional[Callable[[byte
                     f"users (as root, builds and bots run as an unprivileged uid): chmod -R "
                     f"a+rX {spec.path}")), 0.0, ""
             left = _copy_in(spec.path, work, as_other=sb.uid is not None)
-            before = {name: (st.st_size, st.st_mtime_ns) for name, st in _entries(work)
-                      if stat.S_ISREG(st.st_mode)}
+            before = _snapshot(work)
             if sb.uid is not None:
                 _hand_over(work, sb.uid)
             notes = "".join(f"{line}\n" for line in _left_out_notes(left))
@@ -565,6 +628,8 @@ def _run_build(spec: BotSpec, iso: Isolation, on_output: Optional[Callable[[byte
                 failure = BuildError(_one_line(f"build output could not be copied into the bot "
                                                f"folder: {e.strerror or e}"), output, seconds)
                 back = []
+            if back and on_output is not None:
+                on_output("".join(f"{line}\n" for line in back).encode())
             output = "\n".join([output.rstrip(), *back]).strip() + "\n"
         return failure, seconds, output
     except OSError as e:  # the scratch copy could not be made: the referee's side
@@ -674,9 +739,9 @@ def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,
         if stamp is not None and stamp["digest"] == folder_digest(spec):
             if stamp["ok"]:
                 seconds = stamp.get("seconds")
-                return BuildResult(spec.build, False,
-                                   float(seconds) if isinstance(seconds, (int, float)) else 0.0,
-                                   str(stamp.get("log") or ""))
+                return _warn_not_copied(spec, BuildResult(
+                    spec.build, False, float(seconds) if isinstance(seconds, (int, float))
+                    else 0.0, str(stamp.get("log") or "")))
             if not retry_failed:
                 raise _stamp_error(stamp)
         log.info("%s: building: %s", spec.name, " ".join(spec.build))
@@ -690,9 +755,26 @@ def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,
         if failure is not None:
             failure.log = failure.log or output
             raise failure
-        return BuildResult(spec.build, True, seconds, output)
+        return _warn_not_copied(spec, BuildResult(spec.build, True, seconds, output))
     finally:
         os.close(lock_fd)  # releases the lock
+
+
+#: the files named in the console's warning about what was not copied back
+WARN_NAMES = 5
+
+
+def _warn_not_copied(spec: BotSpec, result: BuildResult) -> BuildResult:
+    """Say on the console (a warning of this module's logger, which ``arena check``,
+    ``arena play`` and tournaments show) what the build made but the bot folder did not get
+    (:attr:`BuildResult.not_copied`); returns ``result``."""
+    skipped = result.not_copied
+    if skipped:
+        more = f" and {len(skipped) - WARN_NAMES} more (see {STAMP})" if (
+            len(skipped) > WARN_NAMES) else ""
+        log.warning("%s: build output not copied back into %s: %s%s (only regular files "
+                    "are)", spec.name, spec.path, "; ".join(skipped[:WARN_NAMES]), more)
+    return result
 
 
 __all__ = ["BuildError", "BuildResult", "ensure_built", "build_failure", "folder_digest",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -377,10 +378,71 @@ def test_links_made_by_the_build_are_not_copied_back_and_the_stamp_replaces_a_pl
     folder = make_bot(tmp_path / "links", "ln -s /etc/passwd link; echo made > made.txt")
     (folder / STAMP).symlink_to(victim)
     result = ensure_built(load_bot(folder), isolation=_iso())
-    assert "not copied back: link (not a regular file)" in result.log
+    assert "not copied back: link (a symbolic link)" in result.log
+    assert result.not_copied == ("link (a symbolic link)",)
     assert not (folder / "link").exists() and (folder / "made.txt").is_file()
     assert victim.read_text() == "keep\n"
     assert (folder / STAMP).is_file() and not (folder / STAMP).is_symlink()
+
+
+#: a build that makes what cargo makes (a program hard-linked to its copy in deps/), a hard
+#: link with three names, a symbolic link and a FIFO
+LINKS_BUILD = ("mkdir -p target/release/deps && printf 'program\\n' > target/release/deps/prog-1a2b "
+               "&& ln target/release/deps/prog-1a2b target/release/prog && printf 'three\\n' > a "
+               "&& ln a b && ln a c && ln -s a symlink && mkfifo pipe")
+
+
+@pytest.mark.parametrize("level", [Level.BASIC, Level.BWRAP], ids=lambda lv: lv.value)
+def test_hard_links_are_copied_back_as_files_and_what_is_not_copied_is_named(
+        level: Level, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A hard link is a file: each of its names comes back with the content (cargo's
+    ``target/release/<bin>``; before, it was skipped and the program vanished); a symbolic
+    link and a FIFO the build made are named in the output and in a console warning, the
+    bot folder's own link is not."""
+    if level not in LEVELS:
+        pytest.skip(_confining(level) or f"level {level.value} is not available here")
+    folder = make_bot(tmp_path / "links", LINKS_BUILD)
+    (folder / "own-link").symlink_to("bot.yaml")
+    with caplog.at_level("WARNING", logger="arena.build"):
+        result = ensure_built(load_bot(folder), isolation=Isolation(level))
+    assert (folder / "target/release/prog").read_text() == "program\n"
+    assert (folder / "target/release/deps/prog-1a2b").read_text() == "program\n"
+    for name in "abc":
+        assert (folder / name).read_text() == "three\n"
+        assert (folder / name).stat().st_nlink == 1  # a file of its own in the bot folder
+    assert "hard link" not in result.log
+    assert result.not_copied == ("pipe (a FIFO)", "symlink (a symbolic link)")
+    assert "not copied back: symlink (a symbolic link)" in result.log
+    assert not (folder / "pipe").exists() and not (folder / "symlink").exists()
+    assert os.readlink(folder / "own-link") == "bot.yaml"  # the folder's own: left alone
+    warned = [r.getMessage() for r in caplog.records if r.name == "arena.build"]
+    assert len(warned) == 1, warned
+    assert warned[0].startswith("links: build output not copied back into ")
+    assert "pipe (a FIFO); symlink (a symbolic link)" in warned[0]
+    # up to date: said again (the files are still missing), nothing built
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="arena.build"):
+        again = ensure_built(load_bot(folder), isolation=Isolation(level))
+    assert not again.ran and again.not_copied == result.not_copied
+    assert [r for r in caplog.records if "symlink (a symbolic link)" in r.getMessage()]
+
+
+def test_what_is_not_copied_back_is_named_on_the_console_of_arena_check(
+        tmp_path: Path) -> None:
+    """The real command line (no test logging in the way): the build's warning reaches
+    the console, then the check passes."""
+    folder = make_bot(tmp_path / "console", "ln -s bot.py link-made && cp bot.py copy.py",
+                      files={"bot.py": (ROOT / "docs/examples/first/bot.py").read_text()})
+    manifest = yaml.safe_load((folder / "bot.yaml").read_text())
+    (folder / "bot.yaml").write_text(yaml.safe_dump({**manifest, "legal_moves": True}))
+    done = subprocess.run(
+        [sys.executable, "-c", "from arena.cli import main; main()", "check", str(folder),
+         "--games", "1", "--variant", "nine-mens-morris"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("console: build output not copied back into " in done.stderr
+            and "link-made (a symbolic link)" in done.stderr), done.stderr
+    assert "PASS: console" in done.stdout
 
 
 # -- arena check and the C example -------------------------------------------------------

@@ -27,7 +27,7 @@ from arena.sandbox.bwrap import BASH, bwrap_args, trampoline
 from arena.sandbox.cgroups import Cgroups, write
 from arena.sandbox.confine import Confinement
 from arena.sandbox.levels import Level, available_levels, parse_level
-from arena.sandbox.paths import bot_paths
+from arena.sandbox.paths import bot_paths, toolchain_env
 from arena.sandbox.values import Limits, SandboxError
 from arena.sandbox.watchdog import (TAG_VARIABLE, TEMP_PREFIX, ensure_watchdog, remove_tree,
                                     sweep_stale_temp_once)
@@ -227,14 +227,17 @@ class Sandbox:
 
         ``none`` returns ``base`` unchanged; ``basic`` and ``bwrap`` keep only ``PATH``,
         ``LANG``/``LC_*``/``TZ``, ``PYTHONPATH`` (so ``{python}`` bots import ``arena`` as we
-        do; under bwrap only the package itself is mounted) and what ``base`` adds or changes
+        do; under bwrap only the package itself is mounted), set the variables of the host's
+        toolchains (``RUSTUP_HOME``, ``CARGO_HOME``, ``JAVA_HOME``, Go's offline settings,
+        their program folders at the end of ``PATH``: :func:`~arena.sandbox.paths.toolchain_env`,
+        whose folders the sandbox shows read-only), then what ``base`` adds or changes
         relative to our own environment, and set ``HOME``/``TMPDIR`` to the bot's private
         temporary folder.
         """
         if self.level is Level.NONE:
             return dict(base) if base is not None else None
         env = {k: os.environ[k] for k in KEPT_VARIABLES if k in os.environ}
-        env.setdefault("PATH", os.defpath)
+        env.update(toolchain_env(env.get("PATH", os.defpath)))
         if base is not None:
             env.update({k: v for k, v in base.items() if os.environ.get(k) != v})
         home = self.tmp or "/tmp"
