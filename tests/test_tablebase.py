@@ -524,3 +524,27 @@ def test_the_bot_converts_won_positions_against_alphabeta(nmm_dir: Path, nmm_tb:
         assert record.result == ("1-0" if winner == WHITE else "0-1"), (
             opening, record.result, record.termination)
         assert record.termination in ("too-few-men", "blocked")
+
+
+@pytest.mark.slow
+def test_the_bot_converts_won_4_men_positions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From 4-3 and 4-4 positions: a capture into 3-3, then the 3-3 win (a minute or two)."""
+    from arena.clock import TimeControl
+    from arena.manifest import load_bot
+    from arena.referee import play_game
+
+    build_tables(NMM, (4, 4), tmp_path)
+    monkeypatch.setenv("MORRIS_ARENA_ISOLATION", "none")
+    perfect = load_bot(ROOT / "bots" / "perfect-endgame", options={"TablebaseDir": str(tmp_path)})
+    alphabeta = load_bot(ROOT / "bots" / "alphabeta")
+    tc = TimeControl(movetime_ms=150, handshake_ms=10000, margin_ms=500)
+    with open_tablebase(tmp_path) as tb:
+        openings = won_openings(tb, NMM, 6, 3)
+    for opening in openings:
+        pos = Position(NMM)
+        for m in opening:
+            pos.push_text(m)
+        winner = pos.turn
+        white, black = (perfect, alphabeta) if winner == WHITE else (alphabeta, perfect)
+        record = play_game(white, black, NMM, tc, opening=opening, seed=3)
+        assert record.result == ("1-0" if winner == WHITE else "0-1"), opening
