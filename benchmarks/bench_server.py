@@ -1,40 +1,138 @@
-"""The competition server (issue 16) under load: a real ``arena server run`` process on a local
-port with its SQLite file.  Two participants upload bots (bots/random and bots/greedy, zipped);
-the time until both are judged and their ladder games are played gives submissions judged per
-minute.  Then 50 clients request each page at once: requests per second and the p50 / p95
-latency of each, printed beside ``/api/status`` (a page that reads almost nothing) under the
-same load, as the reference.
+"""The competition server under a class's load (issues 16 and 26): a real ``arena server run``
+process on a local port with its SQLite file holding 40 active bots and 5,000 finished games
+(built directly in the database: bots that are copies of bots/random, records of real legal
+games), while its judge plays games (two uploads, checked and scheduled against the 40, are
+played throughout).  Every route a visitor uses is measured beside ``/api/status`` (a route
+that reads almost nothing) in the same run:
 
-Run alone with ``python benchmarks/bench_server.py [--quick]`` (needs the ``server`` extra).
+* **a class's load**: open-loop Poisson arrivals at 50 requests/s in all, spread evenly over
+  the routes (40 participants browsing and watching live games), each request's latency
+  counted from its scheduled arrival: p50 and p95 per route (the target: p95 <= 100 ms);
+* **a stress**: 50 closed-loop clients (keep-alive connections) on one route at a time:
+  requests/s, its ratio to ``/api/status``'s (measured before and after the others; the
+  target: >= 0.8), p50, p95, and the server process's own CPU per request.
+
+``--before REV`` first runs the same measurement on the server of a git revision (its tree
+extracted with ``git archive``; routes it does not have are skipped), then on this checkout,
+and prints both side by side.  Run alone with ``python benchmarks/bench_server.py [--quick]
+[--before REV]`` (needs the ``server`` extra and ``psutil``).
 """
 
 from __future__ import annotations
 
-import io
+import argparse
+import http.client
 import json
 import os
+import random
+import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # runnable alone from a checkout
-ARENA = [str(Path(sys.executable).with_name("arena"))]
 
-SETTINGS = ("name: bench\ntime: {movetime: 50}\npairs: 2\ncheck_games: 1\nworkers: 2\n"
+SETTINGS = ("name: bench\ntime: {movetime: 50}\npairs: 1\ncheck_games: 1\nworkers: 2\n"
+            "upload: {per_hour: 1000}\n"
             # 50 clients from one address: the rate limit is not what is measured
             "rate_limit: {participant: 10000000/minute, anonymous: 10000000/minute}\n")
+BOTS = 40
+GAMES = 5000
 CLIENTS = 50
+RATE = 50.0  # requests per second in all, the class's load
+TARGET_P95_MS = 100.0
+TARGET_RATIO = 0.8
+
+#: builds the competition in the database with the code under test (run with its
+#: PYTHONPATH): 40 participants, 40 active bots (copies of bots/random), 5,000 finished
+#: games in colour-swapped pairs with records of real legal games; prints what it made
+SEED = r'''
+import json, random, shutil, sqlite3, sys
+from pathlib import Path
+from arena.records import GameRecord, MoveInfo, PlayerInfo
+from arena.rules import Position
+from arena.server.service import Competition
+from arena.variants import get_variant
+
+folder, source, bots, games = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(26)
+comp = Competition(folder)
+tokens = [comp.add_user(f"p{i:02d}") for i in range(bots)]
+comp.close()
+variant = get_variant("nine-mens-morris")
+plays = []
+for _ in range(24):  # real games (random playouts), reused by the records
+    pos, moves = Position(variant), []
+    while not pos.is_game_over() and len(moves) < 200:
+        move = rng.choice(pos.legal_moves())
+        pos.push(move)
+        moves.append(str(move))
+    plays.append(moves)
+db = sqlite3.connect(folder / "arena.db")
+columns = {row[1] for row in db.execute("PRAGMA table_info(games)")}
+owners = [r[0] for r in db.execute("SELECT id FROM users ORDER BY id")]
+strength = [rng.gauss(0, 200) for _ in range(bots)]
+for i in range(bots):
+    target = folder / "bots" / str(i + 1) / "random"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    db.execute("INSERT INTO bots (id, owner_id, name, version, status, verdict, check_log, "
+               "folder, sha256, created_at, judged_at) VALUES (?, ?, ?, 1, 'active', 'PASS', "
+               "'', ?, '', '2026-01-01', '2026-01-01')",
+               (i + 1, owners[i], f"bot{i:02d}", f"bots/{i + 1}/random"))
+rows = []
+pair = 0
+while len(rows) < games:
+    a, b = rng.sample(range(bots), 2)
+    pair += 1
+    seed = rng.randrange(1 << 30)
+    for game, (w, k) in enumerate(((a, b), (b, a))):
+        expect = 1 / (1 + 10 ** ((strength[k] - strength[w]) / 400))
+        u = rng.random()
+        result = "1-0" if u < expect - 0.1 else "0-1" if u > expect + 0.1 else "1/2-1/2"
+        forfeit = None
+        if rng.random() < 0.02 and result != "1/2-1/2":
+            forfeit = "black" if result == "1-0" else "white"
+        moves = rng.choice(plays)
+        record = GameRecord(
+            game_id=f"g{len(rows) + 1}", variant=variant.name, variant_params={},
+            white=PlayerInfo(f"bot{w:02d}#{w + 1}", bot="random",
+                             path=f"<competition>/bots/{w + 1}/random"),
+            black=PlayerInfo(f"bot{k:02d}#{k + 1}", bot="random",
+                             path=f"<competition>/bots/{k + 1}/random"),
+            result=result, termination="timeout" if forfeit else "too-few-men",
+            forfeit=forfeit, moves=[MoveInfo(m, wall_ms=3.0) for m in moves],
+            tournament="bench", round=1, pair=pair, seed=seed,
+            stderr={"white": "thinking...\n" * 5} if rng.random() < 0.3 else {})
+        row = {"id": len(rows) + 1, "white_id": w + 1, "black_id": k + 1,
+               "variant": variant.name, "pair": pair, "game": game, "seed": seed,
+               "status": "done", "attempts": 1, "result": result, "record": record.to_json(),
+               "created_at": "2026-01-01", "finished_at": "2026-01-01"}
+        if "forfeit" in columns:
+            row["forfeit"] = forfeit or ""
+        if "kind" in columns:
+            row["kind"] = "ladder"
+        rows.append(row)
+if "record" not in columns:  # the records in a table of their own
+    db.executemany("INSERT INTO records (game_id, record) VALUES (?, ?)",
+                   [(r["id"], r.pop("record")) for r in rows])
+names = list(rows[0])
+db.executemany(f"INSERT INTO games ({', '.join(names)}) VALUES "
+               f"({', '.join('?' for _ in names)})", [tuple(r[n] for n in names) for r in rows])
+db.commit()
+busiest = db.execute("SELECT white_id, count(*) FROM games GROUP BY white_id "
+                     "ORDER BY 2 DESC LIMIT 1").fetchone()[0]
+db.close()
+print(json.dumps({"tokens": tokens, "bot": busiest, "game": len(rows) // 2}))
+'''
 
 
 def _free_port() -> int:
@@ -43,154 +141,334 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _arena(*args: str) -> str:
-    out = subprocess.run([*ARENA, *args], capture_output=True, text=True, check=True)
-    return out.stdout
+def _archive(bot: str, name: str) -> bytes:
+    import io
 
-
-def _archive(bot: str) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        for name in ("bot.py", "bot.yaml"):
-            zf.writestr(f"{bot}/{name}", (ROOT / "bots" / bot / name).read_bytes())
+        for f in ("bot.py", "bot.yaml"):
+            text = (ROOT / "bots" / bot / f).read_text()
+            if f == "bot.yaml":
+                text = text.replace(f"name: {bot}", f"name: {name}")
+            zf.writestr(f"{name}/{f}", text)
     return buf.getvalue()
 
 
-def _request(url: str, token: Optional[str] = None, body: Optional[bytes] = None,
-             ctype: Optional[str] = None) -> tuple[int, bytes]:
-    req = urllib.request.Request(url, data=body, method="POST" if body else "GET")
-    if token:
-        req.add_header("Authorization", f"Bearer {token}")
-    if ctype:
-        req.add_header("Content-Type", ctype)
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+class Client:
+    """One keep-alive connection (reconnected when the server drops it)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn: Optional[http.client.HTTPConnection] = None
+
+    def request(self, method: str, path: str, body: Optional[bytes] = None,
+                headers: Optional[dict[str, str]] = None) -> tuple[int, bytes]:
+        for attempt in (0, 1):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            try:
+                self.conn.request(method, path, body=body, headers=headers or {})
+                resp = self.conn.getresponse()
+                data = resp.read()
+                if resp.getheader("connection", "").lower() == "close":
+                    self.conn.close()
+                    self.conn = None
+                return resp.status, data
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def get_json(self, path: str, token: Optional[str] = None) -> Any:
+        status, data = self.request("GET", path, headers={"Authorization": f"Bearer {token}"}
+                                    if token else None)
+        if status != 200:
+            raise RuntimeError(f"{path}: {status} {data[:200]!r}")
+        return json.loads(data)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
 
 
-def _upload(base: str, token: str, bot: str) -> int:
-    boundary = "benchboundary"
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-            f"filename=\"{bot}.zip\"\r\nContent-Type: application/zip\r\n\r\n").encode()
-    body += _archive(bot) + f"\r\n--{boundary}--\r\n".encode()
-    status, out = _request(f"{base}/api/bots", token, body,
-                           f"multipart/form-data; boundary={boundary}")
-    if status != 201:
-        raise RuntimeError(f"upload of {bot}: {status} {out[:200]!r}")
-    return int(json.loads(out)["id"])
-
-
-def _wait(predicate: Callable[[], Any], timeout: float = 180) -> Any:
+def _wait(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
-        time.sleep(0.1)
-    raise RuntimeError("timed out")
+        time.sleep(0.2)
+    raise RuntimeError(f"timed out waiting for {what}")
 
 
-def _load(url: str, per_client: int) -> tuple[float, float, float]:
-    """``CLIENTS`` threads, ``per_client`` requests each: (requests/s, p50 ms, p95 ms)."""
-    times: list[float] = []
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def open_loop(port: int, routes: list[str], seconds: float, rate: float = RATE,
+              seed: int = 1) -> dict[str, list[float]]:
+    """Poisson arrivals at ``rate`` per second for ``seconds``, each on a route chosen
+    uniformly; each latency (ms) from its scheduled arrival to its answer's end."""
+    rng = random.Random(seed)
+    arrivals: list[tuple[float, str]] = []
+    t = 0.0
+    while True:
+        t += rng.expovariate(rate)
+        if t >= seconds:
+            break
+        arrivals.append((t, rng.choice(routes)))
+    latencies: dict[str, list[float]] = {r: [] for r in routes}
+    errors: list[str] = []
     lock = threading.Lock()
+    queue: list[tuple[float, str]] = []
+    cond = threading.Condition(lock)
+    done = threading.Event()
+    start = time.perf_counter() + 0.2
+
+    def worker() -> None:
+        client = Client(port)
+        try:
+            while True:
+                with cond:
+                    while not queue and not done.is_set():
+                        cond.wait(0.05)
+                    if not queue:
+                        return
+                    at, path = queue.pop(0)
+                status, _ = client.request("GET", path)
+                ms = (time.perf_counter() - at) * 1000
+                with lock:
+                    latencies[path].append(ms)
+                    if status != 200:
+                        errors.append(f"{path}: {status}")
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(64)]
+    for th in threads:
+        th.start()
+    for at, path in arrivals:
+        delay = start + at - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        with cond:
+            queue.append((start + at, path))
+            cond.notify()
+    done.set()
+    for th in threads:
+        th.join(120)
+    if errors:
+        raise RuntimeError(f"{len(errors)} requests failed: {errors[:3]}")
+    return latencies
+
+
+def closed_loop(port: int, path: str, seconds: float, server_pid: int) -> dict[str, float]:
+    """``CLIENTS`` keep-alive clients requesting ``path`` back to back for ``seconds``:
+    requests/s, p50, p95 (ms) and the server process's CPU per request (ms)."""
+    import psutil
+
+    times: list[float] = []
     errors: list[int] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+    go = threading.Barrier(CLIENTS + 1)
 
     def client() -> None:
-        for _ in range(per_client):
+        c = Client(port)
+        c.request("GET", path)  # connected and warm
+        go.wait()
+        mine = []
+        while not stop.is_set():
             t0 = time.perf_counter()
-            status, _ = _request(url)
-            ms = (time.perf_counter() - t0) * 1000
-            with lock:
-                times.append(ms)
-                if status != 200:
+            status, _ = c.request("GET", path)
+            mine.append((time.perf_counter() - t0) * 1000)
+            if status != 200:
+                with lock:
                     errors.append(status)
+        c.close()
+        with lock:
+            times.extend(mine)
 
     threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - t0
+    for th in threads:
+        th.start()
+    proc = psutil.Process(server_pid)
+    go.wait()
+    cpu0, t0 = sum(proc.cpu_times()[:2]), time.perf_counter()
+    time.sleep(seconds)
+    stop.set()
+    cpu1, t1 = sum(proc.cpu_times()[:2]), time.perf_counter()
+    for th in threads:
+        th.join()
     if errors:
-        raise RuntimeError(f"{url}: {len(errors)} requests failed ({errors[:3]})")
-    q = statistics.quantiles(times, n=100)
-    return len(times) / elapsed, q[49], q[94]
+        raise RuntimeError(f"{path}: {len(errors)} requests failed ({errors[:3]})")
+    # the requests finished within the window (those in flight at its end are few)
+    n = len(times)
+    return {"rps": n / (t1 - t0), "p50": _quantile(times, 0.5), "p95": _quantile(times, 0.95),
+            "cpu_ms": 1000 * (cpu1 - cpu0) / max(1, n)}
 
 
-def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, float]:
-    """Judge two uploads, then load every page with 50 clients."""
-    per_client = 2 if quick else 6
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "comp"
-        (Path(tmp) / "bench.yaml").write_text(SETTINGS)
-        _arena("server", "init", str(folder), "--config", str(Path(tmp) / "bench.yaml"))
-        tokens = [_arena("server", "user", str(folder), who).strip().splitlines()[-1]
-                  for who in ("alice", "bob")]
-        port = _free_port()
-        base = f"http://127.0.0.1:{port}"
-        with open(Path(tmp) / "server.log", "wb") as log:
-            proc = subprocess.Popen([*ARENA, "server", "run", str(folder), "--port", str(port)],
-                                    stdout=log, stderr=log, start_new_session=True)
-        try:
-            def up() -> bool:
-                if proc.poll() is not None:
-                    raise RuntimeError("the server exited: see its log")
-                try:
-                    return _request(f"{base}/api/status")[0] == 200
-                except OSError:
-                    return False
+def _code_of(rev: str, tmp: Path) -> Path:
+    """The tree of git revision ``rev`` in a folder of ``tmp`` (read-only for the repo)."""
+    out = tmp / f"code-{rev.replace('/', '_')}"
+    out.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "arena"],
+                             capture_output=True, check=True).stdout
+    import io
 
-            _wait(up, 30)
-            t0 = time.perf_counter()
-            ids = [_upload(base, tokens[0], "random"), _upload(base, tokens[1], "greedy")]
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tf:
+        tf.extractall(out, filter="data")
+    return out
 
-            def judged() -> bool:
-                return all(json.loads(_request(f"{base}/api/bots/{i}", tokens[k])[1])["status"]
-                           != "checking" for k, i in enumerate(ids))
 
-            _wait(judged)
-            judging = time.perf_counter() - t0
-
-            def settled() -> bool:
-                games = json.loads(_request(f"{base}/api/status")[1])["games"]
-                return games.get("done", 0) > 0 and not games.get("queued") \
-                    and not games.get("running")
-
-            _wait(settled)
-            played = time.perf_counter() - t0
-            game_id = json.loads(_request(f"{base}/api/games")[1])[0]["id"]
-            pages = {"/api/status": "reference", "/": "leaderboard page",
-                     "/api/leaderboard": "leaderboard JSON", f"/bots/{ids[0]}": "a bot's page",
-                     f"/games/{game_id}": "a game in the viewer",
-                     f"/api/games/{game_id}/live": "a live board's JSON"}
-            figures: dict[str, float] = {"submissions_per_min": 2 / judging * 60,
-                                         "ladder_s": played}
-            rows = {path: _load(base + path, per_client) for path in pages}
-        finally:
-            os.killpg(proc.pid, signal.SIGINT)
+def measure(code: Path, tmp: Path, quick: bool, echo: Callable[[str], Any]) -> dict[str, Any]:
+    """Build the competition with ``code``, serve it, load it; the figures by route."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    arena = [sys.executable, "-c", "from arena.cli import main; main()"]
+    folder = tmp / f"comp-{code.name}"
+    (tmp / "bench.yaml").write_text(SETTINGS)
+    subprocess.run([*arena, "server", "init", str(folder), "--config", str(tmp / "bench.yaml")],
+                   env=env, check=True, capture_output=True)
+    t0 = time.perf_counter()
+    seeded = json.loads(subprocess.run(
+        [sys.executable, "-c", SEED, str(folder), str(ROOT / "bots" / "random"), str(BOTS),
+         str(GAMES)], env=env, check=True, capture_output=True, text=True).stdout)
+    seeding = time.perf_counter() - t0
+    port = _free_port()
+    log = open(tmp / f"server-{code.name}.log", "wb")
+    proc = subprocess.Popen([*arena, "server", "run", str(folder), "--port", str(port)],
+                            env=env, stdout=log, stderr=log, start_new_session=True)
+    client = Client(port)
+    try:
+        def up() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited: see {log.name}")
             try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-    ref = rows["/api/status"]
-    echo(f"server benchmark ({'quick' if quick else 'full'}; a real server process, SQLite, "
-         f"{CLIENTS} clients x {per_client} requests per page)")
-    echo(f"  2 uploads judged in {judging:.1f} s: {2 / judging * 60:.1f} submissions/min; "
-         f"their ladder games played {played:.1f} s after the first upload")
-    for path, (rps, p50, p95) in rows.items():
-        echo(f"  {pages[path]:<22} {rps:7.1f} req/s  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms"
-             + ("" if path == "/api/status" else f"   p50 {p50 / ref[1]:5.2f}x the reference"))
-        key = pages[path].replace(" ", "_").replace("'", "")
-        figures[f"{key}_p50_ms"], figures[f"{key}_p95_ms"] = p50, p95
+                return client.request("GET", "/api/status")[0] == 200
+            except OSError:
+                return False
+
+        _wait(up, 60, "the server")
+        # two uploads: checked, then their ladder games against the 40 keep the judge busy
+        t0 = time.perf_counter()
+        for k, bot in enumerate(("random", "greedy")):
+            body, ctype = _multipart(_archive(bot, f"up-{bot}"))
+            status, out = client.request("POST", "/api/bots", body, {
+                "Authorization": f"Bearer {seeded['tokens'][k]}", "Content-Type": ctype})
+            if status != 201:
+                raise RuntimeError(f"upload: {status} {out[:200]!r}")
+        _wait(lambda: client.get_json("/api/status")["games"].get("running"), 180,
+              "the judge to play")
+        judging = time.perf_counter() - t0
+        running = [g for g in client.get_json("/api/games") if g["status"] == "running"]
+        bot, game = seeded["bot"], seeded["game"]
+        routes = {"/api/status": "/api/status (reference)", "/": "leaderboard page",
+                  "/api/leaderboard": "leaderboard JSON", f"/bots/{bot}": "a bot's page",
+                  f"/games/{game}": "a game in the viewer", "/games": "games, page 1",
+                  f"/games?bot={bot}&page=2": "games of a bot, page 2",
+                  "/games?participant=p07&variant=nine-mens-morris":
+                      "games of a participant",
+                  f"/api/games/{running[0]['id']}/live": "a live board's JSON",
+                  "/final": "the final page"}
+        routes = {p: name for p, name in routes.items() if client.request("GET", p)[0] == 200}
+        for path in routes:  # warm: each page once
+            client.request("GET", path)
+        seconds = 8.0 if quick else 30.0
+        latencies = open_loop(port, list(routes), seconds)
+        per_route = 1.5 if quick else 4.0
+        stress = {"/api/status": closed_loop(port, "/api/status", per_route, proc.pid)}
+        for path in routes:
+            if path != "/api/status":
+                stress[path] = closed_loop(port, path, per_route, proc.pid)
+        again = closed_loop(port, "/api/status", per_route, proc.pid)
+        status = client.get_json("/api/status")
+    finally:
+        client.close()
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+    first = stress["/api/status"]
+    reference = {k: (first[k] + again[k]) / 2 for k in first}
+    stress["/api/status"] = reference
+    return {"routes": routes, "latencies": latencies, "stress": stress, "seeding": seeding,
+            "judging": judging, "status": status, "seconds": seconds,
+            "reference_spread": (first["rps"], again["rps"])}
+
+
+def _multipart(data: bytes) -> tuple[bytes, str]:
+    boundary = "benchboundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"bot.zip\"\r\nContent-Type: application/zip\r\n\r\n").encode()
+    return body + data + f"\r\n--{boundary}--\r\n".encode(), \
+        f"multipart/form-data; boundary={boundary}"
+
+
+def _report(label: str, m: dict[str, Any], echo: Callable[[str], Any]) -> dict[str, float]:
+    ref = m["stress"]["/api/status"]["rps"]
+    lo, hi = m["reference_spread"]
+    echo(f"  {label}: 5,000 games seeded in {m['seeding']:.1f} s; the judge playing "
+         f"{m['judging']:.1f} s after the uploads; games at the end: {m['status']['games']}")
+    echo(f"  class load: {RATE:.0f} req/s open-loop for {m['seconds']:.0f} s | stress: "
+         f"{CLIENTS} clients, /api/status {lo:.0f} then {hi:.0f} req/s")
+    echo(f"    {'route':<30} {'n':>4} {'p50':>6} {'p95':>6} | {'req/s':>6} {'ratio':>5} "
+         f"{'p50':>6} {'p95':>6} {'cpu/req':>8}")
+    figures = {}
+    for path, name in m["routes"].items():
+        lat = m["latencies"][path]
+        s = m["stress"][path]
+        p50, p95 = _quantile(lat, 0.5), _quantile(lat, 0.95)
+        ratio = s["rps"] / ref
+        flags = ("" if p95 <= TARGET_P95_MS else " p95!") + (
+            "" if ratio >= TARGET_RATIO else " ratio!")
+        echo(f"    {name:<30} {len(lat):>4} {p50:6.1f} {p95:6.1f} | {s['rps']:6.0f} {ratio:5.2f} "
+             f"{s['p50']:6.0f} {s['p95']:6.0f} {s['cpu_ms']:6.2f}ms{flags}")
+        key = name.split(" (")[0].replace(" ", "_").replace("'", "").replace(",", "")
+        figures.update({f"{label}_{key}_p95_ms": p95, f"{label}_{key}_ratio": ratio,
+                        f"{label}_{key}_cpu_ms": s["cpu_ms"]})
+    echo("    (n, p50, p95: the class's load, ms from the scheduled arrival; then the stress: "
+         "req/s, its ratio to /api/status, p50, p95 ms, the server's CPU per request)")
     return figures
 
 
-if __name__ == "__main__":
-    from benchmarks.run import standalone
+def bench(quick: bool = False, echo: Callable[[str], Any] = print,
+          before: Optional[str] = None) -> dict[str, float]:
+    """Measure this checkout's server (and, with ``before``, a git revision's first)."""
+    load = os.getloadavg()[0]
+    echo(f"server benchmark ({'quick' if quick else 'full'}; a real server process, SQLite, "
+         f"{BOTS} bots, {GAMES:,} games, the judge playing; load average {load:.1f} on "
+         f"{os.cpu_count()} CPUs)")
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        runs = []
+        if before:
+            runs.append((f"before ({before})", _code_of(before, tmp)))
+        runs.append(("now", ROOT))
+        for label, code in runs:
+            m = measure(code, tmp, quick, echo)
+            figures.update(_report(label, m, echo))
+            shutil.rmtree(tmp / f"comp-{code.name}", ignore_errors=True)
+    return figures
 
-    sys.exit(standalone(bench, __doc__))
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a short run")
+    parser.add_argument("--before", metavar="REV", default=None,
+                        help="also measure the server of this git revision, first")
+    args = parser.parse_args(argv)
+    bench(quick=args.quick, before=args.before)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

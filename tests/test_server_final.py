@@ -494,6 +494,18 @@ def test_migration_0003_fills_the_forfeits_of_the_games_played_before(tmp_path: 
         assert db.execute("SELECT id, kind, forfeit, requested_by FROM games ORDER BY id").fetchall() \
             == [(1, "ladder", "black", None), (2, "ladder", "", None), (3, "ladder", "white", None),
                 (4, "ladder", "", None)]
+        assert [r[0] for r in db.execute("SELECT game_id FROM records ORDER BY 1")] == [1, 2, 3, 4]
+        assert "record" not in {r[1] for r in db.execute("PRAGMA table_info(games)")}
+    # and back
+    from alembic import command as commands
+
+    engine = open_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        commands.downgrade(cfg, "0002")
+    engine.dispose()
+    with sqlite3.connect(tmp_path / "old.db") as db:
+        assert db.execute("SELECT count(*) FROM games WHERE record LIKE '{%'").fetchone()[0] == 3
 
 
 def test_views_follow_changes_made_by_other_connections(comp: Competition) -> None:

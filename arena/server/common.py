@@ -35,6 +35,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_ID = (1 << 63) - 1
 #: results of the views kept per database version (beyond: the cache starts again)
 CACHE_ENTRIES = 2048
+#: seconds a request waits for another's computation of the same view before its own
+FLIGHT_WAIT_S = 10.0
 T = TypeVar("T")
 
 
@@ -88,6 +90,15 @@ OPERATOR = Viewer(name="(the server's operator)", is_admin=True)
 REVOKED = "revoked:"
 
 
+class _Flight:
+    """One computation of a cached view that other requests wait for."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.ok = False
+        self.value: Any = None
+
+
 class State:
     """An open competition folder: its settings, secret, database and sessions, and the
     locks the parts share.  :class:`~arena.server.service.Competition` is this plus its
@@ -114,6 +125,7 @@ class State:
         self._cache_lock = threading.Lock()
         self._cache: dict[Hashable, Any] = {}
         self._cache_version = -1
+        self._flights: dict[tuple[int, Hashable], _Flight] = {}
         self._version_lock = threading.Lock()
         self._version_db: Optional[sqlite3.Connection] = None
         if self.engine.dialect.name == "sqlite" and self.engine.url.database not in (
@@ -144,8 +156,10 @@ class State:
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, kept until the database changes (:meth:`data_version`): the
         pages read the same rows many times between two games.  The version is read before
-        computing, so a result is never kept under a version newer than its rows.  Without
-        a version (PostgreSQL) every call computes.  Callers must not change the result."""
+        computing, so a result is never kept under a version newer than its rows; requests
+        that miss at once wait for one computation (fifty visitors after a game ends cost
+        one query, not fifty).  Without a version (PostgreSQL) every call computes.
+        Callers must not change the result."""
         version = self.data_version()
         if version is None:
             return compute()
@@ -153,13 +167,33 @@ class State:
             if self._cache_version == version and key in self._cache:
                 found: T = self._cache[key]
                 return found
-        value = compute()
-        with self._cache_lock:
-            if version > self._cache_version:
-                self._cache, self._cache_version = {}, version
-            if version == self._cache_version and len(self._cache) < CACHE_ENTRIES:
-                self._cache[key] = value
+            flight = self._flights.get((version, key))
+            leader = flight is None
+            if flight is None:
+                flight = self._flights[(version, key)] = _Flight()
+        if not leader:
+            if flight.done.wait(FLIGHT_WAIT_S) and flight.ok:
+                shared: T = flight.value
+                return shared
+            return compute()  # the computation failed (or is slow): on our own
+        try:
+            value = compute()
+            flight.value, flight.ok = value, True
+        finally:
+            with self._cache_lock:
+                del self._flights[(version, key)]
+                if flight.ok:
+                    if version > self._cache_version:
+                        self._cache, self._cache_version = {}, version
+                    if version == self._cache_version and len(self._cache) < CACHE_ENTRIES:
+                        self._cache[key] = value
+            flight.done.set()
         return value
+
+    def uncache(self, key: Hashable) -> None:
+        """Forget ``key``'s kept result (it is computed again at the next call)."""
+        with self._cache_lock:
+            self._cache.pop(key, None)
 
     # ---- the deadline ----------------------------------------------------------------
 

@@ -22,6 +22,8 @@ import json
 import math
 import random
 import secrets
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
@@ -30,13 +32,16 @@ from sqlalchemy import case, delete, func, or_, select, update
 from arena.records import GameRecord
 from arena.server.common import State
 from arena.server.config import ServerConfig
-from arena.server.models import Bot, Game, User, utcnow
+from arena.server.models import Bot, Game, Record, User, utcnow
 
 #: attempts of a game whose executor keeps failing before it is given up
 MAX_ATTEMPTS = 3
 #: the share of a new version's ``K`` opponents taken nearest in rating (the rest: a
 #: random spread over the others)
 NEAREST_SHARE = 0.5
+#: seconds between two fits of the leaderboard made in the background while games are
+#: played (longer when a fit takes long: four times its time)
+REFIT_EVERY_S = 1.0
 #: White's score by result (other results are not counted)
 SCORES = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 #: the order the dispatcher hands queued games out in: test matches (asked for now), the
@@ -168,17 +173,63 @@ def fit_standings(white: Sequence[int], black: Sequence[int], score: Sequence[fl
     return out
 
 
-def _result_rows(s: Any, kind: str) -> list[tuple[int, int, str, int, str]]:
-    """(white, black, result, pair, variant) of every finished game of ``kind``, read
-    without building objects (200,000 rows in a fraction of a second)."""
-    rows = s.execute(select(Game.white_id, Game.black_id, Game.result, Game.pair, Game.variant)
-                     .where(Game.kind == kind, Game.status == "done")).all()
-    return [tuple(r) for r in rows]
+class LadderGames:
+    """The finished ladder games' result columns, kept in memory: each :meth:`refresh`
+    reads only the games at or past the lowest id that was still queued or running at the
+    one before (a game is done once and never changes afterwards), from the index that
+    holds those columns (``ix_games_standings``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: game id -> (white, black, White's score, pair, variant)
+        self._rows: dict[int, tuple[int, int, float, int, str]] = {}
+        #: games below this id were done (or will never be) at the last refresh
+        self._low = 0
+        #: changes whenever the rows do
+        self.revision = 0
+
+    def refresh(self, s: Any) -> bool:
+        """Read what changed in session ``s``; returns whether ladder games are still
+        queued or running.  The unsettled games are looked at before the finished ones,
+        so a game that ends in between is read now or at the next refresh, never lost."""
+        pending = s.scalar(select(func.min(Game.id)).where(
+            Game.kind == "ladder", Game.status.in_(("queued", "running"))))
+        top = s.scalar(select(func.max(Game.id))) or 0
+        with self._lock:
+            low = self._low
+        fetched = {gid: (w, b, SCORES[result], pair, variant)
+                   for gid, w, b, result, pair, variant in s.execute(
+                       select(Game.id, Game.white_id, Game.black_id, Game.result, Game.pair,
+                              Game.variant)
+                       .where(Game.kind == "ladder", Game.status == "done", Game.id >= low))
+                   if result in SCORES}
+        with self._lock:
+            if self._low == low:
+                before = {gid for gid in self._rows if gid >= low}
+                if before != set(fetched):
+                    for gid in before:
+                        del self._rows[gid]
+                    self._rows.update(fetched)
+                    self.revision += 1
+                self._low = min(pending if pending is not None else top + 1, top + 1)
+        return pending is not None
+
+    def snapshot(self) -> list[tuple[int, int, float, int, str]]:
+        """The finished games' rows, oldest first."""
+        with self._lock:
+            return [self._rows[gid] for gid in sorted(self._rows)]
 
 
 class Ladder(State):
     """The ladder's games and the leaderboard (a part of
     :class:`~arena.server.service.Competition`)."""
+
+    def __init__(self, folder: Any, *, db_url: Optional[str] = None) -> None:
+        super().__init__(folder, db_url=db_url)
+        self._ladder_games = LadderGames()
+        #: a fit in the background is running; none starts before this (monotonic) time
+        self._refitting = False
+        self._refit_after = 0.0
 
     def claim_games(self, n: int) -> list[tuple[int, int, int, str, int, int, int]]:
         """Up to ``n`` queued games, now ``running``: (id, white, black, variant, pair,
@@ -224,54 +275,88 @@ class Ladder(State):
         """Every finished ladder game between two of the bots ``between`` (ids), oldest
         first, as records (parsed from their JSON: for exports, not for the pages)."""
         with self.sessions() as s:
-            rows = s.execute(select(Game.white_id, Game.black_id, Game.record)
+            rows = s.execute(select(Game.white_id, Game.black_id, Record.record)
+                             .join(Record, Record.game_id == Game.id)
                              .where(Game.status == "done", Game.kind == "ladder")
                              .order_by(Game.id)).all()
         return [GameRecord.from_dict(json.loads(r)) for w, b, r in rows
                 if w in between and b in between and r]
 
-    def leaderboard(self) -> list[dict[str, Any]]:
+    def leaderboard(self, *, fresh: bool = True) -> list[dict[str, Any]]:
         """One row per active bot per variant: ``variant``, ``rank``, ``bot``, ``id``,
         ``version``, ``owner``, ``elo``, ``elo95``, ``games``, ``score`` (points per game)
         and W/D/L, from the ladder games between active bots, rated like ``arena rate``
         (Bradley-Terry, the prior for flagged bots, pair-clustered intervals:
         :func:`fit_standings`) and ranked by Elo (bots play different numbers of games on
-        a ladder; bots without a game have no rank).  Kept until the database changes, and
-        the fit until the finished ladder games or the active bots do."""
-        return self.cached("leaderboard", self._leaderboard)
+        a ladder; bots without a game have no rank).
 
-    def _leaderboard(self) -> list[dict[str, Any]]:
+        The finished games' result columns are kept in memory and read incrementally
+        (:class:`LadderGames`); the fit is kept until they or the active bots change.
+        ``fresh`` False (the pages): while games are being played, the latest fit is
+        returned at once and a new one is made in the background (at most one at a time,
+        at most every :data:`REFIT_EVERY_S`): a page never waits for a fit, and shows one
+        that is at most a moment behind.  When no game is queued or running, and always
+        with ``fresh``, the rows are exact."""
+        if fresh:
+            return self.cached("leaderboard", lambda: self._leaderboard(True))
+        return self.cached("leaderboard-shown", lambda: self._leaderboard(False))
+
+    def _leaderboard(self, fresh: bool) -> list[dict[str, Any]]:
         with self.sessions() as s:
             bots = {i: (name, version, owner) for i, name, version, owner in s.execute(
                 select(Bot.id, Bot.name, Bot.version, User.name)
                 .join(User, User.id == Bot.owner_id).where(Bot.status == "active")).all()}
-            # the done games by count and highest id: games end out of id order (two at
-            # once), so the highest id alone can stay put while another game is counted
-            key = (tuple(s.execute(select(func.count(Game.id), func.max(Game.id))
-                                   .where(Game.status == "done", Game.kind == "ladder")).one()),
-                   tuple(sorted(bots)))
+            playing = self._ladder_games.refresh(s)
+        key = (self._ladder_games.revision, tuple(sorted(bots.items())))
         with self._board_lock:
             if self._board_cache[0] == key:
                 return list(self._board_cache[1])
+            stale = self._board_cache[1] if self._board_cache[0] is not None else None
+        if not fresh and playing and stale is not None:
+            self._refit_later()
+            return list(stale)
         with self._board_fit:  # one fit at a time: concurrent requests wait for its result
             with self._board_lock:
                 if self._board_cache[0] == key:
                     return list(self._board_cache[1])
-            rows = self._fit_leaderboard(bots)
+            rows = self._fit_leaderboard(bots, self._ladder_games.snapshot())
             with self._board_lock:
                 self._board_cache = (key, rows)
             return rows
 
-    def _fit_leaderboard(self, bots: dict[int, tuple[str, int, str]]) -> list[dict[str, Any]]:
-        """The leaderboard's rows for the active ``bots`` (id -> name, version, owner)."""
-        with self.sessions() as s:
-            games = [g for g in _result_rows(s, "ladder")
-                     if g[0] in bots and g[1] in bots and g[2] in SCORES]
+    def _refit_later(self) -> None:
+        """Fit the leaderboard again in a thread of its own (one at a time, at most every
+        :data:`REFIT_EVERY_S`), then let the pages see it."""
+        with self._board_lock:
+            if self._refitting or time.monotonic() < self._refit_after:
+                return
+            self._refitting = True
+
+        def refit() -> None:
+            started = time.monotonic()
+            try:
+                self._leaderboard(True)
+            except Exception:  # noqa: BLE001 - the next page asks again
+                pass
+            finally:
+                with self._board_lock:
+                    self._refitting = False
+                    took = time.monotonic() - started
+                    self._refit_after = time.monotonic() + max(REFIT_EVERY_S, 4 * took)
+                self.uncache("leaderboard-shown")
+
+        threading.Thread(target=refit, name="leaderboard-fit", daemon=True).start()
+
+    def _fit_leaderboard(self, bots: dict[int, tuple[str, int, str]],
+                         games: list[tuple[int, int, float, int, str]]) -> list[dict[str, Any]]:
+        """The leaderboard's rows for the active ``bots`` (id -> name, version, owner) from
+        the finished ladder ``games`` (white, black, White's score, pair, variant)."""
+        games = [g for g in games if g[0] in bots and g[1] in bots]
         rows: list[dict[str, Any]] = []
         for variant in self.config.variants:
             chosen = [g for g in games if g[4] == variant.name]
             table = fit_standings([g[0] for g in chosen], [g[1] for g in chosen],
-                                  [SCORES[g[2]] for g in chosen], [g[3] for g in chosen])
+                                  [g[2] for g in chosen], [g[3] for g in chosen])
             ranked = sorted(table.values(), key=lambda t: (-(t.elo or 0.0), bots[t.bot][0],
                                                            t.bot))
             for rank, t in enumerate(ranked, 1):

@@ -8,9 +8,10 @@
   ``running`` job found at start was interrupted and runs again, at most
   :data:`~arena.server.uploads.MAX_CHECK_ATTEMPTS` times in all).  ``cancel`` asks the
   checker running it to stop (the bot was retired, or an admin cancelled it).
-* :class:`Game`: one scheduled game; ``queued`` -> ``running`` -> ``done`` with its
-  :class:`~arena.records.GameRecord` as JSON, and its result in columns (``result``,
-  ``forfeit``) that the standings are fitted from.  Its ``kind`` says what it counts for:
+* :class:`Game`: one scheduled game; ``queued`` -> ``running`` -> ``done`` with its result
+  in columns (``result``, ``forfeit``) that the standings are fitted from, and its
+  :class:`~arena.records.GameRecord` as JSON in a table of its own (:class:`Record`: the
+  games' rows stay small, so that lists and standings read few pages).  Its ``kind`` says what it counts for:
   ``ladder`` (the leaderboard), ``final`` (the final round robin after the deadline) or
   ``match`` (an unrated test match a participant asked for: no standings).  A game is
   counted once because its record is stored in the same transaction that marks it done;
@@ -27,7 +28,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Optional
 
-from sqlalchemy import (BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text,
+from sqlalchemy import (BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text,
                         UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -114,6 +115,9 @@ class Game(Base):
     """One scheduled game between two uploads (ladder, final or test match)."""
 
     __tablename__ = "games"
+    #: the standings read (kind, status) and these columns only: from the index alone
+    __table_args__ = (Index("ix_games_standings", "kind", "status", "variant", "white_id",
+                            "black_id", "result", "pair"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     white_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
     black_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
@@ -125,12 +129,11 @@ class Game(Base):
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     result: Mapped[str] = mapped_column(String(16), default="")
-    record: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
                                                             nullable=True)
     #: ``ladder``, ``final`` or ``match`` (:data:`GAME_KINDS`)
-    kind: Mapped[str] = mapped_column(String(16), default="ladder", index=True)
+    kind: Mapped[str] = mapped_column(String(16), default="ladder")
     #: the side that lost by a referee ending (``white``, ``black``), "" otherwise
     forfeit: Mapped[str] = mapped_column(String(8), default="")
     #: who asked for a test match (None for ladder and final games)
@@ -139,6 +142,27 @@ class Game(Base):
 
     white: Mapped[Bot] = relationship(foreign_keys=[white_id])
     black: Mapped[Bot] = relationship(foreign_keys=[black_id])
+    stored: Mapped[Optional[Record]] = relationship(cascade="all, delete-orphan")
+
+    @property
+    def record(self) -> str:
+        """The game's record as JSON ("" until it is done)."""
+        return self.stored.record if self.stored is not None else ""
+
+    @record.setter
+    def record(self, text: str) -> None:
+        if self.stored is None:
+            self.stored = Record(record=text)
+        else:
+            self.stored.record = text
+
+
+class Record(Base):
+    """A finished game's :class:`~arena.records.GameRecord` as JSON (one per game)."""
+
+    __tablename__ = "records"
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    record: Mapped[str] = mapped_column(Text, default="")
 
 
 class Setting(Base):

@@ -17,7 +17,7 @@ from sqlalchemy.orm import aliased, joinedload
 
 from arena.server.common import Forbidden, NotFound, Viewer, valid_id
 from arena.server.ladder import Ladder
-from arena.server.models import Bot, Game, Job, User
+from arena.server.models import Bot, Game, Job, Record, User
 
 #: rows of the games page
 GAMES_PER_PAGE = 50
@@ -63,6 +63,7 @@ class Views(Ladder):
         if private and not mine:
             raise Forbidden("only its owner and admins may see a bot's check")
         out = {k: v for k, v in public.items() if k != "owner_id"}
+        out["ladder"] = [r for r in self.leaderboard(fresh=False) if r["id"] == bot_id]
         if mine:
             with self.sessions() as s:
                 bot = self._bot(s, bot_id)
@@ -98,7 +99,6 @@ class Views(Ladder):
                 "files_removed": bot.removed_at is not None,
                 "games": games, "game_count": count, "forfeits": forfeits,
             }
-        out["ladder"] = [r for r in self.leaderboard() if r["id"] == bot_id]
         return out
 
     def _check_state(self, job: Job) -> dict[str, Any]:
@@ -142,8 +142,9 @@ class Views(Ladder):
             found = None
             if valid_id(game_id):
                 with self.sessions() as s:
-                    found = s.execute(select(Game.status, Game.record, _WHITE.owner_id,
+                    found = s.execute(select(Game.status, Record.record, _WHITE.owner_id,
                                              _BLACK.owner_id)
+                                      .outerjoin(Record, Record.game_id == Game.id)
                                       .join(_WHITE, _WHITE.id == Game.white_id)
                                       .join(_BLACK, _BLACK.id == Game.black_id)
                                       .where(Game.id == game_id)).first()
@@ -181,12 +182,13 @@ class Views(Ladder):
         if not valid_id(game_id):
             raise NotFound(f"no game {game_id}")
         with self.sessions() as s:
-            found = s.execute(_game_rows().add_columns(Game.record)
+            found = s.execute(_game_rows().add_columns(Record.record)
+                              .outerjoin(Record, Record.game_id == Game.id)
                               .where(Game.id == game_id)).first()
             if found is None:
                 raise NotFound(f"no game {game_id}")
             row = _row_dict(found[:-1])
-            record = found[-1] if row["status"] == "done" else ""
+            record = (found[-1] or "") if row["status"] == "done" else ""
         if record:
             moves = [m["move"] for m in json.loads(record).get("moves", [])]
         elif row["status"] == "running":

@@ -38,6 +38,7 @@ import math
 import secrets
 import threading
 import time
+from html import escape
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
@@ -76,6 +77,9 @@ _CSP = ("default-src 'none'; script-src 'nonce-{nonce}'; style-src 'self' 'unsaf
 SECURITY_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "same-origin"}
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: what a shared page holds where each answer puts the visitor's name, form token and
+#: nonce (control characters: no name, token or text of a page can contain them)
+_NAME_MARK, _CSRF_MARK, _NONCE_MARK = "\x01name\x01", "\x01csrf\x01", "\x01nonce\x01"
 #: the latest games a bot's page lists (the games page has them all)
 BOT_GAMES = 50
 #: finished games' viewer pages kept rendered (their records never change)
@@ -384,6 +388,34 @@ def create_app(comp: Competition) -> FastAPI:
                              if viewer.id is not None else ""))
         return templates.TemplateResponse(request, name, context, status_code=code)
 
+    def shared_page(request: Request, name: str, viewer: Viewer, key: Any,
+                    context: Callable[[], dict[str, Any]]) -> HTMLResponse:
+        """A page that is the same for every visitor but for its header: rendered once
+        per database version (and logged in or not, admin or not, the deadline passed or
+        not), the visitor's name and form token put in per answer.  ``context`` is only
+        called to render it."""
+        def render() -> str:
+            shown = Viewer(0 if viewer.known else None, _NAME_MARK, viewer.is_admin)
+            data = context()
+            data.update(viewer=shown, competition=comp.config.name, nonce=_NONCE_MARK,
+                        deadline=comp.deadline_text(), deadline_shown=comp.deadline_shown(),
+                        closed=comp.deadline_passed(), csrf=_CSRF_MARK if viewer.known else "")
+            return templates.get_template(name).render(data)
+
+        html = comp.cached(("page", name, key, viewer.known, viewer.is_admin,
+                            comp.deadline_passed()), render)
+        html = html.replace(_NONCE_MARK, request.scope.get("arena.nonce", ""))
+        if viewer.known and viewer.id is not None:
+            html = html.replace(_NAME_MARK, escape(viewer.name)).replace(
+                _CSRF_MARK, tokens.form_token(viewer.id, session_of(request)))
+        return HTMLResponse(html)
+
+    def shared_json(key: Any, data: Callable[[], Any]) -> Response:
+        """JSON that is the same for everyone, serialised once per database version."""
+        body = comp.cached(("json", key), lambda: json.dumps(
+            data(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+        return Response(body, media_type="application/json")
+
     def page_error(request: Request, e: ArenaError, viewer: Viewer) -> HTMLResponse:
         return page(request, "message.html", viewer, _status(e, viewer),
                     title="Not possible", message=str(e))
@@ -478,16 +510,18 @@ def create_app(comp: Competition) -> FastAPI:
         return JSONResponse({"game": game}, 201)
 
     @app.get("/api/leaderboard")
-    def api_leaderboard() -> JSONResponse:
-        return JSONResponse(comp.leaderboard())
+    def api_leaderboard() -> Response:
+        return shared_json("leaderboard", lambda: comp.leaderboard(fresh=False))
 
     @app.get("/api/final")
-    def api_final() -> JSONResponse:
-        return JSONResponse(comp.public_final(comp.final_view()))
+    def api_final() -> Response:
+        return shared_json("final", lambda: comp.public_final(comp.final_view()))
 
     @app.get("/api/games")
-    def api_games(request: Request) -> JSONResponse:
-        return JSONResponse(comp.games(limit=API_GAMES, **game_filters(request)))
+    def api_games(request: Request) -> Response:
+        filters = game_filters(request)
+        return shared_json(("games", *sorted(filters.items())),
+                           lambda: comp.games(limit=API_GAMES, **filters))
 
     @app.get("/api/games/{game_id}")
     def api_game(request: Request, game_id: int) -> JSONResponse:
@@ -562,19 +596,20 @@ def create_app(comp: Competition) -> FastAPI:
                                           "X-Accel-Buffering": "no"})  # nginx: no buffering
 
     @app.get("/api/status")
-    def api_status() -> JSONResponse:
-        return JSONResponse(comp.status())
+    def api_status() -> Response:
+        return shared_json("status", comp.status)
 
     # ---- pages ---------------------------------------------------------------------
 
     @app.get("/", response_class=HTMLResponse)
     def leaderboard_page(request: Request) -> HTMLResponse:
-        viewer = page_viewer(request)
-        rows = comp.leaderboard()
-        variants = list(dict.fromkeys(r["variant"] for r in rows)) or [
-            v.name for v in comp.config.variants]
-        return page(request, "leaderboard.html", viewer, rows=rows, variants=variants,
-                    status=comp.status())
+        def context() -> dict[str, Any]:
+            rows = comp.leaderboard(fresh=False)
+            variants = list(dict.fromkeys(r["variant"] for r in rows)) or [
+                v.name for v in comp.config.variants]
+            return {"rows": rows, "variants": variants, "status": comp.status()}
+
+        return shared_page(request, "leaderboard.html", page_viewer(request), None, context)
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request) -> HTMLResponse:
@@ -639,22 +674,31 @@ def create_app(comp: Competition) -> FastAPI:
             bot = comp.bot_view(bot_id, viewer, private=False, games_limit=BOT_GAMES)
         except ArenaError as e:
             return page_error(request, e, viewer)
-        opponents = ([b for b in comp.leaderboard() if b["id"] != bot_id]
-                     if "verdict" in bot and bot["status"] == "active" else [])
+        variants = [v.name for v in comp.config.variants]
+        if "verdict" not in bot:  # not its owner's view: the same for every visitor
+            return shared_page(request, "bot.html", viewer, ("bot", bot_id), lambda: {
+                "bot": bot, "opponents": [], "variants": variants})
+        opponents = ([b for b in comp.leaderboard(fresh=False) if b["id"] != bot_id]
+                     if bot["status"] == "active" else [])
         return page(request, "bot.html", viewer, bot=bot, opponents=opponents,
-                    variants=[v.name for v in comp.config.variants])
+                    variants=variants)
 
     @app.get("/games", response_class=HTMLResponse)
     def games_page(request: Request) -> HTMLResponse:
-        listing = comp.games_page(**game_filters(request))
-        return page(request, "games.html", page_viewer(request), listing=listing,
-                    games=listing["games"], status=comp.status(),
-                    variants=[v.name for v in comp.config.variants])
+        filters = game_filters(request)
+
+        def context() -> dict[str, Any]:
+            listing = comp.games_page(**filters)
+            return {"listing": listing, "games": listing["games"], "status": comp.status(),
+                    "variants": [v.name for v in comp.config.variants]}
+
+        return shared_page(request, "games.html", page_viewer(request),
+                           tuple(sorted(filters.items())), context)
 
     @app.get("/final", response_class=HTMLResponse)
     def final_page(request: Request) -> HTMLResponse:
-        return page(request, "final.html", page_viewer(request), final=comp.final_view(),
-                    pairs=comp.config.final.pairs)
+        return shared_page(request, "final.html", page_viewer(request), None, lambda: {
+            "final": comp.final_view(), "pairs": comp.config.final.pairs})
 
     @app.post("/matches")
     def match_form(request: Request, csrf: str = Form(""), bot: Optional[int] = Form(None),
