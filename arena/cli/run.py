@@ -62,9 +62,9 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
         sys.exit(INTERRUPTED_STATUS)
     click.echo(f"{config.name}: {result.finished}/{result.total} games "
                f"({result.played} played now) in {result.folder}")
-    click.echo(format_standings(result.standings))
-    if result.elo:
-        click.echo(result.elo)
+    # the standings once: the ratings table (points, W-D-L and Elo, with a legend) when the
+    # report made it, else the runner's points table
+    click.echo("\n" + result.elo if result.elo else format_standings(result.standings))
     if result.report is not None:
         click.echo(f"report: {result.report}")
     if result.failed or result.lost or result.void:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.records import GameRecord
 from arena.report.text import format_number, page_paths
+from arena.report.words import plain_note, ranking_rule
 from arena.standings import Tally
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
             "elo95": format_number(row.rating95, ".1f"), "prior": row.prior,
             "games": row.games, "score": f"{100 * row.score:.1f}" if row.games else "–",
             "wdl": row.wdl, "forfeits": row.forfeits_text(), "flag": row.flag,
+            "note": plain_note(row.flag) or "", "rule": ranking_rule(st),
         })
     tallies: dict[tuple[str, str], Tally] = {}
     overall = Tally(bot)
@@ -122,11 +124,13 @@ def render_bot_page(context: dict[str, Any]) -> str:
     """One bot's page for a :func:`bot_context` dictionary (jinja2, autoescaped)."""
     import jinja2
 
-    from arena.report.html import REPORT_CSS, shown
+    from arena.report.html import report_css, shown
+    from arena.report.words import COLUMNS, elo_gap_sentence
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, finalize=shown)
-    return env.from_string(_TEMPLATE).render(css=_markup(REPORT_CSS), **context)
+    return env.from_string(_TEMPLATE).render(css=_markup(report_css()), columns=COLUMNS,
+                                             elo_gap=elo_gap_sentence(), **context)
 
 
 def _markup(text: str) -> Any:
@@ -167,7 +171,7 @@ def write_bot_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord
     return len(names)
 
 
-_TEMPLATE = r"""<!DOCTYPE html>
+_TEMPLATE = r"""{% macro th(key, cls="") %}<th{% if cls %} class="{{ cls }}"{% endif %} scope="col" title="{{ columns[key].meaning }}">{{ columns[key].header }}</th>{% endmacro %}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -187,18 +191,25 @@ th, td:not(.name) { white-space: nowrap; } td.flag { white-space: normal; }
 {{ total.points }} point{% if total.points != "1" %}s{% endif %}{% if n_forfeits %}, {{ n_forfeits }} lost by forfeit{% endif %}.</p>
 
 <h2 id="standings">Standings</h2>
-<table>
-<tr><th class="name">table</th><th>rank</th><th>points</th><th>Elo</th><th>±95%</th><th></th>
-<th>games</th><th>score %</th><th>W-D-L</th><th class="name">forfeits</th><th class="name">note</th></tr>
+<p class="read">Its place in each table of the report. A win is 1 point, a draw ½; only the
+gap between two bots' Elo counts: {{ elo_gap }}. Point at a
+column's name to see what it means, or read <a href="../report.html#glossary">the report's
+list</a>.</p>
+<div class="scroll">
+<table class="standings">
+<thead><tr><th class="name" scope="col" title="Each variant has its own table; &quot;all variants&quot; adds them together.">table</th>{{ th("rank") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{{ th("elo") }}{{ th("elo95") }}{{ th("prior") }}{{ th("forfeits", "name") }}{{ th("note", "name") }}</tr></thead>
+<tbody>
 {% for s in standings %}
-<tr{% if s.flag %} class="flagged"{% endif %}><td class="name">{{ s.label }}</td><td>{{ s.rank }} of {{ s.of }}</td>
-<td>{{ s.points }}</td><td>{{ s.elo }}</td><td>{{ s.elo95 }}</td><td>{% if s.prior %}*{% endif %}</td>
-<td>{{ s.games }}</td><td>{{ s.score }}</td><td>{{ s.wdl }}</td><td class="name">{{ s.forfeits }}</td>
-<td class="flag">{{ s.flag }}</td></tr>
+<tr{% if s.flag %} class="flagged"{% endif %}><td class="name" title="{{ s.rule }}">{{ s.label }}</td><td>{{ s.rank }} of {{ s.of }}</td>
+<td class="points">{{ s.points }}</td><td>{{ s.wdl }}</td><td>{{ s.games }}</td><td>{{ s.score }}</td>
+<td>{{ s.elo }}</td><td>{{ s.elo95 }}</td><td class="prior">{% if s.prior %}*{% endif %}</td>
+<td class="name">{{ s.forfeits }}</td><td class="flag">{{ s.note }}</td></tr>
 {% endfor %}
+</tbody>
 </table>
-{% if standings | selectattr("prior") | list %}<p class="note">* Elo from the prior: no finite
-maximum-likelihood Elo from these results (the note says why; see the report).</p>{% endif %}
+</div>
+{% if standings | selectattr("prior") | list %}<p class="note">* This Elo is only a rough guess:
+the games alone cannot pin it down (the note says why; see the report).</p>{% endif %}
 
 <h2 id="opponents">Results by opponent and variant</h2>
 <table class="opponents">
@@ -229,6 +240,7 @@ its stderr as the example.</p>
 {% endif %}
 
 <h2 id="games">Games</h2>
+<div class="scroll">
 <table class="games">
 <tr><th class="name">game</th><th class="name">colour</th><th class="name">opponent</th><th class="name">variant</th>
 <th>result</th><th class="name">how it ended</th><th>turns</th></tr>
@@ -238,6 +250,7 @@ its stderr as the example.</p>
 <td class="{{ g.outcome }}">{{ g.result }} ({{ g.outcome }})</td><td class="name">{{ g.ending }}</td><td>{{ g.plies }}</td></tr>
 {% endfor %}
 </table>
+</div>
 </body>
 </html>
 """

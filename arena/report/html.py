@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import Counter
+from functools import lru_cache
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.protocol import escape_controls
 from arena.records import GameRecord
 from arena.report.text import format_number
+from arena.report.words import COLUMNS, GLOSSARY, elo_gap_sentence, plain_note, ranking_rule
 
 if TYPE_CHECKING:
     from arena.ratings import Standings
@@ -54,7 +57,21 @@ def _crosstable(records: Sequence[GameRecord], variant: Optional[str],
         total_g = int(games[pos[a]].sum())
         rows.append({"bot": a, "cells": cells, "points": f"{points[pos[a]].sum():g}",
                      "games": total_g})
-    return {"bots": names, "rows": rows}
+    return {"bots": names, "rows": rows, "print_size": _print_size(names, rows)}
+
+
+#: the width a printed crosstable may take: a landscape page (A4 or Letter) less its margins
+PRINT_WIDTH_PT = 720.0
+
+
+def _print_size(names: Sequence[str], rows: Sequence[dict[str, Any]]) -> float:
+    """The font size (pt, 4.5 to 9) at which the crosstable of ``rows`` fits the width of a
+    printed landscape page: its width in em is estimated from the longest cell and name
+    (about 0.55 em per character, 0.4 em of padding per cell)."""
+    cell = max((len(c[0]) for r in rows for c in r["cells"] if c is not None), default=3)
+    name = len(f"{len(names)}. ") + min(max((len(n) for n in names), default=4), 40)
+    ems = len(names) * (0.55 * cell + 0.5) + (0.55 * name + 0.5) + 2 * (0.55 * 5 + 0.5)
+    return round(min(9.0, max(4.5, PRINT_WIDTH_PT / ems)), 1)
 
 
 def _matches(records: Sequence[GameRecord], variant: Optional[str],
@@ -129,20 +146,29 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
     for st in tables:
         rows = []
         for row in st.rows:
+            rating, half = row.rating, row.rating95
             rows.append({
                 "rank": row.rank or "–", "bot": row.bot, "points": f"{row.points:g}",
-                "elo": format_number(row.rating, "+.1f"), "prior": row.prior,
-                "elo95": format_number(row.rating95, ".1f"), "games": row.games,
+                "elo": format_number(rating, "+.0f"), "prior": row.prior,
+                "elo95": format_number(half, ".0f"), "games": row.games,
+                "elo_exact": format_number(rating, "+.1f"),
+                "elo95_exact": format_number(half, ".1f"),
                 "score": f"{100 * row.score:.1f}",
+                "range": ("–" if rating is None or half is None else
+                          f"{format_number(rating - half, '+.0f')} to "
+                          f"{format_number(rating + half, '+.0f')}"),
                 "wdl": row.wdl, "draw": f"{100 * row.draw_ratio:.1f}",
                 "los": format_number(None if row.los_next is None else 100 * row.los_next, ".1f"),
                 "forfeits": row.forfeits_text(), "flag": row.flag,
+                "note": plain_note(row.flag) or "",
                 "page": (bot_pages or {}).get(row.bot),
             })
         order = [r.bot for r in st.rows]
         standings.append({
             "label": st.label, "games": st.games, "rows": rows, "note": st.note,
+            "rule": ranking_rule(st),
             "prior": any(row.prior for row in st.rows),
+            "forfeits": any(row.forfeits for row in st.rows),
             "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
             "matches": _matches(records, st.variant, order),
         })
@@ -168,6 +194,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "standings": standings, "charts": charts, "forfeits": forfeits,
         "games": games, "method": method, "games_omitted": len(records) - len(listed_games),
         "moves_inline": inline, "max_inline": MAX_MOVES_INLINE,
+        "columns": COLUMNS, "glossary": GLOSSARY, "elo_gap": elo_gap_sentence(),
     }
 
 
@@ -199,10 +226,11 @@ def clock_summary(records: Sequence[GameRecord]) -> dict[str, Any]:
 def render_html(context: dict[str, Any]) -> str:
     """The report page for a :func:`page_context` dictionary (jinja2, autoescaped)."""
     import jinja2
+    import markupsafe
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, finalize=shown)
-    return env.from_string(_TEMPLATE).render(**context)
+    return env.from_string(_TEMPLATE).render(css=markupsafe.Markup(report_css()), **context)
 
 
 def shown(value: Any) -> Any:
@@ -214,43 +242,28 @@ def shown(value: Any) -> Any:
     return value
 
 
-#: the report's style, also used by the bot pages (:mod:`arena.report.botpages`)
-REPORT_CSS = """body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto;
-       max-width: 1200px; padding: 0 1em; color: #222; line-height: 1.4; }
-h1 { margin-bottom: 0.1em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
-.meta { color: #666; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
-th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: right; vertical-align: top; }
-th { background: #f2f4f7; } td.name, th.name { text-align: left; }
-tr.flagged td { color: #8a5a00; background: #fff8e6; }
-td.flag { text-align: left; font-size: 0.9em; }
-.cross td { text-align: center; min-width: 3.2em; } .cross td.self { background: #eee; }
-figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 0.9em; }
-pre, code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.88em; }
-pre { background: #f6f6f6; padding: 0.5em; white-space: pre-wrap; word-break: break-all;
-      max-height: 16em; overflow: auto; }
-details { margin: 0.15em 0; } summary { cursor: pointer; }
-.moves { max-width: 60em; font-family: ui-monospace, Menlo, Consolas, monospace;
-         font-size: 0.85em; margin: 0.3em 0 0.8em 1em; }
-.opening { color: #888; }
-.note { color: #8a5a00; }
-table.forfeits { width: 100%; } .forfeits td.example { width: 50%; }
-.forfeits td.ids { width: 32%; font-size: 0.85em; } .gid { white-space: nowrap; }
-.nochart { color: #666; font-style: italic; }
-table.standings th, table.standings td { white-space: nowrap; }
-table.standings td.flag { white-space: normal; min-width: 16em; }
-a.view { float: right; margin-left: 0.6em; }
-"""
+def report_css() -> str:
+    """The report's style sheet (``report.css`` next to this module), also inlined in the bot
+    pages (:mod:`arena.report.botpages`): screen and print rules."""
+    return _report_css()
 
-_TEMPLATE = r"""<!DOCTYPE html>
+
+@lru_cache(maxsize=None)
+def _report_css() -> str:
+    return resources.files("arena.report").joinpath("report.css").read_text(encoding="utf-8")
+
+
+#: the header cell of a standings column: its name, explained on hover
+_TH = r"""{% macro th(key, cls="") %}<th{% if cls %} class="{{ cls }}"{% endif %} scope="col" title="{{ columns[key].meaning }}">{{ columns[key].header }}</th>{% endmacro %}"""
+
+_TEMPLATE = _TH + r"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }} – Morris Arena report</title>
 <style>
-""" + REPORT_CSS + r"""</style>
+{{ css }}</style>
 </head>
 <body>
 <h1>{{ title }}</h1>
@@ -263,37 +276,80 @@ quieter machine, give fairer timing){% endif %}.{% endif %}
 {% if clock.replayed %}{{ clock.replayed | length }} game{% if clock.replayed | length != 1 %}s were{% else %} was{% endif %}
 played again because a bot lost on time while the machine starved it (not counted):
 {% for g in clock.replayed %}<a href="#game-{{ g.id }}">{{ g.id }}</a> ({{ g.reasons | join("; ") }}){% if not loop.last %}, {% endif %}{% endfor %}.{% endif %}</p>
+<nav class="toc"><a href="#standings">Standings</a><a href="#glossary">What the columns mean</a><a href="#method">How the numbers are computed</a><a href="#charts">Charts</a><a href="#crosstable">Crosstable</a><a href="#forfeits">Forfeits</a><a href="#games">Games</a></nav>
 
 <h2 id="standings">Standings</h2>
-<p>Bots are ranked by <b>points</b> (a win 1, a draw ½); bots level on points by the points
-they scored against each other, then by Sonneborn–Berger, then by Elo. Elo is fitted to all
-games at once (Bradley–Terry maximum likelihood, a draw is half a point; 400 Elo points =
-10:1 expected score){% if standings[0].anchor %}{% else %}, centred so the
-maximum-likelihood bots average 0{% endif %}. <b>±95%</b> is the half-width of the 95%
-interval ({{ method }} estimate: the two colour-swapped games of a pair count as one unit).
-<b>LOS</b> is the probability that the bot is stronger than the one ranked below it.
-A bot marked <b>*</b> has no finite maximum-likelihood Elo (all won, all lost, no upset
-against the others, or never linked by games to them): its Elo rests on the prior, one
-virtual draw against the centre of the scale, and its interval is the wider side of its
-likelihood interval (see docs/RATINGS.md).</p>
+<ul class="read">
+<li><b>points</b>: a win is 1 point, a draw ½, a loss 0.</li>
+<li><b>Elo</b> is a strength number worked out from all the games. Only the gap between two
+bots counts: {{ elo_gap }}.</li>
+<li><b>±</b> says how sure the Elo is: the real strength is very likely within Elo ± this
+number. More games make it smaller.{% if standings | selectattr("prior") | list %} A <b>*</b>
+marks an Elo that is only a rough guess.{% endif %}</li>
+</ul>
+<p class="read"><span class="screen-only">Point at a column's name to see what it means. </span>The
+list <a href="#glossary">What the columns mean</a>, below the tables, explains them all.</p>
 {% for st in standings %}
-<h3>{{ st.label }} <small class="meta">({{ st.games }} games{% if st.anchor %}, {{ st.anchor }} anchored{% endif %})</small></h3>
+<h3 id="table-{{ loop.index }}">{{ st.label }} <small class="meta">({{ st.games }} games)</small></h3>
 {% if st.note %}<p class="note">{{ st.note }}</p>{% endif %}
+<div class="scroll">
 <table class="standings">
-<tr><th>#</th><th class="name">bot</th><th>points</th><th>Elo</th><th>±95%</th><th></th>
-<th>games</th><th>score %</th>
-<th>W-D-L</th><th>draw %</th><th>LOS next %</th><th class="name">forfeits</th><th class="name">note</th></tr>
+<caption>{{ st.rule }}{% if st.anchor %} Elo: {{ st.anchor }} is fixed as the reference.{% endif %}</caption>
+<thead><tr>{{ th("rank") }}{{ th("bot", "name") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{{ th("elo") }}{{ th("elo95") }}{% if st.prior %}{{ th("prior") }}{% endif %}{% if st.forfeits %}{{ th("forfeits", "name") }}{% endif %}{% if st.prior %}{{ th("note", "name") }}{% endif %}</tr></thead>
+<tbody>
 {% for r in st.rows %}
 <tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{% if r.page %}<a href="{{ r.page }}">{{ r.bot }}</a>{% else %}{{ r.bot }}{% endif %}</td>
-<td>{{ r.points }}</td><td>{{ r.elo }}</td><td>{{ r.elo95 }}</td>
-<td class="prior">{% if r.prior %}*{% endif %}</td><td>{{ r.games }}</td><td>{{ r.score }}</td>
-<td>{{ r.wdl }}</td><td>{{ r.draw }}</td><td>{{ r.los }}</td><td class="name">{{ r.forfeits }}</td>
-<td class="flag">{{ r.flag }}</td></tr>
+<td class="points">{{ r.points }}</td><td>{{ r.wdl }}</td><td>{{ r.games }}</td><td>{{ r.score }}</td>
+<td>{{ r.elo }}</td><td>{{ r.elo95 }}</td>{% if st.prior %}<td class="prior">{% if r.prior %}*{% endif %}</td>{% endif %}
+{% if st.forfeits %}<td class="name">{{ r.forfeits }}</td>{% endif %}{% if st.prior %}<td class="flag">{{ r.note }}</td>{% endif %}</tr>
 {% endfor %}
+</tbody>
 </table>
-{% if st.prior %}<p class="note">* Elo from the prior: no finite maximum-likelihood Elo from
-these results (the note says why).</p>{% endif %}
+</div>
+{% if st.prior %}<p class="note">* This Elo is only a rough guess: the games alone cannot pin
+it down (the note says why).</p>{% endif %}
 {% endfor %}
+
+<section id="glossary">
+<h3>What the columns mean</h3>
+<dl class="glossary">
+{% for col in columns.values() %}
+<dt>{{ col.header }}</dt><dd>{{ col.meaning }}</dd>
+{% endfor %}
+{% for term, meaning in glossary %}
+<dt>{{ term }}</dt><dd>{{ meaning }}</dd>
+{% endfor %}
+</dl>
+</section>
+
+<details class="method" id="method"><summary>How these numbers are computed</summary>
+<p class="read">Elo is fitted to all games at once (Bradley–Terry maximum likelihood, a draw
+is half a point; 400 Elo points = 10:1 expected score){% if standings[0].anchor %}{% else %},
+centred so the maximum-likelihood bots average 0{% endif %}. <b>±</b> is the half-width of
+the 95% interval ({{ method }} estimate: the two colour-swapped games of a pair count as one
+unit). A bot marked <b>*</b> has no finite maximum-likelihood Elo (all won, all lost, no upset
+against the others, or never linked by games to them): its Elo rests on the prior, one
+virtual draw against the centre of the scale, and its interval is the wider side of its
+likelihood interval. How each table is ordered is said above it; Sonneborn–Berger, a
+tie-break, sums the points a bot scored against each opponent times that opponent's points.
+<b>LOS</b> (likelihood of superiority, "stronger than next") is the probability that a
+bot is stronger than the one ranked below it, from the joint covariance of the fit.
+docs/RATINGS.md explains every number.</p>
+{% for st in standings %}
+<div class="scroll">
+<table class="standings details">
+<caption>{{ st.label }}: the Elo range, draws and how sure each order is</caption>
+<thead><tr>{{ th("rank") }}{{ th("bot", "name") }}{{ th("elo") }}{{ th("elo95") }}{{ th("range") }}{{ th("draw") }}{{ th("los") }}{% if st.prior %}{{ th("note", "name") }}{% endif %}</tr></thead>
+<tbody>
+{% for r in st.rows %}
+<tr><td>{{ r.rank }}</td><td class="name">{{ r.bot }}</td><td>{{ r.elo_exact }}{% if r.prior %}*{% endif %}</td><td>{{ r.elo95_exact }}</td><td>{{ r.range }}</td>
+<td>{{ r.draw }}</td><td>{{ r.los }}</td>{% if st.prior %}<td class="flag">{{ r.flag }}</td>{% endif %}</tr>
+{% endfor %}
+</tbody>
+</table>
+</div>
+{% endfor %}
+</details>
 
 <h2 id="charts">Charts</h2>
 {% for c in charts %}
@@ -306,31 +362,45 @@ these results (the note says why).</p>{% endif %}
 {% endfor %}
 
 <h2 id="crosstable">Crosstable</h2>
-<p>Points of the row bot against the column bot, out of the games they played.</p>
+<p class="read">Points of the row bot against the column bot, out of the games they played:
+1.5/2 means 1.5 points from 2 games. Green is good for the row bot, red is bad. The columns
+are numbered as the rows.<span class="screen-only"> Point at a column's number to see the
+bot's name.{% if standings and standings[0].cross.bots | length > 12 %} The table scrolls
+sideways; the bot names stay in place.{% endif %}</span></p>
 {% for st in standings %}
+<section class="crossblock">
 <h3>{{ st.label }}</h3>
-<table class="cross">
-<tr><th class="name">bot</th>{% for b in st.cross.bots %}<th title="{{ b }}">{{ loop.index }}</th>{% endfor %}<th>points</th><th>games</th></tr>
+<div class="scroll crosswrap">
+<table class="cross" style="--print-size: {{ st.cross.print_size }}pt">
+<thead><tr><th class="name" scope="col">bot</th>{% for b in st.cross.bots %}<th scope="col" title="{{ b }}">{{ loop.index }}</th>{% endfor %}<th scope="col" title="{{ columns.points.meaning }}">points</th><th scope="col" title="{{ columns.games.meaning }}">games</th></tr></thead>
+<tbody>
 {% for row in st.cross.rows %}
 <tr><td class="name">{{ loop.index }}. {{ row.bot }}</td>
 {% for cell in row.cells %}{% if cell is none %}<td class="self"></td>{% else %}<td style="background: hsl({{ (cell[1] * 120) | round(0) }}, 60%, 88%)">{{ cell[0] }}</td>{% endif %}{% endfor %}
 <td>{{ row.points }}</td><td>{{ row.games }}</td></tr>
 {% endfor %}
+</tbody>
 </table>
+</div>
+</section>
 {% if st.matches %}
 <details><summary>Match statistics for each pair of bots ({{ st.label }})</summary>
 <p>From the first bot's side. Pairs are the pentanomial counts of colour-swapped game pairs
 (LL-LD-WL/DD-WD-WW); Elo ± and LOS use pairs when there are any, single games otherwise;
 nElo is the normalised Elo of chess engine testing.</p>
+<div class="scroll">
 <table>
-<tr><th class="name">bot</th><th class="name">against</th><th>games</th><th>W-D-L</th><th>pairs</th><th>unpaired</th>
-<th>Elo</th><th>±95%</th><th>nElo</th><th>LOS %</th><th>draw %</th></tr>
+<thead><tr><th class="name">bot</th><th class="name">against</th><th>games</th><th>W-D-L</th><th>pairs</th><th>unpaired</th>
+<th>Elo</th><th>±95%</th><th>nElo</th><th>LOS %</th><th>draw %</th></tr></thead>
+<tbody>
 {% for m in st.matches %}
 <tr><td class="name">{{ m.a }}</td><td class="name">{{ m.b }}</td><td>{{ m.games }}</td><td>{{ m.wdl }}</td>
 <td>{{ m.penta }}</td><td>{{ m.unpaired }}</td><td>{{ m.elo }}</td><td>{{ m.elo95 }}</td>
 <td>{{ m.nelo }}</td><td>{{ m.los }}</td><td>{{ m.draw }}</td></tr>
 {% endfor %}
+</tbody>
 </table>
+</div>
 </details>
 {% endif %}
 {% endfor %}
@@ -343,7 +413,8 @@ and the first game's detail and stderr as the example.</p>{% endif %}
 {% for entry in forfeits %}
 <h3>{{ entry.bot }} <small class="meta">({{ entry.total }} forfeit{% if entry.total != 1 %}s{% endif %}: {{ entry.kinds }})</small></h3>
 <table class="forfeits">
-<tr><th class="name">reason</th><th>games</th><th class="name">example (the first of these games)</th><th class="name">in games</th></tr>
+<thead><tr><th class="name">reason</th><th>games</th><th class="name">example (the first of these games)</th><th class="name">in games</th></tr></thead>
+<tbody>
 {% for f in entry.groups %}
 <tr><td class="name">{{ f.kind }}</td><td>{{ f.count }}</td>
 <td class="name example">{{ f.detail }}
@@ -353,6 +424,7 @@ and the first game's detail and stderr as the example.</p>{% endif %}
 <td class="name ids">{% for gid, linked in f.games %}<span class="gid">{% if linked %}<a href="#game-{{ gid }}">{{ gid }}</a>{% else %}{{ gid }}{% endif %}{% if not loop.last %},{% endif %}</span> {% endfor %}{% if f.more %}and {{ f.more }} more{% endif %}
 {% if variants | length > 1 %}<br><span class="meta">{{ f.variants }}</span>{% endif %}</td></tr>
 {% endfor %}
+</tbody>
 </table>
 {% endfor %}
 
@@ -363,9 +435,11 @@ how it ended).{% if not moves_inline %} With more than {{ max_inline }} games li
 moves are on the viewer's pages only, to keep this page light.{% endif %}{% endif %}{% if games_omitted %}
 <b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in
 games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
+<div class="scroll">
 <table>
-<tr><th class="name">game</th><th class="name">variant</th><th class="name">white</th><th class="name">black</th>
-<th>result</th><th class="name">ending</th><th>turns</th></tr>
+<thead><tr><th class="name">game</th><th class="name">variant</th><th class="name">white</th><th class="name">black</th>
+<th>result</th><th class="name">ending</th><th>turns</th></tr></thead>
+<tbody>
 {% for g in games %}
 <tr id="game-{{ g.id }}"><td class="name">
 {% if g.page %}<a class="view" href="{{ g.page }}" title="{{ g.title }}">view</a>{% endif %}
@@ -378,7 +452,9 @@ games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 <td>{{ g.result }}</td><td class="name">{{ g.termination }}{% if g.forfeit %} ({{ g.forfeit }}){% endif %}</td>
 <td>{{ g.plies }}</td></tr>
 {% endfor %}
+</tbody>
 </table>
+</div>
 </body>
 </html>
 """

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from typing import TYPE_CHECKING, Any, Sequence
 
 from arena.records import GameRecord, spreadsheet_safe
 from arena.report.text import clean_text, format_number
+from arena.report.words import elo_gap_sentence, ranking_rule
 
 #: the prior's virtual draws (arena.ratings.PRIOR_DRAWS; numpy-free here, checked by a test)
 PRIOR_DRAWS = 1.0
@@ -50,27 +52,34 @@ def format_estimate(e: ScoreEstimate, *, nelo: bool = True, los: bool = True) ->
 
 
 def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] = ()) -> str:
-    """Aligned text tables (one per variant, then pooled), flags as notes below each.
+    """Aligned text tables (one per variant, then pooled), flags as notes below each, and
+    one short legend at the end saying what the columns mean (:mod:`arena.report.words`).
 
-    With exactly two bots in a table, the match statistics (pentanomial, LOS) follow.
+    The columns read as a sports table first (rank, bot, points, W-D-L, games, score), then
+    the ratings (Elo, ±95%, draw, LOS>next), then forfeits.  With exactly two bots in a table,
+    the match statistics (pentanomial, LOS) follow.
     """
     from arena.ratings import match_stats
 
     out = io.StringIO()
-    head = ("rank", "bot", "points", "Elo", "±95%", "games", "score", "W-D-L", "draw",
+    head = ("rank", "bot", "points", "W-D-L", "games", "score", "Elo", "±95%", "draw",
             "LOS>next", "forfeits")
+    left = {1, 3, 10}
     for st in tables:
-        where = (f"anchored on {clean_text(st.anchor)}" if st.anchor else "centred on the mean")
-        out.write(f"{st.label}: {st.games} games, ranked by points, Elo {where}\n")
-        rows = [(str(r.rank or "-"), clean_text(r.bot), f"{r.points:g}",
+        where = (f"Elo anchored on {clean_text(st.anchor)}" if st.anchor
+                 else "Elo centred on the mean")
+        rule = ranking_rule(st, "")
+        out.write(f"{st.label}: {st.games} games, {where if rule else 'ranked by points, ' + where}\n")
+        if rule:  # the standings say how they are ordered
+            out.write(textwrap.fill(rule, width=92) + "\n")
+        rows = [(str(r.rank or "-"), clean_text(r.bot), f"{r.points:g}", r.wdl, str(r.games),
+                 f"{100 * r.score:.1f}%",
                  format_number(r.rating, "+.1f", "-") + ("*" if r.prior else ""),
-                 format_number(r.rating95, ".1f", "-"), str(r.games), f"{100 * r.score:.1f}%",
-                 r.wdl, f"{100 * r.draw_ratio:.1f}%",
+                 format_number(r.rating95, ".1f", "-"), f"{100 * r.draw_ratio:.1f}%",
                  format_number(None if r.los_next is None else 100 * r.los_next, ".1f", "-")
                  + ("%" if r.los_next is not None else ""),
                  r.forfeits_text() or "-") for r in st.rows]
         widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
-        left = {1, 7, 10}
 
         def line(cells: Sequence[str]) -> str:
             return "  ".join(c.ljust(w) if k in left else c.rjust(w)
@@ -83,16 +92,29 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
             if r.flag:
                 out.write(f"  note: {clean_text(r.bot)}: {r.flag}\n")
         if any(r.prior for r in st.rows):
-            out.write(f"  * Elo from the prior ({PRIOR_DRAWS:g} virtual draw against the centre "
-                      "of the scale; ±95% the wider side of its likelihood interval): see "
-                      "docs/RATINGS.md\n")
+            out.write(textwrap.fill(
+                f"* Elo from the prior, only a rough guess ({PRIOR_DRAWS:g} virtual draw "
+                "against the centre of the scale; ±95% the wider side of its likelihood "
+                "interval)", width=92, initial_indent="  ", subsequent_indent="    ") + "\n")
         if st.note:
             out.write(f"  note: {st.note}\n")
         if len(st.rows) == 2 and records:
             m = match_stats(records, st.rows[0].bot, st.rows[1].bot, st.variant)
             out.write("  " + format_match(m) + "\n")
         out.write("\n")
+    if tables:
+        out.write(legend() + "\n")
     return out.getvalue().rstrip("\n") + "\n"
+
+
+def legend(width: int = 92) -> str:
+    """The few lines under the console's tables that say what the columns mean, in plain
+    words (the same words as the report's glossary, :mod:`arena.report.words`)."""
+    text = (f"points: a win 1, a draw ½. Elo: a strength number from all the games; only gaps "
+            f"count: {elo_gap_sentence()}. ±95%: the real Elo is very likely within Elo ± "
+            f"this. LOS>next: how likely the bot is stronger than the next one down. "
+            f"docs/RATINGS.md explains every number.")
+    return textwrap.fill(text, width=width)
 
 
 def standings_json(tables: Sequence[Standings], records: Sequence[GameRecord] = ()) -> str:
