@@ -13,25 +13,31 @@ from arena.bot import load_bot
 from arena.cli import cli
 from arena.manifest import _MANIFEST_KEYS
 from tests.conftest import ROOT
+from tests.test_toolchains import TOOLCHAIN_EXAMPLES
 
 pytestmark = pytest.mark.usefixtures("no_leftover_children")
 
 EXAMPLES = ROOT / "docs" / "examples"
+#: the examples in Python (those in compiled languages and Node need their toolchain:
+#: tests/test_toolchains.py builds and checks them, or says why it cannot here)
+PYTHON_EXAMPLES = sorted(p.name for p in EXAMPLES.iterdir() if p.name not in TOOLCHAIN_EXAMPLES)
 BOTS_DOC = ROOT / "docs" / "BOTS.md"
 
 
 def test_every_example_is_a_bot_folder() -> None:
     entries = sorted(EXAMPLES.iterdir())
-    assert {p.name for p in entries} >= {"minimal", "first"}
+    assert {p.name for p in entries} >= {"minimal", "first", *TOOLCHAIN_EXAMPLES}
     for entry in entries:
         assert entry.is_dir(), f"{entry} is not a bot folder"
         program = load_bot(entry).command[0]
+        if entry.name in TOOLCHAIN_EXAMPLES:  # a compiled program, node or java
+            continue
         # not looked up on PATH (a python3 there may be a shim a sandbox cannot see): {python}
         # or a file in the folder
         assert Path(program).is_absolute() or (entry / program).exists(), program
 
 
-@pytest.mark.parametrize("folder", sorted(p.name for p in EXAMPLES.iterdir()))
+@pytest.mark.parametrize("folder", PYTHON_EXAMPLES)
 def test_every_example_passes_arena_check_with_its_defaults(folder: str) -> None:
     result = CliRunner().invoke(cli, ["check", str(EXAMPLES / folder)])
     assert result.exit_code == 0, result.output
