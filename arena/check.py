@@ -20,7 +20,7 @@ from arena.bot import BotProcess, BotSpec, Handshake, cut
 from arena.build import BuildError, BuildResult, ensure_built
 from arena.clock import TimeControl
 from arena.errors import BotError
-from arena.protocol import escape_controls, format_option
+from arena.protocol import SEED_MAX, escape_controls, format_option
 from arena.records import GameRecord
 from arena.referee import KeptBotPlayer, play_game
 from arena.rules import COLOR_NAMES
@@ -136,7 +136,8 @@ def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_co
               opponent: BotSpec, on_game: Optional[Callable[[GameRecord], None]] = None,
               isolation: Optional[Isolation] = None, retry_build: bool = False,
               kept_games: int = KEPT_GAMES, on_step: Optional[Callable[[str], None]] = None,
-              on_output: Optional[Callable[[bytes], None]] = None) -> CheckReport:
+              on_output: Optional[Callable[[bytes], None]] = None,
+              seed: int = 0) -> CheckReport:
     """The build (if any), handshake, then ``games`` games per variant against ``opponent``,
     colours alternating (the bot is white in the first), each with a fresh process; then
     ``kept_games`` games in a row by one process of the bot (``newgame`` between them, as
@@ -146,7 +147,8 @@ def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_co
     ``retry_build``: build again even if the last build failed for the same folder state.
     ``on_step`` is told each step as it starts (``building: make``, ``playing
     nine-mens-morris game 2 of 2 as black``...: what a stopped check was doing);
-    ``on_output`` receives the build's output as it comes."""
+    ``on_output`` receives the build's output as it comes.  ``seed`` shifts the games'
+    seeds (0: the same games every time)."""
     step = on_step or (lambda _text: None)
     report = CheckReport(spec)
     if spec.build:
@@ -161,20 +163,21 @@ def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_co
             color = n % 2
             step(f"playing {variant.name} game {n + 1} of {games} as {COLOR_NAMES[color]}")
             white, black = (spec, opponent) if color == 0 else (opponent, spec)
-            record = play_game(white, black, variant, time_control, seed=n + 1,
+            record = play_game(white, black, variant, time_control,
+                               seed=(seed + n + 1) % (SEED_MAX + 1),
                                game_id=f"{variant.name}-{n + 1}", isolation=isolation)
             _judge(report, record, color, f"{variant.name} game {n + 1} as "
                                           f"{COLOR_NAMES[color]}", on_game)
     if kept_games > 1 and not report.problems:
         step(f"playing {variants[0].name}: {kept_games} games by one process")
         _check_kept(spec, variants[0], time_control, opponent, report, isolation, kept_games,
-                    on_game)
+                    on_game, seed)
     return report
 
 
 def _check_kept(spec: BotSpec, variant: Variant, tc: TimeControl, opponent: BotSpec,
                 report: CheckReport, isolation: Optional[Isolation], games: int,
-                on_game: Optional[Callable[[GameRecord], None]]) -> None:
+                on_game: Optional[Callable[[GameRecord], None]], seed: int = 0) -> None:
     """``games`` games by one process of the bot, colours alternating: a bot that keeps
     state wrongly between games (or ignores ``newgame``) fails here."""
     player = KeptBotPlayer(spec, label=f"check-kept:{spec.name}", isolation=isolation)
@@ -182,7 +185,8 @@ def _check_kept(spec: BotSpec, variant: Variant, tc: TimeControl, opponent: BotS
         for n in range(games):
             color = n % 2
             white, black = (player, opponent) if color == 0 else (opponent, player)
-            record = play_game(white, black, variant, tc, seed=100 + n,
+            record = play_game(white, black, variant, tc,
+                               seed=(seed + 100 + n) % (SEED_MAX + 1),
                                game_id=f"{variant.name}-kept-{n + 1}", isolation=isolation)
             _judge(report, record, color, f"{variant.name} game {n + 1} of {games} played "
                                           f"by one process (newgame between games) as "

@@ -235,18 +235,21 @@ def _validate(v: Variant) -> None:
         fail("name", f"expected a name without spaces, got {v.name!r}")
 
 
-_NINE = "seeds 000/001 (Wikipedia rules, flying phase) and 004 (flying men)"
+_NINE = ("Wikipedia's rules (with the flying phase) and a game site's 'Nine Men Morris' "
+         "(flying men)")
 
 PRESETS: dict[str, Variant] = {
     v.name: v
     for v in (
-        Variant(name="nine-mens-morris", source=f"Nine men's morris, {_NINE}: 9 men, flying at 3, "
+        Variant(name="nine-mens-morris", source=f"Nine men's morris from {_NINE}: 9 men, flying at 3, "
                 "men in mills captured only when all are in mills, lose below 3 men or when blocked"),
         Variant(name="nine-mens-morris-no-flying", flying=False,
-                source="Nine men's morris without flying: seed 002 and the Masters Games basic rules "
-                "(seed 003), where flying is only a variation"),
+                source="Nine men's morris without flying: a hobbyist's rules write-up and Masters "
+                "Traditional Games' 'The Rules of Merels' (basic game), where flying is only a "
+                "variation"),
         Variant(name="nine-mens-morris-diagonals", board="diagonals", flying=False,
-                source="Masters Games seed 003, 'alternative board layouts': the four diagonal lines "
+                source="Masters Traditional Games, 'The Rules of Merels', alternative board "
+                "layouts: the four diagonal lines "
                 "are lines for moves and mills; basic Masters rules (no flying)"),
         Variant(name="twelve-mens-morris", board="diagonals", men=12, board_full="draw",
                 source="Twelve men's morris (Wikipedia): diagonal board, 12 men, flying at 3; a board "
@@ -266,7 +269,8 @@ PRESETS: dict[str, Variant] = {
                 "placed then moved to adjacent points; the first to make a line wins"),
         Variant(name="nine-mens-morris-options", optional_capture=True, multi_mill_captures=2,
                 no_immediate_reform=True, three_three_draw=10,
-                source="Seed 004 with every option: the player may skip a capture, a double mill "
+                source="A game site's 'Nine Men Morris' rules with every option: the player may "
+                "skip a capture, a double mill "
                 "captures up to two men, a mill broken on a turn may not be re-formed on the "
                 "player's next turn, three men each and ten turns without a capture is a draw"),
         Variant(name="russian-mill", one_time_mill=True,

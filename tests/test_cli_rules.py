@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -82,8 +83,9 @@ def test_rules_commands_have_help() -> None:
 
 
 def test_every_command_is_on_the_group_with_help() -> None:
-    assert set(cli.commands) == {"variants", "perft", "play", "check", "doctor", "run", "rate",
-                                 "report", "show", "sprt", "export", "server", "tune"}
+    assert set(cli.commands) >= {"variants", "perft", "play", "check", "doctor", "run", "rate",
+                                 "report", "show", "sprt", "export", "server", "tune",
+                                 "tablebase"}
     for name, command in cli.commands.items():
         code, out, _ = run(name, "--help")
         assert command.help, f"{name} has no docstring"
@@ -96,3 +98,37 @@ def test_the_command_line_imports_no_heavy_library() -> None:
     code = f"import sys; import arena.cli; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def _commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and subcommand of ``group`` as argument paths."""
+    found = []
+    for name, command in group.commands.items():
+        found.append((*path, name))
+        if isinstance(command, click.Group):
+            found += _commands(command, (*path, name))
+    return found
+
+
+def test_every_command_and_subcommand_takes_dash_h() -> None:
+    paths = _commands(cli)
+    assert ("server", "run") in paths and ("run",) in paths
+    for path in [(), *paths]:
+        code, out, err = run(*path, "-h")
+        assert code == 0 and "Usage:" in out, (path, err)
+        assert "-h, --help" in out, path
+
+
+def test_one_meaning_per_option_name() -> None:
+    """--fresh discards results (--restart is its hidden, warning alias); -v is a count
+    everywhere (-v the log, -vv the protocol lines); -o is the output."""
+    for name in ("run", "sprt"):
+        command = cli.commands[name]
+        names = {opt: p for p in command.params for opt in getattr(p, "opts", [])}
+        assert "--fresh" in names and names["--restart"].hidden, name
+        assert "-o" in names, name
+    for name in ("run", "sprt", "play", "check"):
+        verbose = next(p for p in cli.commands[name].params if "-v" in getattr(p, "opts", []))
+        assert getattr(verbose, "count", False), name
+    for name in ("play", "check", "sprt", "rate"):
+        assert any("--seed" in getattr(p, "opts", []) for p in cli.commands[name].params), name

@@ -154,7 +154,7 @@ def test_a_second_runner_is_refused_at_once_and_a_killed_runner_frees_the_folder
         assert "config.json" in before
         # the local pool and the Dask executor go through the same runner; --restart must
         # not clear a folder another runner owns
-        for args in (["run", str(busy)], ["run", "--restart", "--executor", "dask", str(busy)]):
+        for args in (["run", str(busy)], ["run", "--fresh", "--executor", "dask", str(busy)]):
             code, out, took = _arena(args, workdir)
             assert code == 2, out
             assert f"Error: results/busy is in use by pid {first.pid}" in out.splitlines(), out
@@ -168,7 +168,7 @@ def test_a_second_runner_is_refused_at_once_and_a_killed_runner_frees_the_folder
         _kill_tree(first)
     # at once, while its workers may still be stopping their games: its lock died with it
     quick = write_config(workdir, "quick.yaml", QUICK)
-    result = CliRunner().invoke(cli, ["run", "--restart", str(quick)])
+    result = CliRunner().invoke(cli, ["run", "--fresh", str(quick)])
     assert result.exit_code == 0, result.output
     assert "busy: 2/2 games (2 played now)" in result.output
     assert len(read_records(folder / "games.jsonl")) == 2
@@ -285,7 +285,7 @@ def test_sprt_resumes_an_interrupted_run_without_playing_a_game_twice(workdir: P
     assert len(res.output.strip().splitlines()) == 1
     assert len(read_records(games)) == 2 * pairs
     res = CliRunner().invoke(cli, _sprt_args(out, **{"--elo1": "2", "--max-pairs": "1"})
-                             + ["--restart"])
+                             + ["--fresh"])
     assert res.exit_code == 1, res.output
     assert sorted(r.game_id for r in read_records(games)) == ["sprt-7-1a", "sprt-7-1b"]
 

@@ -148,8 +148,9 @@ def test_a_changed_config_is_refused_unless_restart(workdir: Path) -> None:
         "variants: [three-mens-morris, six-mens-morris]", "variants: [three-mens-morris]")),
         workers=1), console=io.StringIO(), max_games=1)
     write_config(workdir, path.read_text().replace("seed: 3", "seed: 4"))
-    result = CliRunner().invoke(cli, ["run", "--restart", str(path)])
+    result = CliRunner().invoke(cli, ["run", "--restart", str(path)])  # the old name
     assert result.exit_code == 0, result.output
+    assert "--restart is now called --fresh" in result.output
     assert len(game_ids(first.folder)) == 4
     assert json.loads((first.folder / "config.json").read_text())["config"]["seed"] == 4
 

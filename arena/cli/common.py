@@ -79,6 +79,46 @@ def time_control(movetime: int | None, clock: str | None, handshake: int, margin
                        margin_ms=margin, clock=charge)
 
 
+def fresh_option(what: str) -> Callable[[_F], _F]:
+    """``--fresh``: discard what an earlier run left in the output folder (``what``) and
+    start over; the old name ``--restart`` is kept, hidden, and warns (``restart`` elsewhere
+    means a bot process kept between games)."""
+    def warn(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            click.echo("warning: --restart is now called --fresh (it discards results)",
+                       err=True)
+        return value
+
+    def decorate(f: _F) -> _F:
+        f = click.option("--restart", "restart_alias", is_flag=True, hidden=True,
+                         callback=warn)(f)
+        return click.option("--fresh", is_flag=True, help=f"Discard {what} and start over.")(f)
+    return decorate
+
+
+def verbose_option(f: _F) -> _F:
+    """``-v``: the log at info level on stderr; ``-vv``: also every protocol line the
+    referee and the bots exchange.  The same meaning in every command."""
+    return click.option("-v", "--verbose", count=True,
+                        help="-v: show the log (info level) on stderr; -vv: also every "
+                             "protocol line sent (<<) and received (>>).")(f)
+
+
+def enable_verbose(level: int) -> None:
+    """What :func:`verbose_option`'s count asks for, for a command that logs in this
+    process (a run with workers sets its own handlers: it reads the count itself)."""
+    import logging
+
+    if level >= 1:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger = logging.getLogger("arena")
+        logger.addHandler(handler)
+        logger.setLevel(min(logger.level or logging.INFO, logging.INFO))
+    if level >= 2:
+        enable_protocol_log()
+
+
 def warn_clock(tc: TimeControl) -> None:
     """Say once, on stderr, where the clock cannot be fair to bots on a busy machine (no
     per-bot CPU clock, or no way to tell a starved bot)."""

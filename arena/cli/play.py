@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.cli.common import (Failure, enable_protocol_log, parse_isolation, parse_options,
-                              time_control, warn_clock, warn_isolation, with_time_options)
+from arena.cli.common import (Failure, enable_verbose, parse_isolation, parse_options,
+                              time_control, verbose_option, warn_clock, warn_isolation,
+                              with_time_options)
 from arena.protocol import SEED_MAX, escape_controls
 from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 
@@ -70,14 +71,13 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
               help="An option for BOT_A (repeatable; merged over its bot.yaml options). Every "
                    "option is checked against those the bot declares before the game.")
 @click.option("--option-b", multiple=True, metavar="K=V", help="An option for BOT_B (the same).")
-@click.option("-v", "--verbose", is_flag=True,
-              help="Log every protocol line on stderr (<< sent, >> received).")
+@verbose_option
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
          handshake: int, margin: int, cpu_clock: bool, charge: str,
          isolation: str | None,
          seed: int | None, opening: str, quiet: bool,
          record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
-         verbose: bool) -> None:
+         verbose: int) -> None:
     """Play one game: BOT_A (white) against BOT_B (black).
 
     A bot is a bot folder (with bot.yaml), a name under bots/, or 'human' to type moves
@@ -104,8 +104,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
             sides.append(HumanPlayer("human", write=click.echo, show_board=quiet))
         else:
             sides.append(_load_bot_arg(arg, options))
-    if verbose:
-        enable_protocol_log()
+    enable_verbose(verbose)
     for side in sides:
         if not isinstance(side, Player):
             _preflight(side, sandbox, tc.handshake_ms / 1000.0)
@@ -155,11 +154,15 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
                    "answers in time here also does at a tournament's 1000")
 @click.option("--opponent", type=click.Path(file_okay=False), metavar="DIR",
               help="The bot to play against (default: bots/random).")
-@click.option("-v", "--verbose", is_flag=True, help="Log every protocol line on stderr.")
+@click.option("--seed", type=click.IntRange(0, SEED_MAX), default=None,
+              help="Seed of the check's games (sent to the bots' Seed option; default: fixed "
+                   "seeds, the same every time).")
+@verbose_option
 def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
           clock: str | None, handshake: int, margin: int, cpu_clock: bool,
           charge: str,
-          isolation: str | None, opponent: str | None, verbose: bool) -> None:
+          isolation: str | None, opponent: str | None, seed: int | None,
+          verbose: int) -> None:
     """Check a bot submission: handshake, then short games against bots/random on each
     variant its bot.yaml lists under 'variants:' (else three boards: see --variant).
 
@@ -185,15 +188,15 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
             raise Failure(f"{given}: {who} ({bot_label(player)}) plays only "
                           f"{', '.join(player.variants)} (its bot.yaml 'variants:')")
     warn_isolation(sandbox)
-    if verbose:
-        enable_protocol_log()
+    enable_verbose(verbose)
     if not spec.build:  # with a build step, a failed build is the check's own verdict
         _preflight(spec, sandbox, tc.handshake_ms / 1000.0)
     click.echo(f"time control {tc.describe()}, handshake {tc.handshake_ms} ms, "
                f"margin {tc.margin_ms} ms; opponent {opp.name}")
     warn_clock(tc)
     report = check_bot(spec, variants=vars_, games=games, time_control=tc, opponent=opp,
-                       isolation=sandbox, retry_build=True)  # a check always builds again
+                       isolation=sandbox, retry_build=True,  # a check always builds again
+                       seed=seed or 0)
     for line in format_report(report):
         click.echo(line)
     if spec.build and report.handshake is not None:  # not checked before the build

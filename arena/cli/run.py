@@ -5,18 +5,17 @@ from __future__ import annotations
 import click
 
 from arena import ranges as R
-from arena.cli.common import Failure, warn_isolation
+from arena.cli.common import Failure, fresh_option, verbose_option, warn_isolation
 
 
 @click.command()
 @click.argument("config_file", metavar="TOURNAMENT.yaml")
-@click.option("--restart", is_flag=True,
-              help="Discard the games already in the results folder and start over.")
+@fresh_option("the games already in the results folder")
 @click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=None,
               help="Games played at once (default: the file's 'workers', else auto: a core "
                    "per game, less one, less the load; at most "
                    f"{R.WORKERS_PER_CPU} per CPU core).")
-@click.option("--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
+@click.option("-o", "--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="The results folder (default: the file's 'output', else results/<name>).")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default=None,
               help="Where games run: this machine's process pool (local, the default) or a "
@@ -27,14 +26,14 @@ from arena.cli.common import Failure, warn_isolation
 @click.option("--ship-bots/--shared-bots", "ship_bots", default=None,
               help="With dask: send the bot folders to the workers, or expect them at the same "
                    "path on every worker (the default).")
-@click.option("-v", "--verbose", is_flag=True, help="Show the log (info level) on the console.")
-def run(config_file: str, restart: bool, workers: int | None, output: str | None,
-        executor: str | None, scheduler: str | None, ship_bots: bool | None,
-        verbose: bool) -> None:
+@verbose_option
+def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
+        output: str | None, executor: str | None, scheduler: str | None,
+        ship_bots: bool | None, verbose: int) -> None:
     """Run the tournament described by TOURNAMENT.yaml, or resume it.
 
     Games already in results/<name>/games.jsonl are not played again; a changed file is
-    refused for an existing results folder unless --restart is given.  Ctrl-C stops cleanly
+    refused for an existing results folder unless --fresh is given.  Ctrl-C stops cleanly
     (the games in flight are abandoned; run the same command again to finish).  At the end
     the standings are printed and written to standings.csv, with games.csv and the report.
     The file format is in docs/TOURNAMENTS.md.
@@ -54,8 +53,9 @@ def run(config_file: str, restart: bool, workers: int | None, output: str | None
     if executor is not None or scheduler is not None or ship_bots is not None:
         config = with_executor(config, kind=executor, scheduler=scheduler, ship_bots=ship_bots)
     warn_isolation(config.isolation)
-    result = run_tournament(config, restart=restart,
-                            log_level=logging.INFO if verbose else logging.WARNING)
+    result = run_tournament(config, restart=fresh or restart_alias,
+                            log_level=(logging.DEBUG if verbose >= 2 else
+                                       logging.INFO if verbose else logging.WARNING))
     if result.interrupted:
         click.echo(f"interrupted: {result.finished}/{result.total} games saved in "
                    f"{result.folder}; run the same command again to resume", err=True)

@@ -8,7 +8,8 @@ import typing
 import click
 
 from arena import ranges as R
-from arena.cli.common import Failure, parse_isolation, time_control, with_time_options
+from arena.cli.common import (Failure, enable_verbose, fresh_option, parse_isolation,
+                              time_control, verbose_option, with_time_options)
 from arena.clock import SPRT_MOVETIME_MS
 from arena.protocol import SEED_MAX
 
@@ -72,10 +73,11 @@ def _bot_arg(text: str) -> BotSpec:
                    "before any repeats.")
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), default=None,
               help="Seed of the openings and games (default: random; a resumed run keeps its own).")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Also append every game to OUT/games.jsonl (for 'arena rate' / 'arena report').")
-@click.option("--restart", is_flag=True,
-              help="With --out: discard the games of an earlier run in OUT instead of resuming it.")
+@click.option("-o", "--output", "--out", "out", type=click.Path(file_okay=False), default=None,
+              metavar="DIR",
+              help="Also append every game to DIR/games.jsonl (for 'arena rate' / 'arena "
+                   "report'); a rerun resumes it.")
+@fresh_option("(with --output) the games of an earlier run in DIR, instead of resuming it,")
 @click.option("--restart-bots", type=click.Choice(["per-game", "per-pairing"]),
               default="per-game", show_default=True,
               help="A fresh process for every game, or each bot's process kept for the next "
@@ -84,12 +86,14 @@ def _bot_arg(text: str) -> BotSpec:
               show_default=True,
               help="Games played at once (2 plays both games of a pair together; at most "
                    f"{R.WORKERS_PER_CPU} per CPU core).")
+@verbose_option
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          model: str, variant: str, movetime: int | None, clock: str | None, handshake: int,
          margin: int, cpu_clock: bool, charge: str, isolation: str | None,
          max_pairs: int,
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
-         out: str | None, workers: int, restart: bool, restart_bots: str) -> None:
+         out: str | None, workers: int, fresh: bool, restart_alias: bool,
+         restart_bots: str, verbose: int) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3 (checked
@@ -103,7 +107,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
 
     With --out, OUT belongs to one run at a time, and running the same command again resumes
     it: the games already in OUT/games.jsonl are counted, not played again (other settings
-    are refused, naming them, unless --restart).
+    are refused, naming them, unless --fresh).
     """
     import dataclasses
     import sys
@@ -133,7 +137,8 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
                   book_order=typing.cast("BookOrder", book_order),
                   book_name=book or "", isolation=sandbox, restart=restart_bots)
     run.new_test()  # bad hypotheses are refused before any bot starts
+    enable_verbose(verbose)
     outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
                        folder=None if out is None else Path(out), shown=out or "",
-                       restart=restart, out=sys.stdout, console=sys.stderr)
+                       restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr)
     sys.exit(outcome.status)
