@@ -145,6 +145,70 @@ def test_the_rust_example_builds_with_a_distribution_cargo(tmp_path: Path) -> No
     assert "rustup" not in log and "Finished" in log, log
 
 
+# -- dependencies: vendored, offline --------------------------------------------------------
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+#: what ``cargo vendor`` leaves for a crate ``tinydep`` (written by hand: no network here),
+#: and the configuration it tells you to add
+RUST_VENDORED = {
+    "vendor/tinydep/Cargo.toml": '[package]\nname = "tinydep"\nversion = "0.1.0"\n'
+                                 'edition = "2021"\n',
+    "vendor/tinydep/src/lib.rs": "pub fn first(words: &str) -> &str "
+                                 "{ words.split_whitespace().next().unwrap_or(\"\") }\n",
+    "vendor/tinydep/.cargo-checksum.json": '{"files":{},"package":"'
+                                           + "0" * 64 + '"}',
+    ".cargo/config.toml": '[source.crates-io]\nreplace-with = "vendored-sources"\n\n'
+                          '[source.vendored-sources]\ndirectory = "vendor"\n'}
+
+
+def test_a_rust_crate_with_a_dependency_builds_from_vendor_and_fails_at_once_without(
+        tmp_path: Path) -> None:
+    """No network in the build: a dependency that is not vendored fails at once (offline),
+    naming the crate; vendored as ``cargo vendor`` does it, it builds."""
+    _needs("rust")
+    bot = _copy("rust", tmp_path)
+    main = bot / "src" / "main.rs"
+    main.write_text(main.read_text().replace(
+        'first_move = words.next().unwrap_or("").to_string()',
+        'first_move = tinydep::first(&line["legalmoves".len()..]).to_string()'))
+    (bot / "Cargo.toml").write_text((bot / "Cargo.toml").read_text().replace(
+        "[profile.release]", '[dependencies]\ntinydep = "0.1"\n\n[profile.release]'))
+    result = CliRunner().invoke(cli, ["check", str(bot), "--variant", "nine-mens-morris"])
+    assert result.exit_code == 1, result.output
+    assert "problem: build-failure: build failed (exit 101) after " in result.output
+    assert "no matching package named `tinydep` found" in result.output
+    assert "offline" in result.output  # said at once: no retries of the network
+    _write(bot, RUST_VENDORED)
+    output = _check(bot, "--variant", "nine-mens-morris")
+    assert "build: built in " in output
+
+
+def test_a_go_module_with_a_dependency_builds_from_vendor(tmp_path: Path) -> None:
+    """``go mod vendor``'s layout (written by hand): GOFLAGS=-mod=vendor builds from it;
+    without it the build fails, naming ``go mod vendor``."""
+    _needs("go")
+    bot = _copy("go", tmp_path)
+    (bot / "go.mod").write_text((bot / "go.mod").read_text()
+                                + "\nrequire example.com/tiny v0.1.0\n")
+    main = bot / "main.go"
+    main.write_text(main.read_text().replace('"strings"\n', '"strings"\n\n\t"example.com/tiny"\n')
+                    .replace("firstMove = words[1]", "firstMove = tiny.First(words[1:])"))
+    result = CliRunner().invoke(cli, ["check", str(bot), "--variant", "nine-mens-morris"])
+    assert result.exit_code == 1 and "go mod vendor" in result.output, result.output
+    _write(bot, {"vendor/modules.txt": "# example.com/tiny v0.1.0\n## explicit\nexample.com/tiny\n",
+                 "vendor/example.com/tiny/tiny.go": "package tiny\n\n// First is the first "
+                 "word.\nfunc First(w []string) string {\n\tif len(w) == 0 {\n\t\treturn \"\"\n"
+                 "\t}\n\treturn w[0]\n}\n"})
+    output = _check(bot, "--variant", "nine-mens-morris")
+    assert "build: built in " in output
+
+
 # -- the rule itself (runs everywhere: fake toolchain homes) -------------------------------
 @pytest.fixture
 def fake_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
@@ -190,7 +254,7 @@ def test_the_toolchains_are_found_from_the_referees_variables(
     assert dict(found["rustup"].env) == {"RUSTUP_HOME": str(fake_homes["rustup"])}
     cargo = fake_homes["cargo"]
     assert found["cargo"].paths == (str(cargo / "bin"), str(cargo / "registry"))  # no git/
-    assert dict(found["cargo"].env) == {"CARGO_HOME": str(cargo)}
+    assert dict(found["cargo"].env) == {"CARGO_HOME": str(cargo), "CARGO_NET_OFFLINE": "true"}
     assert dict(found["go"].env) == {"GOROOT": str(fake_homes["go"]), "GOTOOLCHAIN": "local",
                                      "GOPROXY": "off", "GOFLAGS": "-mod=vendor"}
     assert dict(found["java"].env) == {"JAVA_HOME": str(fake_homes["java"])}
@@ -203,15 +267,18 @@ def test_the_toolchains_are_found_from_the_referees_variables(
 
 
 def test_no_toolchain_no_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A host without rustup or a cargo home sets nothing of theirs (a distribution cargo
-    then uses the private HOME's .cargo)."""
+    """A host without rustup or a cargo home shows nothing of theirs and sets no home (a
+    distribution's cargo then uses the private HOME's .cargo, offline)."""
     monkeypatch.setenv("HOME", str(tmp_path))
     for var in ("RUSTUP_HOME", "CARGO_HOME"):
         monkeypatch.delenv(var, raising=False)
     _forget()
     try:
-        names = {t.name for t in paths.toolchains()}
-        assert "rustup" not in names and "cargo" not in names
+        found = {t.name: t for t in paths.toolchains()}
+        assert "rustup" not in found
+        if "cargo" in found:  # a cargo on PATH
+            assert found["cargo"].paths == () and found["cargo"].home == ""
+            assert dict(found["cargo"].env) == {"CARGO_NET_OFFLINE": "true"}
         env = paths.toolchain_env("/usr/bin")
         assert "RUSTUP_HOME" not in env and "CARGO_HOME" not in env
     finally:
@@ -229,6 +296,7 @@ def can_write(path):
         return False
     return True
 print(json.dumps({"env": {k: os.environ.get(k) for k in ("RUSTUP_HOME", "CARGO_HOME",
+                  "CARGO_NET_OFFLINE",
                   "GOROOT", "GOTOOLCHAIN", "GOPROXY", "GOFLAGS", "JAVA_HOME")},
                   "cargo": sorted(os.listdir(home)),
                   "tool": open(os.path.join(home, "bin", "cargo-tool")).read(),
@@ -259,6 +327,7 @@ def test_a_sandbox_shows_the_toolchains_read_only_and_nothing_else_of_their_home
     seen = run.json()
     cargo = str(fake_homes["cargo"])
     assert seen["env"] == {"RUSTUP_HOME": str(fake_homes["rustup"]), "CARGO_HOME": cargo,
+                           "CARGO_NET_OFFLINE": "true",
                            "GOROOT": str(fake_homes["go"]), "GOTOOLCHAIN": "local",
                            "GOPROXY": "off", "GOFLAGS": "-mod=vendor",
                            "JAVA_HOME": str(fake_homes["java"])}

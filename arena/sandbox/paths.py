@@ -18,7 +18,9 @@ the variables that point at them are set in the sandbox's environment
 * **cargo**: of ``CARGO_HOME`` (the referee's, else ``~/.cargo``) only ``bin`` (the rustup
   proxies, tools from ``cargo install``), ``registry`` and ``git`` (crates the host has
   downloaded), never its ``config.toml`` or ``credentials.toml``; ``CARGO_HOME`` set and
-  ``bin`` added to the end of ``PATH``;
+  ``bin`` added to the end of ``PATH``.  Wherever there is a cargo (a distribution's
+  too), ``CARGO_NET_OFFLINE=true``: a crate that is not vendored (or in that registry) fails
+  at once, at every level, instead of after three tries of the network;
 * **Go**: ``GOROOT`` (the referee's, else the installation of ``go`` on ``PATH``), with
   ``GOTOOLCHAIN=local`` (never download another Go), ``GOPROXY=off`` and
   ``GOFLAGS=-mod=vendor`` (no network: dependencies come from the module's ``vendor/``);
@@ -85,7 +87,7 @@ def runtime_paths(command: Sequence[str], env_path: str) -> list[str]:
         which = shutil.which(command[0], path=env_path) if "/" not in command[0] else command[0]
         if which and os.path.isabs(which):
             prefix = _prefix(which)
-            if not any(inside(prefix, t.home) for t in toolchains()):
+            if not any(t.home and inside(prefix, t.home) for t in toolchains()):
                 found.append(prefix)
     return [p for p in found if _shown(p)]
 
@@ -105,7 +107,7 @@ class Toolchain:
 
     #: ``rustup``, ``cargo``, ``go``, ``java`` or ``node``
     name: str
-    #: its home (real path): a command found below it adds no mount of its own
+    #: its home (real path; "" for none): a command found below it adds no mount of its own
     home: str
     #: the real paths shown read-only (the home, or the parts of it a build needs)
     paths: tuple[str, ...]
@@ -141,13 +143,12 @@ def _rustup() -> Optional[Toolchain]:
 
 def _cargo() -> Optional[Toolchain]:
     home = _home("CARGO_HOME", ".cargo")
-    if home is None:
-        return None
     parts = tuple(p for p in (os.path.join(home, n) for n in ("bin", "registry", "git"))
-                  if os.path.isdir(p))
-    if not parts:
-        return None
-    return Toolchain("cargo", home, parts, (("CARGO_HOME", home),),
+                  if os.path.isdir(p)) if home is not None else ()
+    offline = ("CARGO_NET_OFFLINE", "true")  # fail at once, not after three tries
+    if home is None or not parts:  # a distribution's cargo: its HOME's .cargo is private
+        return Toolchain("cargo", "", (), (offline,)) if shutil.which("cargo") else None
+    return Toolchain("cargo", home, parts, (("CARGO_HOME", home), offline),
                      os.path.join(home, "bin") if os.path.isdir(os.path.join(home, "bin")) else "")
 
 
