@@ -20,6 +20,10 @@ __all__ = ["ForfeitGroup", "forfeit_bot", "forfeit_reason", "group_forfeits"]
 
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+#: text the bot sent, quoted in a detail: another game's is another text, the same bug
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+#: a move or a point of the board (``d6``, ``a1-a4xb2``, ``G7x``): the game's, not the cause
+_MOVE = re.compile(r"\b[A-Ga-g][1-7](?:[-x][A-Ga-g]?[1-7]?)*x?(?![\w])")
 _COLOR = re.compile(r"^(white|black) \(")
 
 
@@ -34,9 +38,12 @@ def forfeit_bot(record: GameRecord) -> Optional[str]:
 
 def forfeit_reason(record: GameRecord) -> str:
     """``termination: detail`` with the game-specific parts normalised (the colour becomes
-    ``<colour>``, every number ``N``), so that one failure repeated in many games is one
-    reason."""
+    ``<colour>``, the bot's quoted text ``'…'``, moves and points ``M``, every number
+    ``N``), so that one failure repeated in many games (one malformed-move bug, one crash)
+    is one reason."""
     detail = _COLOR.sub("<colour> (", record.detail, count=1)
+    detail = _QUOTED.sub("'…'", detail)
+    detail = _MOVE.sub("M", detail)
     detail = _NUMBER.sub("N", _HEX.sub("0xN", detail))
     return f"{record.termination}: {detail}" if detail else record.termination
 
