@@ -119,7 +119,8 @@ class TuneProgress(Progress):
         eta = ""
         if rate > 0:
             s = int(left / rate + 0.5)
-            eta = f", ETA {s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+            eta = (f", ETA {s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600
+                   else f", ETA {s // 60}:{s % 60:02d}")
         text = (f"[iteration {self.iterations_done}/{self.run.spsa.iterations}, games "
                 f"{self.done}/{self.total}] {rate * 60:.1f} games/min{eta}  "
                 f"{format_theta([p.name for p in self.run.spsa.params], self.theta)}")
