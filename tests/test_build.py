@@ -387,7 +387,8 @@ def test_links_made_by_the_build_are_not_copied_back_and_the_stamp_replaces_a_pl
 
 #: a build that makes what cargo makes (a program hard-linked to its copy in deps/), a hard
 #: link with three names, a symbolic link and a FIFO
-LINKS_BUILD = ("mkdir -p target/release/deps && printf 'program\\n' > target/release/deps/prog-1a2b "
+LINKS_BUILD = ("mkdir -p target/release/deps "
+               "&& printf 'program\\n' > target/release/deps/prog-1a2b "
                "&& ln target/release/deps/prog-1a2b target/release/prog && printf 'three\\n' > a "
                "&& ln a b && ln a c && ln -s a symlink && mkfifo pipe")
 
