@@ -101,8 +101,11 @@ def sandwich_covariance(theta: np.ndarray, hessian: np.ndarray, white: np.ndarra
     factor = g / (g - 1) if g > 1 else 1.0
     cov[1:, 1:] = factor * (h_inv @ meat[1:, 1:] @ h_inv)
     # With few clusters the sandwich is unreliable and can even be zero (every pair split
-    # 1-1, every game drawn): then the model-based covariance, the conservative choice.
-    return floor_covariance(cov, model_covariance(hessian), g)
+    # 1-1, every game drawn): then the model-based covariance, the conservative choice
+    # (model_covariance(hessian), without inverting the Hessian a second time).
+    model = np.zeros((n, n))
+    model[1:, 1:] = h_inv
+    return floor_covariance(cov, model, g)
 
 
 def bootstrap_covariance(n: int, white: np.ndarray, black: np.ndarray, score: np.ndarray,

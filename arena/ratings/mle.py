@@ -186,6 +186,19 @@ def fit_theta_free(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free
                    "the rating fit with the prior")
 
 
+def _spd_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``matrix^-1 rhs`` for the Hessian of a connected fit (symmetric positive definite):
+    by Cholesky, half the work of a general solve (a thousand bots: eight of them per fit);
+    a general solve where it is not positive definite."""
+    from scipy import linalg
+
+    try:
+        return np.asarray(linalg.cho_solve(linalg.cho_factor(matrix, check_finite=False), rhs,
+                                           check_finite=False))
+    except linalg.LinAlgError:
+        return np.asarray(np.linalg.solve(matrix, rhs))
+
+
 def _newton(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free: np.ndarray,
             tol: float, max_iter: int, what: str) -> tuple[np.ndarray, np.ndarray, int]:
     """Newton's method with step halving over ``theta[free]`` (the rest held fixed); returns
@@ -196,7 +209,7 @@ def _newton(n_mat: np.ndarray, s_mat: np.ndarray, theta: np.ndarray, free: np.nd
     for it in range(1, max_iter + 1):
         grad, hess = _grad_hess(theta, *pairs)
         step = np.zeros_like(theta)
-        step[free] = np.linalg.solve(hess[sub], grad[free])
+        step[free] = _spd_solve(hess[sub], grad[free])
         t = 1.0
         while True:
             cand = theta + t * step
