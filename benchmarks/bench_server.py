@@ -1,8 +1,8 @@
 """The competition server under a class's load (issues 16 and 26): a real ``arena server run``
 process on a local port with its SQLite file holding 40 active bots and 5,000 finished games
 (built directly in the database: bots that are copies of bots/random, records of real legal
-games), while its judge plays games (two uploads, checked and scheduled against the 40, are
-played throughout).  Every route a visitor uses is measured beside ``/api/status`` (a route
+games), while its judge plays games throughout (1,500 ladder games queued between the 40,
+and two uploads checked meanwhile).  Every route a visitor uses is measured beside ``/api/status`` (a route
 that reads almost nothing) in the same run:
 
 * **a class's load**: open-loop Poisson arrivals at 50 requests/s in all, spread evenly over
@@ -47,6 +47,8 @@ SETTINGS = ("name: bench\ntime: {movetime: 50}\npairs: 1\ncheck_games: 1\nworker
             "rate_limit: {participant: 10000000/minute, anonymous: 10000000/minute}\n")
 BOTS = 40
 GAMES = 5000
+#: ladder games queued at the start: the judge plays throughout the run
+QUEUED = 1500
 CLIENTS = 50
 RATE = 50.0  # requests per second in all, the class's load
 TARGET_P95_MS = 100.0
@@ -64,6 +66,7 @@ from arena.server.service import Competition
 from arena.variants import get_variant
 
 folder, source, bots, games = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+queued = int(sys.argv[5])
 rng = random.Random(26)
 comp = Competition(folder)
 tokens = [comp.add_user(f"p{i:02d}") for i in range(bots)]
@@ -121,17 +124,31 @@ while len(rows) < games:
         if "kind" in columns:
             row["kind"] = "ladder"
         rows.append(row)
+for n in range(queued):  # the judge's work for the whole run: ladder games between the 40
+    a, b = rng.sample(range(bots), 2)
+    pair += 1
+    row = {"id": len(rows) + 1, "white_id": a + 1, "black_id": b + 1,
+           "variant": variant.name, "pair": pair, "game": 0, "seed": rng.randrange(1 << 30),
+           "status": "queued", "attempts": 0, "result": "", "record": "",
+           "created_at": "2026-01-01", "finished_at": None}
+    if "forfeit" in columns:
+        row["forfeit"] = ""
+    if "kind" in columns:
+        row["kind"] = "ladder"
+    rows.append(row)
 if "record" not in columns:  # the records in a table of their own
     db.executemany("INSERT INTO records (game_id, record) VALUES (?, ?)",
-                   [(r["id"], r.pop("record")) for r in rows])
+                   [(r["id"], r["record"]) for r in rows if r["status"] == "done"])
+    for r in rows:
+        del r["record"]
 names = list(rows[0])
 db.executemany(f"INSERT INTO games ({', '.join(names)}) VALUES "
                f"({', '.join('?' for _ in names)})", [tuple(r[n] for n in names) for r in rows])
 db.commit()
-busiest = db.execute("SELECT white_id, count(*) FROM games GROUP BY white_id "
+busiest = db.execute("SELECT white_id, count(*) FROM games WHERE status = 'done' GROUP BY white_id "
                      "ORDER BY 2 DESC LIMIT 1").fetchone()[0]
 db.close()
-print(json.dumps({"tokens": tokens, "bot": busiest, "game": len(rows) // 2}))
+print(json.dumps({"tokens": tokens, "bot": busiest, "game": games // 2}))
 '''
 
 
@@ -337,7 +354,7 @@ def measure(code: Path, tmp: Path, quick: bool, echo: Callable[[str], Any]) -> d
     t0 = time.perf_counter()
     seeded = json.loads(subprocess.run(
         [sys.executable, "-c", SEED, str(folder), str(ROOT / "bots" / "random"), str(BOTS),
-         str(GAMES)], env=env, check=True, capture_output=True, text=True).stdout)
+         str(GAMES), str(QUEUED)], env=env, check=True, capture_output=True, text=True).stdout)
     seeding = time.perf_counter() - t0
     port = _free_port()
     log = open(tmp / f"server-{code.name}.log", "wb")
@@ -365,7 +382,11 @@ def measure(code: Path, tmp: Path, quick: bool, echo: Callable[[str], Any]) -> d
         _wait(lambda: client.get_json("/api/status")["games"].get("running"), 180,
               "the judge to play")
         judging = time.perf_counter() - t0
-        running = [g for g in client.get_json("/api/games") if g["status"] == "running"]
+        import sqlite3
+
+        with sqlite3.connect(folder / "arena.db") as db:  # a game being played now
+            running = db.execute("SELECT id FROM games WHERE status = 'running' "
+                                 "ORDER BY id LIMIT 1").fetchone()
         bot, game = seeded["bot"], seeded["game"]
         routes = {"/api/status": "/api/status (reference)", "/": "leaderboard page",
                   "/api/leaderboard": "leaderboard JSON", f"/bots/{bot}": "a bot's page",
@@ -373,7 +394,7 @@ def measure(code: Path, tmp: Path, quick: bool, echo: Callable[[str], Any]) -> d
                   f"/games?bot={bot}&page=2": "games of a bot, page 2",
                   "/games?participant=p07&variant=nine-mens-morris":
                       "games of a participant",
-                  f"/api/games/{running[0]['id']}/live": "a live board's JSON",
+                  f"/api/games/{running[0]}/live": "a live board's JSON",
                   "/final": "the final page"}
         routes = {p: name for p, name in routes.items() if client.request("GET", p)[0] == 200}
         for path in routes:  # warm: each page once
