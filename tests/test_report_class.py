@@ -24,7 +24,8 @@ from arena.report import format_standings
 from arena.report.botpages import bot_context, bot_page_names, render_bot_page
 from arena.report.charts import Chart
 from arena.report.html import page_context, render_html
-from arena.report.words import COLUMNS, DEFAULT_RULE, elo_gap_sentence, gap_percent, ranking_rule
+from arena.report.words import (COLUMNS, DEFAULT_RULE, elo_gap_sentence, gap_percent,
+                                ranking_caption, ranking_rule)
 from tests.synth_records import make_record, round_robin
 
 WIDTH = 1280
@@ -126,7 +127,7 @@ def test_the_first_table_after_the_title_is_the_points_table(
     assert first["cls"] == "standings"
     assert first["heads"][:5] == ["#", "bot", "points", "W-D-L", "games"]
     assert "Elo" in first["heads"] and "±" in first["heads"]
-    assert first["rule"].strip() == ranking_rule(tables[0])  # it says how it is ordered
+    assert first["rule"].strip() == ranking_caption(tables[0])  # it says how it is ordered
     assert first["top"] < 900  # on the first screen
     # the * column has a header
     assert "guess" in first["heads"]
@@ -228,9 +229,13 @@ def test_the_ranking_rule_is_the_standings_own_when_they_give_one() -> None:
     recs = round_robin({"a": 0.0, "b": 0.0}, 1, seed=1)
     st = rate_all(recs)[0]
     html = render_html(page_context(recs, [st], [], "t", "sandwich", None))
-    assert f"<caption>{escape(ranking_rule(st))}</caption>" in html
-    assert ranking_rule(st, "") in format_standings([st]).split("\n", 1)[1] or (
-        "ranked by points" in format_standings([st]).splitlines()[0])
+    assert f"<caption>{escape(ranking_caption(st))}</caption>" in html
+    assert ranking_caption(given) == given.caption
+    assert ranking_caption(SimpleNamespace(caption="ranked by Elo")) == "Ranked by Elo."
+    text = format_standings([st])
+    first = " ".join(text[:text.index("\nrank ")].split())  # the line above the header
+    assert first.startswith("nine-mens-morris: 2 games, ranked by ")
+    assert ranking_rule(st, "ranked by points").lower().rstrip(".") in first.lower()
 
 
 def test_the_console_table_reads_as_a_sports_table_with_one_legend() -> None:

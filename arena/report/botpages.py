@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from arena.records import GameRecord
 from arena.report.text import format_number, page_paths
-from arena.report.words import plain_note, ranking_rule
+from arena.report.words import plain_note, ranking_caption
 from arena.standings import Tally
 
 if TYPE_CHECKING:
@@ -70,11 +70,11 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
             continue
         standings.append({
             "label": st.label, "rank": row.rank or "–", "of": len(st.rows),
-            "points": f"{row.points:g}", "elo": format_number(row.rating, "+.1f"),
-            "elo95": format_number(row.rating95, ".1f"), "prior": row.prior,
+            "points": f"{row.points:g}", "elo": format_number(row.rating, "+.0f"),
+            "elo95": format_number(row.rating95, ".0f"), "prior": row.prior,
             "games": row.games, "score": f"{100 * row.score:.1f}" if row.games else "–",
             "wdl": row.wdl, "forfeits": row.forfeits_text(), "flag": row.flag,
-            "note": plain_note(row.flag) or "", "rule": ranking_rule(st),
+            "note": plain_note(row.flag) or "", "rule": ranking_caption(st),
         })
     tallies: dict[tuple[str, str], Tally] = {}
     overall = Tally(bot)
@@ -191,24 +191,26 @@ th, td:not(.name) { white-space: nowrap; } td.flag { white-space: normal; }
 {{ total.points }} point{% if total.points != "1" %}s{% endif %}{% if n_forfeits %}, {{ n_forfeits }} lost by forfeit{% endif %}.</p>
 
 <h2 id="standings">Standings</h2>
-<p class="read">Its place in each table of the report. A win is 1 point, a draw ½; only the
-gap between two bots' Elo counts: {{ elo_gap }}. Point at a
-column's name to see what it means, or read <a href="../report.html#glossary">the report's
-list</a>.</p>
+{% set prior = standings | selectattr("prior") | list %}
+{% set forfeited = standings | selectattr("forfeits") | list %}
+<p class="read">Where {{ bot }} stands in each table of the report. A win is 1 point, a draw ½.
+Only the gap between two bots' Elo counts: {{ elo_gap }}.<span class="screen-only"> Point at a
+column's name to see what it means;</span> the report's list <a href="../report.html#glossary">What
+the columns mean</a> explains them all.</p>
 <div class="scroll">
 <table class="standings">
-<thead><tr><th class="name" scope="col" title="Each variant has its own table; &quot;all variants&quot; adds them together.">table</th>{{ th("rank") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{{ th("elo") }}{{ th("elo95") }}{{ th("prior") }}{{ th("forfeits", "name") }}{{ th("note", "name") }}</tr></thead>
+<thead><tr><th class="name" scope="col" title="Each variant has its own table; &quot;all variants&quot; adds them together.">table</th>{{ th("rank") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{{ th("elo") }}{{ th("elo95") }}{% if prior %}{{ th("prior") }}{% endif %}{% if forfeited %}{{ th("forfeits", "name") }}{% endif %}{% if prior %}{{ th("note", "name") }}{% endif %}</tr></thead>
 <tbody>
 {% for s in standings %}
 <tr{% if s.flag %} class="flagged"{% endif %}><td class="name" title="{{ s.rule }}">{{ s.label }}</td><td>{{ s.rank }} of {{ s.of }}</td>
-<td class="points">{{ s.points }}</td><td>{{ s.wdl }}</td><td>{{ s.games }}</td><td>{{ s.score }}</td>
-<td>{{ s.elo }}</td><td>{{ s.elo95 }}</td><td class="prior">{% if s.prior %}*{% endif %}</td>
-<td class="name">{{ s.forfeits }}</td><td class="flag">{{ s.note }}</td></tr>
+<td class="key">{{ s.points }}</td><td>{{ s.wdl }}</td><td>{{ s.games }}</td><td>{{ s.score }}</td>
+<td>{{ s.elo }}</td><td>{{ s.elo95 }}</td>{% if prior %}<td class="prior">{% if s.prior %}*{% endif %}</td>{% endif %}
+{% if forfeited %}<td class="name">{{ s.forfeits }}</td>{% endif %}{% if prior %}<td class="flag">{{ s.note }}</td>{% endif %}</tr>
 {% endfor %}
 </tbody>
 </table>
 </div>
-{% if standings | selectattr("prior") | list %}<p class="note">* This Elo is only a rough guess:
+{% if prior %}<p class="note">* This Elo is only a rough guess:
 the games alone cannot pin it down (the note says why; see the report).</p>{% endif %}
 
 <h2 id="opponents">Results by opponent and variant</h2>

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 from arena.protocol import escape_controls
 from arena.records import GameRecord
 from arena.report.text import format_number
-from arena.report.words import COLUMNS, GLOSSARY, elo_gap_sentence, plain_note, ranking_rule
+from arena.report.words import COLUMNS, GLOSSARY, elo_gap_sentence, plain_note, ranking_caption
 
 if TYPE_CHECKING:
     from arena.ratings import Standings
@@ -166,7 +166,9 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         order = [r.bot for r in st.rows]
         standings.append({
             "label": st.label, "games": st.games, "rows": rows, "note": st.note,
-            "rule": ranking_rule(st),
+            "rule": ranking_caption(st),
+            # the column the table is ranked by (bold): points, score or Elo
+            "key": getattr(st, "ranked_by", "points"),
             "prior": any(row.prior for row in st.rows),
             "forfeits": any(row.forfeits for row in st.rows),
             "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
@@ -299,8 +301,8 @@ list <a href="#glossary">What the columns mean</a>, below the tables, explains t
 <tbody>
 {% for r in st.rows %}
 <tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{% if r.page %}<a href="{{ r.page }}">{{ r.bot }}</a>{% else %}{{ r.bot }}{% endif %}</td>
-<td class="points">{{ r.points }}</td><td>{{ r.wdl }}</td><td>{{ r.games }}</td><td>{{ r.score }}</td>
-<td>{{ r.elo }}</td><td>{{ r.elo95 }}</td>{% if st.prior %}<td class="prior">{% if r.prior %}*{% endif %}</td>{% endif %}
+<td{% if st.key == "points" %} class="key"{% endif %}>{{ r.points }}</td><td>{{ r.wdl }}</td><td>{{ r.games }}</td><td{% if st.key == "score" %} class="key"{% endif %}>{{ r.score }}</td>
+<td{% if st.key == "elo" %} class="key"{% endif %}>{{ r.elo }}</td><td>{{ r.elo95 }}</td>{% if st.prior %}<td class="prior">{% if r.prior %}*{% endif %}</td>{% endif %}
 {% if st.forfeits %}<td class="name">{{ r.forfeits }}</td>{% endif %}{% if st.prior %}<td class="flag">{{ r.note }}</td>{% endif %}</tr>
 {% endfor %}
 </tbody>
@@ -330,8 +332,9 @@ the 95% interval ({{ method }} estimate: the two colour-swapped games of a pair 
 unit). A bot marked <b>*</b> has no finite maximum-likelihood Elo (all won, all lost, no upset
 against the others, or never linked by games to them): its Elo rests on the prior, one
 virtual draw against the centre of the scale, and its interval is the wider side of its
-likelihood interval. How each table is ordered is said above it; Sonneborn–Berger, a
-tie-break, sums the points a bot scored against each opponent times that opponent's points.
+likelihood interval. How each table is ordered is said above it; bots level there are
+ordered by the points they scored against each other, then by Sonneborn–Berger (the points a
+bot scored against each opponent times that opponent's points, summed), then by Elo.
 <b>LOS</b> (likelihood of superiority, "stronger than next") is the probability that a
 bot is stronger than the one ranked below it, from the joint covariance of the fit.
 docs/RATINGS.md explains every number.</p>
@@ -433,10 +436,10 @@ and the first game's detail and stderr as the example.</p>{% endif %}
  <b>view</b> opens the game in a viewer (board, step through the moves, each move's time,
 how it ended).{% if not moves_inline %} With more than {{ max_inline }} games listed, their
 moves are on the viewer's pages only, to keep this page light.{% endif %}{% endif %}{% if games_omitted %}
-<b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in
+ <b>Only the first {{ games | length }} games are listed here</b> ({{ games_omitted }} more are in
 games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 <div class="scroll">
-<table>
+<table class="games">
 <thead><tr><th class="name">game</th><th class="name">variant</th><th class="name">white</th><th class="name">black</th>
 <th>result</th><th class="name">ending</th><th>turns</th></tr></thead>
 <tbody>

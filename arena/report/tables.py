@@ -68,10 +68,9 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
     for st in tables:
         where = (f"Elo anchored on {clean_text(st.anchor)}" if st.anchor
                  else "Elo centred on the mean")
-        rule = ranking_rule(st, "")
-        out.write(f"{st.label}: {st.games} games, {where if rule else 'ranked by points, ' + where}\n")
-        if rule:  # the standings say how they are ordered
-            out.write(textwrap.fill(rule, width=92) + "\n")
+        rule = ranking_rule(st, "ranked by points").rstrip(".")
+        out.write(textwrap.fill(f"{st.label}: {st.games} games, {rule[:1].lower() + rule[1:]}; "
+                                f"{where}", width=92, subsequent_indent="  ") + "\n")
         rows = [(str(r.rank or "-"), clean_text(r.bot), f"{r.points:g}", r.wdl, str(r.games),
                  f"{100 * r.score:.1f}%",
                  format_number(r.rating, "+.1f", "-") + ("*" if r.prior else ""),

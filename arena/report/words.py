@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["Column", "COLUMNS", "DEFAULT_RULE", "GLOSSARY", "elo_gap_sentence", "expected_score",
-           "gap_percent", "plain_note", "ranking_rule"]
+           "gap_percent", "plain_note", "ranking_caption", "ranking_rule"]
 
 
 def expected_score(gap: float) -> float:
@@ -105,6 +105,13 @@ def ranking_rule(standings: object, default: str = DEFAULT_RULE) -> str:
         if isinstance(text, str) and text.strip():
             return text.strip()
     return default
+
+
+def ranking_caption(standings: object) -> str:
+    """:func:`ranking_rule` as a sentence for a table's caption (a capital, a full stop)."""
+    text = ranking_rule(standings)
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 _SUFFIXES = (": no finite maximum-likelihood Elo", "; Elo only through the prior")
