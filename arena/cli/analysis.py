@@ -26,11 +26,12 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
          interval: Literal["sandwich", "bootstrap"], seed: int) -> None:
     """Elo ratings from RESULTS (a results folder or its games.jsonl).
 
-    One table per variant and, with several variants, one pooled over all of them: rank
-    (by points, then head to head, Sonneborn-Berger, Elo), points, Elo, its 95% interval,
-    games, score, W-D-L, draws, likelihood of superiority over the next bot, forfeits.  A
-    bot with no maximum-likelihood Elo (all won, all lost, no upset) gets one from a prior
-    of one virtual draw, marked * with a note.  See docs/RATINGS.md.
+    One table per variant and, with several variants, one pooled over all of them, each
+    saying how it is ranked: rank, bot, points, W-D-L, games, score, then Elo, its 95%
+    interval, draws, likelihood of superiority over the next bot, and forfeits; a few
+    plain lines at the end say what the numbers mean.  A bot with no maximum-likelihood Elo
+    (all won, all lost, no upset) gets one from a prior of one virtual draw, marked * with
+    a note.  See docs/RATINGS.md.
     """
     from arena.ratings import parse_anchor, rate as rate_games, rate_all
     from arena.report import (format_standings, load_games, select_variant, standings_csv,
@@ -61,8 +62,9 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
 def report(results: str, anchor: str | None, title: str | None, max_games: int) -> None:
     """Write charts and a self-contained report.html into the results folder RESULTS.
 
-    Standings, charts (Elo per variant, Elo by variant, score over rounds,
-    head-to-head, game lengths and endings), crosstable, forfeit reasons and every game's moves.
+    Standings (a points table first, every column explained in plain words), charts (Elo
+    per variant, Elo by variant, score over rounds, head-to-head, game lengths and endings),
+    crosstable, forfeit reasons and every game's moves; the page prints well too.
     """
     from arena.ratings import parse_anchor
     from arena.report import build_report, games_path, load_games
