@@ -13,13 +13,16 @@ need them, so importing it (as the runner and the CLI do) stays cheap.  This pac
 public face; one module per concern sits behind it, each importing only the ones above it:
 
 * :mod:`~arena.report.text`: untrusted names made safe to show, numbers formatted;
+* :mod:`~arena.report.words`: what each column means in plain words (hover, glossary,
+  console legend) and the sentence saying how a table is ranked;
 * :mod:`~arena.report.results`: reading a results folder's ``games.jsonl``, picking a variant;
 * :mod:`~arena.report.tables`: the standings as text, CSV and JSON (``arena rate``);
 * :mod:`~arena.report.forfeits`: forfeits grouped by bot and reason (the page, the console);
 * :mod:`~arena.report.charts`: the charts, PNG bytes each (None when there is nothing to draw);
 * :mod:`~arena.report.viewer`: the game viewer, a self-contained page per game
   (``games/*.html``) from the rules engine's positions, and a game replayed for ``arena show``;
-* :mod:`~arena.report.html`: the page and its template;
+* :mod:`~arena.report.html`: the page and its template (its style, screen and print, in
+  ``report.css``);
 * :mod:`~arena.report.folder`: :func:`build_report`, every file of the report in the folder.
 """
 
