@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from arena import protocol as P
 from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ProtocolError
+from arena.hints import crash_line
 from arena.manifest import BotSpec, load_bot
 from arena.sandbox.procs import thread_run_delay
 
@@ -521,9 +522,7 @@ class BotProcess:
                       + thread_run_delay() - self._referee_wait) * 1000.0
             timeout.wait_ms = min(waited, timeout.wall_ms)
         except Exception:  # noqa: BLE001 - a measurement that fails is left unknown
-            return
-        timeout.args = (f"{timeout.args[0]} (it used {timeout.cpu_ms:.0f} ms of CPU and "
-                        f"waited {timeout.wait_ms:.0f} ms for one)",)
+            pass
 
     def cpu_time(self) -> float:
         """Seconds of CPU the bot's whole process tree has used since it started."""
@@ -741,7 +740,9 @@ class BotProcess:
         raise ProtocolError(f"a line longer than {self.line_cap} bytes", text + note)
 
     def _crashed(self) -> BotCrashed:
-        """A :class:`BotCrashed` with the exit status and the last stderr line.  Reads
+        """A :class:`BotCrashed` with the exit status and the stderr line that says most
+        (:func:`arena.hints.crash_line`: the exception or the panic, not a runtime's hint
+        printed after it).  Reads
         ``_proc``, never :attr:`proc`: the spawn itself may be asking (its ``morris`` line
         met a closed pipe), and it must not wait for itself to finish."""
         proc = self._proc
@@ -750,11 +751,11 @@ class BotProcess:
             code = self.sandbox.exit_status(code)
         if self._stderr is not None and code is not None:
             self._stderr.wait_eof(0.2)
-        last = next((ln for ln in reversed(self.stderr_tail().splitlines()) if ln.strip()), "")
+        said = crash_line(self.stderr_tail())
         what = "closed its output" if code is None else _exit_text(code)
         notes = self.sandbox.notes() if self.sandbox is not None else []
         msg = what + (f" ({'; '.join(notes)})" if notes else "") + (
-            f" (last stderr line: {cut(last, 200)})" if last else "")
+            f" (stderr: {cut(said, 200)})" if said else "")
         return BotCrashed(msg, returncode=code)
 
     def game_over(self, result: str, reason: str) -> None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from arena import ranges as R
 from arena.errors import ConfigError
+from arena.hints import did_you_mean
 from arena.openings import BOOK_ORDERS, Book, BookOrder, parse_book, read_book_text
 from arena.schedule import (FORMAT_KINDS, SCHEME, Format, Slot, build_schedule, count_games,
                             count_pairings)
@@ -712,7 +713,8 @@ def _mapping(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
     for key in value:
         if key not in known:
             path = f"{where}.{key}" if where else str(key)
-            raise ConfigError(f"unknown key (expected one of: {', '.join(known)})", path)
+            raise ConfigError(f"unknown key ({did_you_mean(str(key), known)}expected one of: "
+                              f"{', '.join(known)})", path)
     return dict(value)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from arena.errors import ConfigError
+from arena.hints import did_you_mean
 
 MANIFEST = "bot.yaml"
 #: the largest ``bot.yaml`` read (bytes)
@@ -246,7 +247,8 @@ def _parse_manifest(raw: bytes, where: str) -> dict[Any, Any]:
                           f"{_kind(data)}", where)
     for key in data:
         if key not in _MANIFEST_KEYS:
-            raise ConfigError(f"unknown key (known: {', '.join(_MANIFEST_KEYS)})",
+            raise ConfigError(f"unknown key ({did_you_mean(str(key), _MANIFEST_KEYS)}known: "
+                              f"{', '.join(_MANIFEST_KEYS)})",
                               f"{where}:{_key_label(key)}")
     return data
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, Union
 
 from arena.errors import ProtocolError
+from arena.hints import STDOUT_HINT
 
 VERSION = 1
 #: the largest seed: the range of the conventional ``Seed`` option (a 31-bit ``spin``)
@@ -336,7 +337,7 @@ def parse_bot_line(line: str) -> BotMessage:
         return Info(text[4:].strip())
     if cmd == "bestmove" and len(args) == 1:
         return BestMove(args[0])
-    raise ProtocolError(f"unexpected line from bot: {text[:200]!r}", text)
+    raise ProtocolError(f"unexpected line from bot: {text[:200]!r} ({STDOUT_HINT})", text)
 
 
 # --------------------------------------------------------------------------------------

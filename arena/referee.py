@@ -37,9 +37,10 @@ from arena.bot import BotProcess, BotSpec, cut
 from arena.clock import GameClock, TimeControl
 from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, IllegalMove,
                           MoveError, ProtocolError)
+from arena.hints import LEGAL_MOVES_HINT, TIME_HINT, allowance_text
 from arena.protocol import SEED_MAX, Go, escape_controls
 from arena.records import GameRecord, MoveInfo, PlayerInfo
-from arena.rules import COLOR_NAMES, Position, Termination, explain_illegal
+from arena.rules import COLOR_NAMES, Position, Termination, explain_illegal, suggest_moves
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
@@ -352,6 +353,9 @@ def illegal_move_text(position: Position, text: str) -> str:
     ``illegal move b6: b6 is occupied``, or ``not a move: 'z9' (...)`` for text that is not a
     move on this board (:func:`arena.rules.explain_illegal` says why)."""
     reason = explain_illegal(position, text)
+    close = [str(m) for m in suggest_moves(position, text) if str(m) != text.strip()]
+    if close:
+        reason += f" (did you mean {' or '.join(close)}?)"
     return reason if reason.startswith("not a move") else f"illegal move {text.strip()}: {reason}"
 
 
@@ -420,6 +424,29 @@ def starved(timeout: BotTimeout, allowed_ms: float, tc: TimeControl) -> Optional
         return None
     return (f"waited {wait:.0f} ms for a CPU of the {wall:.0f} ms it was given, having used "
             f"{cpu:.0f} ms of CPU of its {allowed_ms:.0f} ms")
+
+
+def timeout_text(timeout: BotTimeout, allowed_ms: float, tc: TimeControl,
+                 clocked: bool) -> str:
+    """A time forfeit as a beginner needs it: what happened, the limit and its parts, what
+    the bot used meanwhile, and the fix.  ``clocked``: a chess clock runs (the allowance
+    may be the time left on it)."""
+    text = str(timeout)
+    clock_left = clocked and (tc.movetime_ms is None or allowed_ms < tc.movetime_ms)
+    wall_cap = tc.clock == "cpu" and text.startswith("no bestmove")
+    parts = allowance_text(allowed_ms, tc.margin_ms, clock_left=clock_left,
+                           cpu=tc.clock == "cpu" and not wall_cap,
+                           wall_factor=tc.wall_factor if wall_cap else None)
+    measured = ""
+    if timeout.cpu_ms is not None and timeout.wait_ms is not None:
+        measured = (f"; meanwhile it used {timeout.cpu_ms:.0f} ms of CPU and waited "
+                    f"{timeout.wait_ms:.0f} ms for one")
+    if wall_cap:
+        fix = ("a bot that sleeps, waits for input or hangs loses here, however little CPU "
+               "it uses: answer every 'go', and do not wait for anything")
+    else:
+        fix = TIME_HINT
+    return f"{text} (the limit: {parts}{measured}). Fix: {fix}"
 
 
 def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
@@ -562,6 +589,10 @@ class _Game:
                 self.failure = (color, e)
                 if isinstance(e, BotTimeout) and player.timed:
                     self.starved = starved(e, allowed, self.tc)
+                    e.args = (timeout_text(e, allowed, self.tc, clock.remaining is not None),)
+                elif isinstance(e, IllegalMove) and isinstance(player, BotPlayer) \
+                        and not player.spec.legal_moves:
+                    e.args = (f"{e.args[0]}; {LEGAL_MOVES_HINT}",)
                 return
             played = str(move)
             self.moves.append(played)

@@ -986,6 +986,27 @@ def _explain_removal(pos: Position, move: Move, caps: int,
             f"(blocked=remove-and-move){example(lambda m: True)}")
 
 
+_POINT_RE = re.compile(r"[a-z]+\d+")
+
+
+def suggest_moves(position: Position, text: str, limit: int = 4) -> list[Move]:
+    """Legal moves that ``text`` (not legal as written) probably meant: the points it names,
+    in order, read case-insensitively and with any separators (``c4b4``, ``C4 B4``,
+    ``c4_b4`` → ``c4-b4``), as the start of a legal move (``d6-f6x`` → ``d6-f6xa1``...);
+    at most ``limit`` (none when more would match: too vague to help)."""
+    points = _POINT_RE.findall(text.strip().lower())
+    if not points or len(points) > 3:
+        return []
+
+    def named(m: Move) -> list[str]:
+        return [p for p in (m.src, m.dst, *m.captures) if p is not None]
+
+    found = [m for m in position.legal_moves() if named(m)[:len(points)] == points]
+    if not found:  # a removal turn written without its x (``g7`` for ``xg7``)
+        found = [m for m in position.legal_moves() if m.dst is None and named(m) == points]
+    return found if len(found) <= limit else []
+
+
 def _explain_unparsable(pos: Position, text: str, error: str) -> str:
     """The sentence for text that is not a move on this board."""
     m = _LOOSE_MOVE_RE.match(text.strip().lower())

@@ -135,11 +135,14 @@ def compute_standings(records: Iterable[GameRecord],
 
 
 def format_standings(tables: dict[str, list[Tally]]) -> str:
-    """The standings as aligned text tables, one per variant."""
+    """The standings as aligned text tables, one per variant, each saying how it is ranked
+    (:func:`ranking`)."""
     out = io.StringIO()
     for variant, rows in tables.items():
         width = max([len(r.name) for r in rows] + [4])
-        out.write(f"\n{variant}\n")
+        played = {r.games for r in rows if r.games}
+        by = "points" if len(played) <= 1 else "score"
+        out.write(f"\n{variant} ({RANKINGS[by]})\n")
         out.write(f"  {'#':>2}  {'bot':<{width}}  {'points':>7}  {'games':>5}  "
                   f"{'W-D-L':>11}  {'score':>6}  forfeits\n")
         for rank, r in enumerate(rows, 1):
@@ -161,17 +164,42 @@ def write_standings_csv(path: Path, tables: dict[str, list[Tally]]) -> None:
     atomic_write(path, f.getvalue().encode("utf-8"))
 
 
+#: how a table is ranked: by points when every bot played as many games, else by Elo
+#: (strength against the opponents actually met) when it was fitted, else by score per game
+RANKINGS = {
+    "points": "ranked by points: every bot played the same number of games",
+    "elo": ("ranked by Elo: the bots played different numbers of games, so points would "
+            "favour those who played more, and Elo counts whom each one played"),
+    "score": ("ranked by score per game: the bots played different numbers of games, so "
+              "points would favour those who played more"),
+}
+
+
+def ranking(records: Iterable[GameRecord], *, variant: Optional[str] = None,
+            elo: Optional[Mapping[str, float]] = None) -> str:
+    """How the table of ``records`` (of ``variant``) is ranked: a key of :data:`RANKINGS`
+    (``points`` where every bot played as many games, as in a round robin or a Swiss;
+    else ``elo`` when ``elo`` is given, else ``score``)."""
+    counts = {t.games for t in tally(records, variant=variant).values()}
+    if len(counts) <= 1:
+        return "points"
+    return "elo" if elo else "score"
+
+
 def rank_bots(records: Iterable[GameRecord], *, variant: Optional[str] = None,
               elo: Optional[Mapping[str, float]] = None) -> list[str]:
     """Every bot of ``records`` (of ``variant``, all when None), best first; rank = place + 1.
 
-    Points first (a win 1, a draw 1/2).  Bots level on points are ordered by the points they
-    scored in the games among themselves (head to head), then by Sonneborn-Berger (the
-    points scored against each opponent times that opponent's total points, summed), then by
-    ``elo`` (when given), then by name, so every bot has a rank of its own.
+    By :func:`ranking`: points first (a win 1, a draw 1/2) where every bot played as many
+    games; otherwise by ``elo`` (when given) or by score per game, points only breaking
+    their ties.  Bots level are ordered by the points they scored in the games among
+    themselves (head to head), then by Sonneborn-Berger (the points scored against each
+    opponent times that opponent's total points, summed), then by ``elo`` (when given),
+    then by name, so every bot has a rank of its own.
     """
     chosen = [r for r in records if variant is None or r.variant == variant]
     rows = tally(chosen)
+    by = ranking(chosen, elo=elo)
     points = {name: t.points for name, t in rows.items()}
     against: dict[tuple[str, str], float] = {}
     for r in chosen:
@@ -191,5 +219,9 @@ def rank_bots(records: Iterable[GameRecord], *, variant: Optional[str] = None,
         for a in group:
             head[a] = sum(against.get((a, b), 0.0) for b in group if b != a)
     strength = elo or {}
-    return sorted(rows, key=lambda n: (-points[n], -head[n], -sonneborn[n],
+    first: dict[str, float] = (points if by == "points" else
+                               {n: strength.get(n, 0.0) for n in rows} if by == "elo" else
+                               {n: t.points / t.games if t.games else 0.0
+                                for n, t in rows.items()})
+    return sorted(rows, key=lambda n: (-first[n], -points[n], -head[n], -sonneborn[n],
                                        -strength.get(n, 0.0), n))

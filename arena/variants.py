@@ -15,6 +15,7 @@ from typing import Any, Literal, Mapping, get_args, get_type_hints
 
 from arena.board import TOPOLOGIES, Topology, get_topology
 from arena.errors import ConfigError
+from arena.hints import did_you_mean
 
 MillCapture = Literal["last-resort", "never", "always"]
 BlockedRule = Literal["lose", "draw", "remove-and-move"]
@@ -160,7 +161,8 @@ class Variant:
         types = _field_types() | {"name": str, "source": str}
         for key, value in data.items():
             if key not in types:
-                raise ConfigError(f"unknown key (known: base, {', '.join(types)})", f"{path}.{key}")
+                raise ConfigError(f"unknown key ({did_you_mean(str(key), ['base', *types])}"
+                                  f"known: base, {', '.join(types)})", f"{path}.{key}")
             values[key] = _check_type(value, types[key], f"{path}.{key}")
         try:
             return cls(**values)

@@ -594,24 +594,45 @@ def test_the_prior_is_one_virtual_draw_against_the_centre() -> None:
 
 
 def test_rank_is_by_points_with_head_to_head_then_sonneborn_berger() -> None:
-    from arena.standings import rank_bots
+    from arena.standings import rank_bots, ranking
 
     # A and B both 2 points; B beat A head to head, so B ranks above A
     recs = _games([("B", "A", 1.0, 1), ("A", "C", 1.0, 2), ("B", "C", 1.0, 1)])
     assert rank_bots(recs) == ["B", "A", "C"]
     st = R.rate(recs)
     assert [r.bot for r in st.rows] == ["B", "A", "C"] and [r.rank for r in st.rows] == [1, 2, 3]
-    # level on points and head to head (a draw): Sonneborn-Berger decides
+    # level on points and head to head (a draw): Sonneborn-Berger decides (a double round
+    # robin of three where everyone is level: 2 points each)
+    recs = _games([("A", "B", 1.0, 1), ("B", "C", 1.0, 1), ("C", "A", 1.0, 1),
+                   ("B", "A", 0.5, 1), ("C", "B", 0.5, 1), ("A", "C", 0.5, 1)])
+    assert ranking(recs) == "points"
+    st = R.rate(recs)
+    assert st.ranked_by == "points" and "points" in st.caption
+    # head to head level too (1.5 each against the other two); SB equal; Elo decides
+    assert sorted(r.bot for r in st.rows) == ["A", "B", "C"]
+    # bots that played different numbers of games are ranked by Elo (or, without a fit,
+    # by score per game), never by points: a bot's points grow with the games it plays
     recs = _games([("A", "B", 0.5, 1), ("A", "C", 1.0, 1), ("D", "B", 1.0, 1),
                    ("C", "D", 0.5, 1), ("C", "B", 1.0, 1)])
-    # points A 1.5, B 0.5, C 1.5, D 1.5; among A, C, D: A 1, C 0.5, D 0.5 -> A first;
-    # C and D: SB C = 1*0.5 (B) + 0.5*1.5 (D) = 1.25, D = 1*0.5 (B) + 0.5*1.5 (C) = 1.25 -> Elo
-    order = rank_bots(recs)
-    assert order[0] == "A" and order[-1] == "B"
+    assert ranking(recs) == "score" and rank_bots(recs)[:2] == ["A", "D"]  # 0.75 a game
+    assert rank_bots(recs)[-1] == "B"
     st = R.rate(recs)
-    c, d = st.row("C").rating, st.row("D").rating
-    assert c is not None and d is not None
-    assert [r.bot for r in st.rows][1:3] == (["C", "D"] if c >= d else ["D", "C"])
+    assert st.ranked_by == "elo" and "Elo" in st.caption
+    ratings = [r.rating if r.rating is not None else r.prior_elo for r in st.rows]
+    assert ratings == sorted(ratings, reverse=True)  # type: ignore[type-var]
+
+
+def test_a_gauntlet_entrant_with_many_games_does_not_top_bots_with_better_results() -> None:
+    """A third-party engine played 48 games against three bots that met nobody else (16
+    each): it has the most points but not the best results; it is not ranked first."""
+    from arena.standings import compute_standings
+
+    recs = (_games([("X", "a", 0.0, 8), ("a", "X", 1.0, 8)])      # a beats X 16 of 16
+            + _games([("X", "b", 1.0, 1), ("b", "X", 1.0, 15)])   # b 15 of 16
+            + _games([("X", "c", 1.0, 16)]))                     # X beats c 16 of 16
+    runner = compute_standings(recs)["nine-mens-morris"]
+    assert runner[0].name != "X" and runner[0].name == "a"
+    assert R.rate(recs).rows[0].bot != "X"
 
 
 def test_runner_standings_rank_like_the_ratings_table() -> None:

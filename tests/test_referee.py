@@ -13,9 +13,10 @@ import pytest
 from arena.bot import STDERR_CAP, BotSpec
 from arena.clock import GameClock, TimeControl
 from arena.errors import ConfigError
+from arena.hints import LEGAL_MOVES_HINT
 from arena.records import GameRecord, MoveInfo
 from arena.referee import BotPlayer, HumanPlayer, play_game
-from arena.rules import Position, Termination, explain_illegal
+from arena.rules import Position, Termination, explain_illegal, suggest_moves
 from arena.variants import get_variant
 from tests.conftest import read_pids, test_bot
 
@@ -265,7 +266,7 @@ SHORT = TimeControl(movetime_ms=200, handshake_ms=3000, margin_ms=400)
 FORFEITS = [
     # bot, termination, words in the detail, words in the offending line (None: no line)
     ("sleepy", "timeout", "no bestmove within 600 ms", None),
-    ("crash", "crash", "exited with code 1 (last stderr line: RuntimeError", None),
+    ("crash", "crash", "exited with code 1 (stderr: RuntimeError", None),
     ("exit-at-start", "start-failure", "exited during the handshake: exited with code 3", None),
     ("missing-command", "start-failure", "cannot run './no-such-program --flag'", None),
     ("bad-handshake", "start-failure", "bad handshake", "hello referee"),
@@ -310,8 +311,10 @@ def test_an_illegal_move_verdict_says_why(random_bot: BotSpec) -> None:
                        quit_grace_s=0.2, term_grace_s=0.2)
     assert (record.termination, record.offending_line) == ("illegal-move", "a1xg7")
     reason = explain_illegal(replay(record), "a1xg7")
+    suggestions = suggest_moves(replay(record), "a1xg7")
+    close = (f" (did you mean {' or '.join(map(str, suggestions))}?)" if suggestions else "")
     assert reason and record.detail == (f"white ({record.white.name}) played an illegal move: "
-                                        f"illegal move a1xg7: {reason}")
+                                        f"illegal move a1xg7: {reason}{close}; {LEGAL_MOVES_HINT}")
 
 
 def test_handshake_timeout(random_bot: BotSpec, pidfile: Path,

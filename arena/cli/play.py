@@ -82,7 +82,9 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 
     A bot is a bot folder (with bot.yaml), a name under bots/, or 'human' to type moves
     yourself.  Prints the board as the game goes, then the result and how the game ended
-    (for a forfeit: which side failed, why, and the offending line).
+    (for a forfeit: which side failed, why, and the offending line).  Exit status 0 for a
+    game played (whatever its result), 1 when a bot could not start (or build), 2 on bad
+    input.
     """
     from pathlib import Path
 
@@ -140,6 +142,11 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
         except OSError as e:
             raise Failure(f"cannot write {record_path}: {e.strerror}") from None
         click.echo(f"record saved to {record_path}")
+    if record.termination == "start-failure":  # no game was played: not a success
+        failed = record.white if record.forfeit == "white" else record.black
+        click.echo(f"{failed.name} could not start: 'arena check {failed.path or failed.name}' "
+                   f"says more", err=True)
+        raise SystemExit(1)
 
 
 @click.command()

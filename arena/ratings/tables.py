@@ -21,7 +21,7 @@ from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_
 from arena.ratings.fit import Fit, fit_every_bot
 from arena.ratings.intervals import IntervalMethod
 from arena.ratings.mle import game_arrays, pair_matrices
-from arena.standings import Tally, rank_bots, tally
+from arena.standings import Tally, rank_bots, ranking, tally
 
 if TYPE_CHECKING:
     from arena.records import GameRecord
@@ -102,6 +102,15 @@ class Standings:
     games: int
     anchor: Optional[str]
     note: str = ""
+    #: how the rows are ranked: a key of :data:`arena.standings.RANKINGS`
+    ranked_by: str = "points"
+
+    @property
+    def caption(self) -> str:
+        """How the rows are ranked, in words (for the table's caption)."""
+        from arena.standings import RANKINGS
+
+        return RANKINGS[self.ranked_by]
 
     @property
     def label(self) -> str:
@@ -163,7 +172,8 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
                                 c.losses, nxt, dict(c.forfeit_kinds), reason, prior=bool(reason),
                                 prior_elo=value if reason else None,
                                 prior_elo95=width if reason else None))
-    return Standings(variant, tuple(rows), fit, games.n_games, anchor_name, note)
+    return Standings(variant, tuple(rows), fit, games.n_games, anchor_name, note,
+                     ranking(chosen, elo=elo))
 
 
 def rate_all(records: Sequence[GameRecord], **kwargs: Any) -> list[Standings]:

@@ -49,6 +49,7 @@ from typing import Any, Optional
 from arena import ranges as R
 from arena.clock import TimeControl
 from arena.errors import ConfigError
+from arena.hints import did_you_mean
 from arena.variants import Variant, get_variant
 
 #: the settings file inside a competition folder
@@ -103,9 +104,9 @@ class RateLimits:
     """Requests allowed in a moving window, in the notation of the ``limits`` library
     (``"600/minute"``, ``"10 per second"``): per participant, and per client address for
     requests without a valid token.  The address's default lets a class of 40 behind one
-    address (a school's NAT) browse: the games page reloading itself every 5 s is 480 a
-    minute for 40 browsers, a live game 2 requests per browser (its page and its event
-    stream); docs/SERVER.md."""
+    address (a school's NAT) browse: a page every 5 s each is 480 a minute for 40
+    browsers, a live game 2 requests per browser (its page and its event stream);
+    docs/SERVER.md."""
 
     participant: str = "600/minute"
     anonymous: str = "3000/minute"
@@ -216,7 +217,8 @@ def _mapping(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
                           f"{type(value).__name__}", where or "(top level)")
     for key in value:
         if key not in known:
-            raise ConfigError(f"unknown key (expected one of: {', '.join(known)})",
+            raise ConfigError(f"unknown key ({did_you_mean(str(key), known)}expected one of: "
+                              f"{', '.join(known)})",
                               f"{where}.{key}" if where else str(key))
     return dict(value)
 
