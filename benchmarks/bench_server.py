@@ -349,17 +349,19 @@ def measure(code: Path, tmp: Path, quick: bool, echo: Callable[[str], Any]) -> d
     arena = [sys.executable, "-c", "from arena.cli import main; main()"]
     folder = tmp / f"comp-{code.name}"
     (tmp / "bench.yaml").write_text(SETTINGS)
+    # run from tmp: ``python -c`` puts the working directory first on sys.path
     subprocess.run([*arena, "server", "init", str(folder), "--config", str(tmp / "bench.yaml")],
-                   env=env, check=True, capture_output=True)
+                   env=env, check=True, capture_output=True, cwd=tmp)
     t0 = time.perf_counter()
     seeded = json.loads(subprocess.run(
         [sys.executable, "-c", SEED, str(folder), str(ROOT / "bots" / "random"), str(BOTS),
-         str(GAMES), str(QUEUED)], env=env, check=True, capture_output=True, text=True).stdout)
+         str(GAMES), str(QUEUED)], env=env, check=True, capture_output=True, text=True,
+        cwd=tmp).stdout)
     seeding = time.perf_counter() - t0
     port = _free_port()
     log = open(tmp / f"server-{code.name}.log", "wb")
     proc = subprocess.Popen([*arena, "server", "run", str(folder), "--port", str(port)],
-                            env=env, stdout=log, stderr=log, start_new_session=True)
+                            env=env, stdout=log, stderr=log, start_new_session=True, cwd=tmp)
     client = Client(port)
     try:
         def up() -> bool:

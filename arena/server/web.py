@@ -255,6 +255,7 @@ class _LiveStates:
         self.fresh = fresh
         self._lock = threading.Lock()
         self._states: dict[int, tuple[float, str, str]] = {}
+        self._reading: dict[int, threading.Lock] = {}
 
     def peek(self, game_id: int) -> Optional[tuple[str, str]]:
         """A fresh enough state (text, status), or None (without reading anything)."""
@@ -265,17 +266,26 @@ class _LiveStates:
         return None
 
     def get(self, game_id: int) -> tuple[str, str]:
-        """The game's state (text, status), read again if not fresh.  :raises NotFound:"""
+        """The game's state (text, status), read again if not fresh, by one request while
+        the others that ask meanwhile wait for it.  :raises NotFound:"""
         hit = self.peek(game_id)
         if hit is not None:
             return hit
-        now = time.monotonic()
-        state = self.comp.live_game(game_id)
-        text = json.dumps(state, separators=(",", ":"))
         with self._lock:
-            if len(self._states) > 256:
-                self._states = {k: v for k, v in self._states.items() if now - v[0] < 5}
-            self._states[game_id] = (now, text, str(state["status"]))
+            reading = self._reading.setdefault(game_id, threading.Lock())
+        with reading:
+            hit = self.peek(game_id)  # read by the request we waited for
+            if hit is not None:
+                return hit
+            now = time.monotonic()
+            state = self.comp.live_game(game_id)
+            text = json.dumps(state, separators=(",", ":"))
+            with self._lock:
+                if len(self._states) > 256:
+                    self._states = {k: v for k, v in self._states.items() if now - v[0] < 5}
+                    self._reading = {k: v for k, v in self._reading.items()
+                                     if k in self._states or k == game_id}
+                self._states[game_id] = (now, text, str(state["status"]))
         return text, str(state["status"])
 
 
