@@ -101,6 +101,8 @@ class _StderrTail:
         self.cap = cap
         self.label = label
         self._buf = bytearray()
+        #: bytes read so far (the buffer holds the last of them)
+        self.total = 0
         self._lock = threading.Lock()
         self._stop = False
         self._thread = threading.Thread(target=self._run, name=f"stderr-{label}", daemon=True)
@@ -123,16 +125,18 @@ class _StderrTail:
                 return
             with self._lock:
                 self._buf += chunk
+                self.total += len(chunk)
                 if len(self._buf) > 2 * self.cap:
                     del self._buf[:-self.cap]
             if debug:
                 for line in chunk.decode("utf-8", "replace").splitlines():
                     log.debug("%s 2> %s", self.label, P.escape_controls(line[:OFFENDING_CAP]))
 
-    def text(self) -> str:
-        """The kept tail, decoded."""
+    def text(self, since: int = 0) -> str:
+        """The kept tail, decoded: of what was written after the first ``since`` bytes."""
         with self._lock:
-            data = bytes(self._buf[-self.cap:])
+            start = max(0, since - (self.total - len(self._buf)))
+            data = bytes(self._buf[start:][-self.cap:])
         return data.decode("utf-8", "replace")
 
     def wait_eof(self, wait_s: float) -> None:
@@ -225,9 +229,14 @@ class BotProcess:
         """The exit status once the process has ended (negative: killed by that signal)."""
         return self.proc.poll() if self.proc is not None else None
 
-    def stderr_tail(self) -> str:
-        """The last bytes the bot wrote on stderr (at most ``stderr_cap``)."""
-        return self._stderr.text() if self._stderr is not None else ""
+    def stderr_tail(self, since: int = 0) -> str:
+        """The last bytes the bot wrote on stderr (at most ``stderr_cap``), after the first
+        ``since`` (a :meth:`stderr_mark`)."""
+        return self._stderr.text(since) if self._stderr is not None else ""
+
+    def stderr_mark(self) -> int:
+        """How many bytes the bot has written on stderr so far (see :meth:`stderr_tail`)."""
+        return self._stderr.total if self._stderr is not None else 0
 
     def __repr__(self) -> str:
         return f"<BotProcess {self.label} pid={self.pid}>"

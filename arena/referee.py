@@ -234,6 +234,8 @@ class KeptBotPlayer(BotPlayer):
         super().__init__(spec, label=label, quit_grace_s=quit_grace_s,
                          term_grace_s=term_grace_s, isolation=isolation)
         self.games = 0
+        #: stderr bytes already in an earlier game's record
+        self._stderr_reported = 0
         self._seed_option: Optional[str] = None
         self._handshaken = False
         self._in_game = False
@@ -300,10 +302,25 @@ class KeptBotPlayer(BotPlayer):
         elif self.process.proc is not None and self.alive:
             self.process.pause()
 
+    def stderr_tail(self) -> str:
+        """What the bot wrote on stderr since the previous game's record took its part (each
+        game's record holds its own game's output, not the whole process's so far)."""
+        mark = self.process.stderr_mark()
+        text = self.process.stderr_tail(self._stderr_reported)
+        self._stderr_reported = mark
+        return text
+
     def close(self) -> None:
-        """Resume, ``quit`` and end the process (safe to call more than once)."""
+        """Resume, ``quit`` and end the process (safe to call more than once).  What it
+        wrote on stderr after its last game's record (on ``gameover`` or ``quit``) goes to
+        the log, as no record can hold it."""
         self._failed = True
         self.process.close()
+        left = self.process.stderr_tail(self._stderr_reported)
+        if left.strip():
+            self._stderr_reported = self.process.stderr_mark()
+            log.info("%s wrote on stderr after its last game: %s", self.process.label,
+                     escape_controls(left.strip()[-500:], "\n"))
 
 
 class HumanPlayer(Player):

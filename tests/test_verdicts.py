@@ -183,3 +183,77 @@ def test_arena_play_exits_non_zero_when_a_bot_cannot_start(tmp_path: Path) -> No
                                       "--quiet", "--isolation", "none"])
     assert result.exit_code == 1, result.output
     assert "start-failure" in result.output and "arena check" in result.output
+
+
+def test_each_game_of_a_kept_bot_holds_its_own_stderr(tmp_path: Path) -> None:
+    """One process plays three games in a row (restart: per-pairing): each record's stderr
+    is that game's, not the whole process's so far."""
+    from arena.referee import KeptBotPlayer
+
+    counting = """
+    import sys
+    from arena.botkit import run
+
+    games = 0
+
+    def choose(position, clock):
+        global games
+        if len(position.move_stack) <= 1:
+            games += 1
+        sys.stderr.write(f"in game {games}\\n")
+        return position.legal_moves()[0]
+
+    run(choose, name="counting")
+    """
+    player = KeptBotPlayer(load_bot(_bot(tmp_path / "counting", counting)), label="kept")
+    try:
+        seen = []
+        for n in range(3):
+            record = play_game(player, load_bot(ROOT / "bots" / "random"), "nine-mens-morris",
+                               FAST, seed=n + 1, quit_grace_s=0.1, term_grace_s=0.1)
+            assert record.forfeit is None, record.detail
+            seen.append(set(record.stderr.get("white", "").split("\n")) - {""})
+        assert seen == [{"in game 1"}, {"in game 2"}, {"in game 3"}], seen
+    finally:
+        player.close()
+
+
+def test_the_sandbox_advice_names_what_is_really_missing() -> None:
+    from arena.sandbox import Level, available_levels, level_warning
+
+    advice = level_warning(Level.NONE)
+    assert advice is not None
+    if Level.BWRAP in available_levels():
+        assert "bubblewrap works on this machine" in advice and "apt-get" not in advice
+    else:
+        assert "bubblewrap" in advice
+
+
+def test_read_only_lets_a_bot_use_an_interpreter_outside_its_folder(tmp_path: Path) -> None:
+    """A bot run by a virtual environment's python elsewhere cannot start in the bwrap
+    sandbox (the environment is not mounted) until --read-only names it."""
+    import subprocess
+    import sys
+
+    from arena.sandbox import Level, available_levels
+
+    if Level.BWRAP not in available_levels():
+        pytest.skip("bubblewrap is not usable here: the default sandbox shows the host")
+    tmp_path.chmod(0o755)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    subprocess.run(["chmod", "-R", "a+rX", str(venv)], check=True)
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.yaml").write_text(f"name: venvbot\ncommand: {venv}/bin/python bot.py\n"
+                                  "legal_moves: true\n")
+    (bot / "bot.py").write_text(textwrap.dedent(PRINTS_DEBUG).replace(
+        'print("thinking about", legal[0], flush=True)', "pass"))
+    bot.chmod(0o755)
+    args = ["check", str(bot), "--games", "1", "--variant", "nine-mens-morris",
+            "--isolation", "bwrap"]
+    refused = CliRunner().invoke(cli, args)
+    assert refused.exit_code == 1, refused.output
+    passed = CliRunner().invoke(cli, [*args, "--read-only", str(venv)])
+    assert passed.exit_code == 0, passed.output

@@ -129,13 +129,31 @@ def warn_clock(tc: TimeControl) -> None:
         click.echo(f"warning: {warning}", err=True)
 
 
-def parse_isolation(level: str | None) -> Isolation | None:
-    """``--isolation``: None (the default: best available, or MORRIS_ARENA_ISOLATION)."""
-    if level is None:
+def parse_isolation(level: str | None, read_only: tuple[str, ...] = ()) -> Isolation | None:
+    """``--isolation`` and ``--read-only``: None (the default: best available, or
+    MORRIS_ARENA_ISOLATION) when neither is given."""
+    if level is None and not read_only:
         return None
+    import dataclasses
+    import os
+
     from arena.sandbox import Isolation
 
-    return Isolation.parse(level, "--isolation")
+    iso = Isolation.parse(level, "--isolation") if level is not None else Isolation.default()
+    paths = tuple(os.path.abspath(p) for p in read_only)
+    for path in paths:
+        if not os.path.exists(path):
+            raise Failure(f"--read-only: no such file or folder: {path}")
+    return dataclasses.replace(iso, read_only=(*iso.read_only, *paths)) if paths else iso
+
+
+def read_only_option(f: _F) -> _F:
+    """``--read-only PATH`` (repeatable): a folder bots may read, as a tournament file's
+    ``isolation.read_only`` (a runtime or a virtual environment outside the bot's folder)."""
+    return click.option("--read-only", "read_only", multiple=True, metavar="PATH",
+                        type=click.Path(), help="A folder the bots may read (repeatable), "
+                        "e.g. a virtual environment outside the bot's folder; as "
+                        "isolation.read_only in a tournament file.")(f)
 
 
 def warn_isolation(isolation: Isolation | None) -> None:

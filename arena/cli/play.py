@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 from arena.cli.common import (Failure, enable_verbose, parse_isolation, parse_options,
-                              time_control, verbose_option, warn_clock, warn_isolation,
+                              read_only_option, time_control, verbose_option, warn_clock,
+                              warn_isolation,
                               with_time_options)
 from arena.protocol import SEED_MAX, escape_controls
 from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
@@ -71,13 +72,14 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
               help="An option for BOT_A (repeatable; merged over its bot.yaml options). Every "
                    "option is checked against those the bot declares before the game.")
 @click.option("--option-b", multiple=True, metavar="K=V", help="An option for BOT_B (the same).")
+@read_only_option
 @verbose_option
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
          handshake: int, margin: int, cpu_clock: bool, charge: str,
          isolation: str | None,
          seed: int | None, opening: str, quiet: bool,
          record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
-         verbose: int) -> None:
+         read_only: tuple[str, ...], verbose: int) -> None:
     """Play one game: BOT_A (white) against BOT_B (black).
 
     A bot is a bot folder (with bot.yaml), a name under bots/, or 'human' to type moves
@@ -95,7 +97,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=MOVETIME_MS,
                       cpu_clock=cpu_clock, charge=charge)
-    sandbox = parse_isolation(isolation)
+    sandbox = parse_isolation(isolation, read_only)
     var = load_variant(variant)
     sides: list[BotSpec | Player] = []
     for arg, pairs, flag in ((bot_a, option_a, "--option-a"), (bot_b, option_b, "--option-b")):
@@ -164,12 +166,13 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), default=None,
               help="Seed of the check's games (sent to the bots' Seed option; default: fixed "
                    "seeds, the same every time).")
+@read_only_option
 @verbose_option
 def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
           clock: str | None, handshake: int, margin: int, cpu_clock: bool,
           charge: str,
           isolation: str | None, opponent: str | None, seed: int | None,
-          verbose: int) -> None:
+          read_only: tuple[str, ...], verbose: int) -> None:
     """Check a bot submission: handshake, then short games against bots/random on each
     variant its bot.yaml lists under 'variants:' (else three boards: see --variant).
 
@@ -184,7 +187,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=CHECK_MOVETIME_MS,
                       cpu_clock=cpu_clock, charge=charge)
-    sandbox = parse_isolation(isolation)
+    sandbox = parse_isolation(isolation, read_only)
     spec = _load_bot_arg(bot, {})
     opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})
     vars_ = [load_variant(v) for v in (variants or spec.variants or DEFAULT_VARIANTS)]

@@ -9,7 +9,8 @@ import click
 
 from arena import ranges as R
 from arena.cli.common import (Failure, enable_verbose, fresh_option, parse_isolation,
-                              time_control, verbose_option, with_time_options)
+                              read_only_option, time_control, verbose_option,
+                              with_time_options)
 from arena.clock import SPRT_MOVETIME_MS
 from arena.protocol import SEED_MAX
 
@@ -86,6 +87,7 @@ def _bot_arg(text: str) -> BotSpec:
               show_default=True,
               help="Games played at once (2 plays both games of a pair together; at most "
                    f"{R.WORKERS_PER_CPU} per CPU core).")
+@read_only_option
 @verbose_option
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          model: str, variant: str, movetime: int | None, clock: str | None, handshake: int,
@@ -93,7 +95,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
          max_pairs: int,
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
          out: str | None, workers: int, fresh: bool, restart_alias: bool,
-         restart_bots: str, verbose: int) -> None:
+         restart_bots: str, read_only: tuple[str, ...], verbose: int) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3 (checked
@@ -119,7 +121,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=SPRT_MOVETIME_MS,
                       cpu_clock=cpu_clock, charge=charge)
-    sandbox = parse_isolation(isolation)
+    sandbox = parse_isolation(isolation, read_only)
     rules = load_variant(variant)
     if book is not None and opening_turns is not None:
         raise Failure("use --book or --opening-turns, not both")

@@ -75,7 +75,7 @@ def _basic_status() -> Check:
 def level_warning(level: Level) -> Optional[str]:
     """What ``level`` does not protect here, in one line for the console (None when it
     confines files and processes: ``bwrap``, or ``basic`` run by root)."""
-    get_bwrap = "install bubblewrap for a file system boundary (apt-get install -y bubblewrap)"
+    get_bwrap = _stronger_level_advice()
     if level is Level.NONE:
         who = "root" if procs.is_root() else "you"
         return (f"isolation none: bots run unconfined as {who}: they can read and write your "
@@ -84,6 +84,23 @@ def level_warning(level: Level) -> Optional[str]:
         return ("isolation basic: bots run as you: they can read and write your files, "
                 f"signal your processes and reach the network; {get_bwrap}, see `arena doctor`")
     return None
+
+
+def _stronger_level_advice() -> str:
+    """What would give a file system boundary here, as it really is: the stronger level
+    that already works (chosen with --isolation), or why bubblewrap does not, or how to
+    install it."""
+    import shutil
+
+    from arena.sandbox.bwrap import bwrap_status
+
+    if Level.BWRAP in available_levels():
+        return ("bubblewrap works on this machine: use --isolation bwrap (or leave "
+                "--isolation out: it is the default here)")
+    if shutil.which("bwrap"):
+        return (f"bubblewrap is installed but does not work here ({bwrap_status().detail}); "
+                f"see `arena doctor`")
+    return "install bubblewrap for a file system boundary (apt-get install -y bubblewrap)"
 
 
 def best_level() -> Level:
