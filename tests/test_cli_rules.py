@@ -132,3 +132,5 @@ def test_one_meaning_per_option_name() -> None:
         assert getattr(verbose, "count", False), name
     for name in ("play", "check", "sprt", "rate"):
         assert any("--seed" in getattr(p, "opts", []) for p in cli.commands[name].params), name
+    for name in ("run", "sprt", "report", "export"):
+        assert any("-o" in getattr(p, "opts", []) for p in cli.commands[name].params), name

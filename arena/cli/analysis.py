@@ -59,8 +59,12 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
 @click.option("--title", default=None, help="Page title (default: the folder's name).")
 @click.option("--max-games", type=click.IntRange(min=0), default=10_000, show_default=True,
               help="List at most this many games, each with its viewer page (0: all).")
-def report(results: str, anchor: str | None, title: str | None, max_games: int) -> None:
-    """Write charts and a self-contained report.html into the results folder RESULTS.
+@click.option("-o", "--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Write the report into DIR (made if missing) instead of RESULTS.")
+def report(results: str, anchor: str | None, title: str | None, max_games: int,
+           output: str | None) -> None:
+    """Write charts and a self-contained report.html into the results folder RESULTS (or
+    -o DIR).
 
     Standings (a points table first, every column explained in plain words), charts (Elo
     per variant, Elo by variant, score over rounds, head-to-head, game lengths and endings),
@@ -72,4 +76,14 @@ def report(results: str, anchor: str | None, title: str | None, max_games: int) 
     pin = parse_anchor(anchor) if anchor else None
     records = load_games(results)
     folder = games_path(results).parent
+    if output is not None:
+        from pathlib import Path
+
+        folder = Path(output)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise Failure(f"-o: cannot make {output}: {e.strerror}") from None
+        if title is None:
+            title = games_path(results).parent.name
     click.echo(build_report(folder, records, title=title, anchor=pin, max_games=max_games or None))
