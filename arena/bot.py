@@ -182,6 +182,9 @@ class BotProcess:
         #: CPU ms the bot's whole process tree used for its last reply to :meth:`go`: since
         #: its previous reply (or ``readyok``), so thinking on the opponent's time counts too
         self.last_cpu_ms: Optional[float] = None
+        #: the conventional fields of the ``info`` lines sent during the last ``go`` (later
+        #: lines override earlier ones: the last complete search), or None
+        self.last_info: Optional[dict[str, Any]] = None
         #: the run-queue wait (ms) of the bot's processes during its last reply (the load)
         self.last_wait_ms: Optional[float] = None
         self._cpu_mark = 0.0
@@ -476,6 +479,8 @@ class BotProcess:
         if after_send is not None:
             after_send()
         watch = None if cpu_limit_s is None else self._cpu_watch(cpu_limit_s)
+        info: dict[str, Any] = {}
+        self.last_info = None
         while True:
             try:
                 line = self._read_line(deadline, watch)
@@ -495,6 +500,8 @@ class BotProcess:
                 break
             if not isinstance(msg, P.Info):
                 raise ProtocolError(f"expected 'bestmove' or 'info', got {cut(line)!r}", line)
+            info.update(P.parse_info(msg.text))
+        self.last_info = info or None
         elapsed_ms = (time.monotonic() - start) * 1000.0
         self._check_read(line, ask)
         self._last_reply = line

@@ -311,9 +311,38 @@ def log(*parts: object) -> None:
 _info_sink: Optional[Callable[[str], None]] = None
 
 
-def send_info(text: str) -> None:
-    """Send ``info <text>`` to the referee (allowed any time; logged, never interpreted)."""
-    line = P.format_info(" ".join(text.split()))
+def send_info(text: str = "", *, depth: Optional[int] = None, seldepth: Optional[int] = None,
+              score: Optional[int] = None, win: Optional[int] = None,
+              loss: Optional[int] = None, nodes: Optional[int] = None,
+              nps: Optional[int] = None, time_ms: Optional[int] = None,
+              pv: Optional[Sequence[object]] = None) -> None:
+    """Send an ``info`` line to the referee (allowed any time).  The conventional fields,
+    which the referee keeps in the move's record and shows in the viewer and the PGN
+    (docs/PROTOCOL.md, *Engine output*): ``depth``, ``seldepth``, ``score`` (in your own
+    units, e.g. centi-men) or ``win``/``loss`` (a forced result in that many plies),
+    ``nodes``, ``nps``, ``time_ms``, ``pv`` (moves); ``text`` goes last, as
+    ``string <text>`` when fields are given (free text otherwise)::
+
+        send_info(depth=5, score=120, nodes=24000, pv=["a1-a4", "d7-d6"])
+    """
+    parts: list[str] = []
+    for key, value in (("depth", depth), ("seldepth", seldepth), ("nodes", nodes),
+                       ("nps", nps), ("time", time_ms)):
+        if value is not None:
+            parts.append(f"{key} {int(value)}")
+    if score is not None:
+        parts.append(f"score {int(score)}")
+    elif win is not None:
+        parts.append(f"score win {int(win)}")
+    elif loss is not None:
+        parts.append(f"score loss {int(loss)}")
+    if pv:
+        parts.append("pv " + " ".join(str(m) for m in pv))
+    if text and parts:
+        parts.append("string " + text)
+    elif text:
+        parts.append(text)
+    line = P.format_info(" ".join(" ".join(parts).split()))
     if _info_sink is not None:
         _info_sink(line)
     else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from arena.errors import ProtocolError
 from arena.hints import STDOUT_HINT
@@ -237,9 +237,87 @@ class ReadyOk:
 
 @dataclass(frozen=True)
 class Info:
-    """``info <free text>``: logged, never interpreted."""
+    """``info <free text>``: never an error; the conventional fields are read by
+    :func:`parse_info` (a move's record keeps them)."""
 
     text: str
+
+
+#: the conventional ``info`` fields (UCI's, with Morris scores): ``depth``, ``seldepth``,
+#: ``nodes``, ``nps``, ``time`` (ms) are whole numbers; ``score`` is a number in the bot's
+#: own units (``score 120``, or UCI's ``score cp 120``), or ``score win N`` / ``score loss
+#: N`` (a forced win or loss in N plies; UCI's ``score mate N`` is read as ``win N`` or,
+#: negative, ``loss N``); ``pv`` takes the moves after it; ``string`` the rest of the line
+INFO_NUMBERS = ("depth", "seldepth", "nodes", "nps", "time", "multipv", "hashfull")
+INFO_KEYS = (*INFO_NUMBERS, "score", "pv", "string")
+
+
+def parse_info(text: str) -> dict[str, Any]:
+    """The fields of an ``info`` line's text (after ``info``): ``{"depth": 5, "score": 120,
+    "nodes": 24000, "pv": ["a1", "d1"], "string": "..."}``; a score of a forced result is
+    ``{"score": {"win": 7}}`` or ``{"score": {"loss": 4}}``.  What cannot be read (an
+    unknown word, a field without its value) is kept as text under ``"other"``: never an
+    error."""
+    words = text.split()
+    out: dict[str, Any] = {}
+    other: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i].lower()
+        if word == "string":
+            out["string"] = " ".join(words[i + 1:])
+            break
+        if word == "pv":
+            moves: list[str] = []
+            i += 1
+            while i < len(words) and words[i].lower() not in INFO_KEYS:
+                moves.append(words[i])
+                i += 1
+            out["pv"] = moves
+            continue
+        if word in INFO_NUMBERS and i + 1 < len(words) and _is_int(words[i + 1]):
+            out[word] = int(words[i + 1])
+            i += 2
+            continue
+        if word == "score" and i + 1 < len(words):
+            kind = words[i + 1].lower()
+            if _is_int(words[i + 1]):
+                out["score"] = int(words[i + 1])
+                i += 2
+                continue
+            if kind == "cp" and i + 2 < len(words) and _is_int(words[i + 2]):
+                out["score"] = int(words[i + 2])
+                i += 3
+                continue
+            if kind in ("win", "loss", "mate") and i + 2 < len(words) and _is_int(words[i + 2]):
+                n = int(words[i + 2])
+                if kind == "mate":
+                    kind, n = ("win", n) if n > 0 else ("loss", -n)
+                out["score"] = {kind: abs(n)}
+                i += 3
+                continue
+        other.append(words[i])
+        i += 1
+    if other:
+        out["other"] = " ".join(other)
+    return out
+
+
+def _is_int(word: str) -> bool:
+    return word.lstrip("+-").isdigit() and len(word) <= 20
+
+
+def score_value(score: Any, win_value: int = 100_000) -> Optional[float]:
+    """A score as one number for comparisons and graphs: a number as is; a forced win in N
+    plies ``win_value - N``, a loss ``-(win_value - N)``; None when there is none."""
+    if isinstance(score, (int, float)) and not isinstance(score, bool):
+        return float(score)
+    if isinstance(score, dict):
+        if "win" in score:
+            return float(win_value - int(score["win"]))
+        if "loss" in score:
+            return -float(win_value - int(score["loss"]))
+    return None
 
 
 @dataclass(frozen=True)

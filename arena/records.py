@@ -44,6 +44,11 @@ class MoveInfo:
     cpu_ms: Optional[float] = None
     opening: bool = False
     wait_ms: Optional[float] = None
+    #: what the bot said of its search for this move: the conventional ``info`` fields
+    #: (:func:`arena.protocol.parse_info`: depth, seldepth, score, nodes, nps, time, pv,
+    #: string, other), the later lines of the move overriding the earlier; None if it sent
+    #: none.  Records written before it have no such key (read as None).
+    info: Optional[dict[str, Any]] = None
 
 
 @dataclass

@@ -94,6 +94,8 @@ class Player(abc.ABC):
     last_cpu_ms: Optional[float] = None
     #: the run-queue wait (ms) during the last move, where measured (see BotProcess.run_delay)
     last_wait_ms: Optional[float] = None
+    #: what the bot said of its search for the last move (``info`` fields), if anything
+    last_info: Optional[dict[str, Any]] = None
 
     def __init__(self, info: PlayerInfo) -> None:
         self.info = info
@@ -183,6 +185,7 @@ class BotPlayer(Player):
                                    cpu_now=cpu_limit_s is not None, after_send=after_send)
         finally:
             self.last_cpu_ms = self.process.last_cpu_ms
+            self.last_info = self.process.last_info
 
     def take_cpu(self) -> Optional[float]:
         """The last move's CPU ms, read from the bot's process tree now if it was put off."""
@@ -647,7 +650,8 @@ class _Game:
         cpu = player.take_cpu()
         wait = player.last_wait_ms
         self._report(MoveInfo(played, round(ms, 3), None if cpu is None else round(cpu, 3),
-                              wait_ms=None if wait is None else round(wait, 3)))
+                              wait_ms=None if wait is None else round(wait, 3),
+                              info=player.last_info))
 
     def finish(self) -> None:
         """Fill in the result, tell both players, shut them down."""

@@ -229,8 +229,13 @@ class AlphaBetaBot(SeededBot):
         raw, score, depth = self.search(position, clock.deadline, int(self.options["Depth"]))
         moves = position.legal_moves()
         move = moves[position.generate_raw().index(raw)]
-        send_info(f"depth {depth} score {score} nodes {self.nodes} time "
-                  f"{clock.elapsed() * 1000:.0f}")
+        if abs(score) > MATE - 1000:  # a forced result, in plies
+            plies = MATE - abs(score)
+            outcome = {"win": plies} if score > 0 else {"loss": plies}
+        else:
+            outcome = {"score": score}
+        send_info(depth=depth, nodes=self.nodes, time_ms=int(clock.elapsed() * 1000),
+                  pv=[move], **outcome)
         return move
 
 
