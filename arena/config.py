@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from arena import ranges as R
+from arena.adjudication import Adjudication, parse_adjudication
 from arena.errors import ConfigError
 from arena.hints import did_you_mean
 from arena.openings import BOOK_ORDERS, Book, BookOrder, parse_book, read_book_text
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
     from arena.clock import TimeControl
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
-            "workers", "seed", "output", "report", "executor", "isolation", "restart")
+            "workers", "seed", "output", "report", "executor", "isolation", "restart",
+            "adjudicate")
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
 OPENING_KEYS = ("random", "file", "order")
@@ -194,6 +196,8 @@ class TournamentConfig:
     #: ``per-game`` (a fresh process for every game) or ``per-pairing`` (kept between the
     #: games of a pairing: docs/TOURNAMENTS.md, *restart*)
     restart: str = "per-game"
+    #: ending games early (:mod:`arena.adjudication`); off by default
+    adjudicate: Adjudication = Adjudication()
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -220,6 +224,8 @@ class TournamentConfig:
             "executor": self.executor.to_dict(),
             "isolation": self.isolation.to_dict() if self.isolation is not None else "best",
             "restart": self.restart,
+            # only when on: a configuration without it keeps the digest it always had
+            **({"adjudicate": self.adjudicate.to_dict()} if self.adjudicate.active else {}),
         }
 
     def digest(self) -> str:
@@ -404,7 +410,8 @@ class _Parser:
             workers=self.workers(top.get("workers", "auto")), seed=seed,
             output=output, report=report, source=self.source,
             executor=self.executor(top.get("executor", "local")),
-            isolation=self.isolation(top.get("isolation")), restart=restart)
+            isolation=self.isolation(top.get("isolation")), restart=restart,
+            adjudicate=parse_adjudication(top.get("adjudicate")))
 
     def output(self, value: Any) -> Path:
         if not isinstance(value, str) or not value.strip():

@@ -51,6 +51,7 @@ class GameJob:
     pairing: str = ""
     last: bool = False
     on_move: Any = None  # Callable[[Position, MoveInfo], None], or None
+    adjudicate: Any = None  # arena.adjudication.Adjudication, or None (play to the end)
 
 
 class KeptBots:
@@ -141,7 +142,8 @@ def play_job(job: GameJob) -> GameRecord:
         try:
             record = play_game(white, black, slot.variant, job.time_control,
                                opening=slot.opening, game_id=slot.game_id, seed=slot.seed,
-                               isolation=job.isolation, on_move=job.on_move)
+                               isolation=job.isolation, on_move=job.on_move,
+                               adjudicate=job.adjudicate)
         finally:
             if kept:
                 again = not job.last and not _terminated.is_set()

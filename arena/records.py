@@ -96,6 +96,10 @@ class GameRecord:
     #: not empty: the game could not be played fairly (a bot was starved in every play):
     #: it does not count; runners leave it unplayed (it is played again later)
     void: str = ""
+    #: a game ended early by the referee's adjudication (``termination`` ``adjudication``
+    #: or ``tablebase``): ``{"rule": "draw"|"resign"|"max_turns"|"tablebase", "scores":
+    #: [white's last score, black's]}``; None otherwise
+    adjudication: Optional[dict[str, Any]] = None
     schema: int = SCHEMA
 
     @property

@@ -37,8 +37,9 @@ from arena.bot import BotProcess, BotSpec, cut
 from arena.clock import GameClock, TimeControl
 from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, IllegalMove,
                           MoveError, ProtocolError)
+from arena.adjudication import Adjudication, Adjudicator, Verdict
 from arena.hints import LEGAL_MOVES_HINT, TIME_HINT, allowance_text
-from arena.protocol import SEED_MAX, Go, escape_controls
+from arena.protocol import SEED_MAX, Go, escape_controls, score_value
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination, explain_illegal, suggest_moves
 from arena.variants import Variant, get_variant
@@ -475,7 +476,8 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
               on_move: Optional[OnMove] = None, quit_grace_s: Optional[float] = None,
               term_grace_s: Optional[float] = None,
               isolation: Optional[Isolation] = None,
-              replays: int = STARVED_REPLAYS) -> GameRecord:
+              replays: int = STARVED_REPLAYS,
+              adjudicate: Optional[Adjudication] = None) -> GameRecord:
     """Play one game, ``white`` first, and return its record.
 
     ``white``/``black`` are bot specs (spawned and owned here) or :class:`Player`\\ s.
@@ -487,6 +489,9 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     best level available, see ``arena doctor``).  Every move records its wall and CPU ms;
     with ``time_control.clock == "cpu"`` a move is charged the CPU time of the bot's process
     tree, under a wall-clock cap ``wall_factor`` times larger.
+
+    ``adjudicate`` ends a game early by the bots' scores, its length or the endgame
+    tablebases (:mod:`arena.adjudication`; termination ``adjudication`` or ``tablebase``).
 
     A game lost on time by a bot that the machine starved (:func:`starved`) is not a
     result: it is played again, from the start with the same seed and fresh processes, up
@@ -519,7 +524,7 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
                             seed=seed, started=_now(), host=_host(),
                             isolation=isolation.level.value,
                             restart="per-pairing" if kept else "per-game")
-        game = _Game(players, variant, time_control, seed, on_move, record)
+        game = _Game(players, variant, time_control, seed, on_move, record, adjudicate)
         try:
             game.run(opening_moves)
         finally:
@@ -544,7 +549,8 @@ class _Game:
     """The state of one game while it is played."""
 
     def __init__(self, players: tuple[Player, Player], variant: Variant, tc: TimeControl,
-                 seed: int, on_move: Optional[OnMove], record: GameRecord) -> None:
+                 seed: int, on_move: Optional[OnMove], record: GameRecord,
+                 adjudicate: Optional[Adjudication] = None) -> None:
         self.players = players
         self.variant = variant
         self.tc = tc
@@ -556,6 +562,10 @@ class _Game:
         self.failure: Optional[tuple[int, BotError]] = None
         #: why the failure, a timeout, was the machine's fault (see :func:`starved`)
         self.starved: Optional[str] = None
+        self.adjudicator = (Adjudicator(adjudicate) if adjudicate is not None
+                            and adjudicate.active else None)
+        #: the adjudication that ended the game early, if one did
+        self.verdict: Optional[Verdict] = None
         #: the move pushed last, not yet recorded: (player, its text, wall ms); see _book
         self._unbooked: Optional[tuple[Player, str, float]] = None
 
@@ -574,6 +584,8 @@ class _Game:
             pos.push_text(text)
             self.moves.append(text)
             self._report(MoveInfo(text, 0.0, opening=True))
+            if self.adjudicator is not None:  # the referee's moves carry no score
+                self.adjudicator.add(len(pos.move_stack), 1 - pos.turn, None, True)
         clock = GameClock(self.tc)
         while pos.outcome() is None:
             color = pos.turn
@@ -617,6 +629,12 @@ class _Game:
             played = str(move)
             self.moves.append(played)
             self._unbooked = (player, played, ms)
+            if self.adjudicator is not None and pos.outcome() is None:
+                score = score_value((player.last_info or {}).get("score"))
+                self.verdict = self.adjudicator.add(len(pos.move_stack), color, score,
+                                                    bool(move.captures) or move.src is None)
+                if self.verdict is not None:
+                    break
         self._book()
         # the game is over by the rules: a line either bot sent unasked is still a forfeit
         # (the side that moved last first: its extra line is the likelier)
@@ -667,6 +685,14 @@ class _Game:
             rec.detail = escape_controls(f"{name} ({self.players[color].info.name}) {phrase}: "
                                          f"{error}")
             rec.offending_line = cut(error.line)
+        elif self.verdict is not None:
+            v = self.verdict
+            rec.result = v.result
+            rec.termination = (Termination.TABLEBASE if v.rule == "tablebase"
+                               else Termination.ADJUDICATION).value
+            rec.detail = f"adjudicated ({v.rule}): {v.detail}"
+            scores = self.adjudicator.last_scores if self.adjudicator is not None else []
+            rec.adjudication = {"rule": v.rule, "scores": list(scores)}
         else:
             outcome = self.position.outcome()
             if outcome is None:  # interrupted (an exception in on_move or the like)

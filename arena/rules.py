@@ -76,6 +76,9 @@ class Termination(enum.Enum):
     CRASH = "crash"
     START_FAILURE = "start-failure"
     ERROR = "error"
+    # the referee's early endings (arena.adjudication): not forfeits
+    ADJUDICATION = "adjudication"
+    TABLEBASE = "tablebase"
 
     @property
     def is_forfeit(self) -> bool:

@@ -605,7 +605,8 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
             slot = pending.popleft()
             job = GameJob(slot, bots[slot.white], bots[slot.black], config.time_control,
                           config.name, config.isolation, restart=config.restart,
-                          pairing=pairing_key(slot), last=slot.index in last)
+                          pairing=pairing_key(slot), last=slot.index in last,
+                          adjudicate=config.adjudicate)
             in_flight[games.submit(job)] = slot
         finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
         for future in sorted(finished, key=lambda f: in_flight[f].index):
