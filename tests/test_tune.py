@@ -346,16 +346,20 @@ def test_refuses_changed_settings_and_resumes_the_same_ones(tmp_path: Path) -> N
                             "params")]:
         res = CliRunner().invoke(cli, _command(out, **extra))
         assert res.exit_code == 2, res.output
-        assert (f"holds a tuning run with other settings (changed: {changed}); use --restart"
+        assert (f"holds a tuning run with other settings (changed: {changed}); use --fresh"
                 in res.output), res.output
         assert len(res.output.strip().splitlines()) == 1
     res = CliRunner().invoke(cli, _command(out, "--movetime", "1999", iterations="2",
                                            pairs="1"))  # the later --movetime counts
     assert res.exit_code == 2 and "changed: time_control" in res.output, res.output
     assert all((out / n).read_bytes() == data for n, data in files.items())
-    res = CliRunner().invoke(cli, _command(out, "--restart", iterations="1", pairs="1"))
+    res = CliRunner().invoke(cli, _command(out, "--fresh", iterations="1", pairs="1"))
     assert res.exit_code == 0 and "resuming" not in res.output, res.output
     assert _pair_keys(out) == [(1, 1)]
+    res = CliRunner().invoke(cli, _command(out, "--restart", iterations="2", pairs="1"))
+    assert res.exit_code == 0 and "resuming" not in res.output, res.output  # the old name
+    assert "warning: --restart is now called --fresh" in res.output
+    assert _pair_keys(out) == [(1, 1), (2, 1)]
 
 
 def test_against_a_fixed_opponent(tmp_path: Path) -> None:
@@ -458,7 +462,7 @@ def test_bad_input_about_bots_and_folders(tmp_path: Path) -> None:
     sprt = tmp_path / "sprt"
     sprt.mkdir()
     (sprt / "sprt.json").write_text("{}")
-    assert "holds an SPRT run: choose another --out" in run(TARGET, "--param", "X=20,0,100,8",
+    assert "holds an SPRT run: choose another --output" in run(TARGET, "--param", "X=20,0,100,8",
                                                            "--out", str(sprt))
     stray = tmp_path / "stray"
     stray.mkdir()

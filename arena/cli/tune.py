@@ -6,7 +6,8 @@ from __future__ import annotations
 import click
 
 from arena import ranges as R
-from arena.cli.common import Failure, parse_isolation, time_control, with_time_options
+from arena.cli.common import (Failure, enable_verbose, fresh_option, parse_isolation,
+                              time_control, verbose_option, with_time_options)
 from arena.clock import SPRT_MOVETIME_MS
 from arena.protocol import SEED_MAX
 
@@ -41,11 +42,11 @@ PAIRS = R.Range(1, 1000, "pairs")
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), default=None,
               help="Seed of the perturbations, rounding, openings and games (default: "
                    "random; a resumed run keeps its own).")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("-o", "--output", "--out", "out", type=click.Path(file_okay=False), default=None,
+              metavar="DIR",
               help="The run's folder (default: tune-<bot folder name>): settings, games, "
                    "pair results and trajectory; the same command again resumes it.")
-@click.option("--restart", is_flag=True,
-              help="Discard the run already in --out instead of resuming it.")
+@fresh_option("the run already in DIR, instead of resuming it,")
 @click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=1,
               show_default=True,
               help="Games played at once (an iteration's games: 2 per pair, 4 with "
@@ -54,11 +55,12 @@ PAIRS = R.Range(1, 1000, "pairs")
               metavar="DIR",
               help="Instead of tuning: write DIR/tune.png (each parameter over the "
                    "iterations) and DIR/tuned.yaml (the values, for a tournament's bots).")
+@verbose_option
 def tune(bot: str | None, params: tuple[str, ...], iterations: int, pairs: int,
          opponent: str | None, variant: str, movetime: int | None, clock: str | None,
          handshake: int, margin: int, cpu_clock: bool, charge: str, isolation: str | None,
-         opening_turns: int, seed: int | None, out: str | None, restart: bool, workers: int,
-         report_dir: str | None) -> None:
+         opening_turns: int, seed: int | None, out: str | None, fresh: bool,
+         restart_alias: bool, workers: int, report_dir: str | None, verbose: int) -> None:
     """Tune BOT's spin options by SPSA, as fishtest and OpenBench do.
 
     BOT is a bot folder, optionally with fixed options: bots/alphabeta:Depth=3.  Each
@@ -68,10 +70,10 @@ def tune(bot: str | None, params: tuple[str, ...], iterations: int, pairs: int,
     schedule (A = 10% of the pairs, alpha 0.602, gamma 0.101) and stochastic rounding of
     the values played.  Off a terminal a line per iteration; on one, a progress line.
 
-    The run lives in --out: tune.json (the settings), games.jsonl (every game, for 'arena
+    The run lives in --output DIR: tune.json (the settings), games.jsonl (every game, for 'arena
     rate'), pairs.jsonl (every pair's result, appended in order) and trajectory.jsonl
     (theta after each iteration).  The same command again resumes it exactly, even after
-    kill -9; other settings are refused, naming them, unless --restart.  At the end (and
+    kill -9; other settings are refused, naming them, unless --fresh.  At the end (and
     with 'arena tune --report DIR' at any time) tune.png and tuned.yaml are written.
     Exit status 0 when done, 130 when interrupted (Ctrl-C or SIGTERM).  See docs/TUNING.md.
     """
@@ -108,6 +110,7 @@ def tune(bot: str | None, params: tuple[str, ...], iterations: int, pairs: int,
     run = TuneRun(spec, spsa, rules, tc, opponent=None if opponent is None else _bot_arg(opponent),
                   opening_turns=opening_turns, isolation=parse_isolation(isolation))
     folder = out if out is not None else f"tune-{Path(spec.path).name}"
+    enable_verbose(verbose)
     outcome = run_tune(run, Path(folder), workers=workers, seed=seed, shown=folder,
-                       restart=restart, out=sys.stdout, console=sys.stderr)
+                       restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr)
     sys.exit(outcome.status)

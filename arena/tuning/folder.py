@@ -153,7 +153,7 @@ def prepare_folder(folder: Path, shown: str, run: TuneRun, seed: Optional[int], 
     """
     if (folder / CONFIG_FILE).is_file() or (folder / _SPRT_FILE).is_file():
         kind = "a tournament's results" if (folder / CONFIG_FILE).is_file() else "an SPRT run"
-        raise ConfigError(f"{shown} holds {kind}: choose another --out")
+        raise ConfigError(f"{shown} holds {kind}: choose another --output")
     stored_path, games, pairs_path = folder / TUNE_FILE, folder / GAMES_FILE, folder / PAIRS_FILE
     trajectory = folder / TRAJECTORY_FILE
     if restart:
@@ -167,10 +167,10 @@ def prepare_folder(folder: Path, shown: str, run: TuneRun, seed: Optional[int], 
         except (OSError, ValueError, KeyError):
             stored = None
         if not isinstance(stored, dict) or not isinstance(stored.get("seed"), int):
-            raise ConfigError(f"{stored_path} is unreadable; use --restart to start over")
+            raise ConfigError(f"{stored_path} is unreadable; use --fresh to start over")
     elif (games.exists() and games.stat().st_size) or pairs_path.exists():
         raise ConfigError(f"{shown} holds games of no 'arena tune' run (no {TUNE_FILE}); use "
-                          f"--restart to discard them, or another --out")
+                          f"--fresh to discard them, or another --output")
     if seed is None:
         seed = (stored["seed"] if stored is not None
                 else random.SystemRandom().randrange(SEED_MAX + 1))
@@ -183,8 +183,8 @@ def prepare_folder(folder: Path, shown: str, run: TuneRun, seed: Optional[int], 
     changed = [k for k in sorted(set(stored) | set(settings)) if stored.get(k) != settings.get(k)]
     if changed:
         raise ConfigError(f"{shown} holds a tuning run with other settings (changed: "
-                          f"{', '.join(changed)}); use --restart to discard it, or another "
-                          f"--out")
+                          f"{', '.join(changed)}); use --fresh to discard it, or another "
+                          f"--output")
     pairs, torn = read_pairs(pairs_path)
     if torn:
         atomic_write(pairs_path, "".join(p.to_json() + "\n" for p in pairs).encode("utf-8"))
@@ -225,7 +225,7 @@ def check_pairs(run: TuneRun, seed: int, pairs: Sequence[PairResult],
                 or pr.plus != dict(zip(names, step.plus_values))
                 or pr.minus != dict(zip(names, step.minus_values))):
             raise ConfigError(f"{shown}/{PAIRS_FILE}: line {n + 1} is not pair {pair} of "
-                              f"iteration {iteration} of this run; use --restart to start over")
+                              f"iteration {iteration} of this run; use --fresh to start over")
         total += pr.result
         if pair == spsa.pairs:
             assert step is not None
