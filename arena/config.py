@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from arena.clock import TimeControl
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
-            "workers", "seed", "output", "report", "executor", "isolation", "restart",
+            "workers", "seed", "output", "report", "pgn_out", "executor", "isolation", "restart",
             "adjudicate")
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
@@ -187,6 +187,9 @@ class TournamentConfig:
     seed: int = 0
     output: Path = Path("results")
     report: bool = True
+    #: ``pgn_out``: a PGN file each game is appended to as it ends (:mod:`arena.pgn`); not
+    #: part of the stored configuration (a run may resume with or without it)
+    pgn_out: Optional[Path] = None
     source: Optional[Path] = None
     executor: ExecutorConfig = ExecutorConfig()
     #: how bots are sandboxed (an ``arena.sandbox.Isolation``); None: the best available
@@ -397,6 +400,7 @@ class _Parser:
         report = top.get("report", True)
         if not isinstance(report, bool):
             raise ConfigError(f"expected true or false, got {_shown(report)}", "report")
+        pgn_out = self.pgn_out(top.get("pgn_out"))
         restart = top.get("restart", "per-game")
         if restart not in RESTART_MODES:
             raise ConfigError(f"expected per-game (a fresh bot process for every game) or "
@@ -408,7 +412,7 @@ class _Parser:
             opening_turns=self.openings(top.get("openings"), variants),
             book=self.book(top.get("openings"), variants),
             workers=self.workers(top.get("workers", "auto")), seed=seed,
-            output=output, report=report, source=self.source,
+            output=output, report=report, pgn_out=pgn_out, source=self.source,
             executor=self.executor(top.get("executor", "local")),
             isolation=self.isolation(top.get("isolation")), restart=restart,
             adjudicate=parse_adjudication(top.get("adjudicate")))
@@ -424,6 +428,24 @@ class _Parser:
                     raise ConfigError(f"{value} cannot be a results folder: {what}", "output")
                 break
         return folder
+
+    def pgn_out(self, value: Any) -> Optional[Path]:
+        """``pgn_out``: a file path (relative to the current directory), or None."""
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"expected a file path for the PGN file, got {_shown(value)}",
+                              "pgn_out")
+        path = Path(value)
+        if path.is_dir():
+            raise ConfigError(f"{value} is a folder: expected a file path for the PGN file",
+                              "pgn_out")
+        for p in path.parents:  # the nearest part that exists must be a folder
+            if os.path.lexists(p):
+                if not p.is_dir():
+                    raise ConfigError(f"{value} cannot be written: {p} is a file", "pgn_out")
+                break
+        return path
 
     def isolation(self, value: Any) -> Any:
         if value is None:

@@ -26,6 +26,12 @@ read the tags of such a file even if it cannot replay Morris moves.  So:
   many turns it was (``{opening: 2 turns}``).
 * **moves**: one turn a token, in the protocol's notation, numbered by full move (``1. d6
   f4 2. d2 d7xd2``), the result token last (``1-0``, ``0-1``, ``1/2-1/2``).
+* **a comment after each move** a bot played, as cutechess writes it (:func:`move_comment`):
+  ``{+120/5 0.183s}``: the score the bot sent with the move, in its own units and from its
+  own side's view, a ``/`` and the depth when it sent one, then the wall time the move took
+  in seconds; a forced result as ``{+M7/9 0.052s}`` (a win in 7 plies) or ``{-M4/6 ...}`` (a
+  loss in 4 plies); the time alone (``{0.183s}``) for a bot that sent no score.  The
+  referee's opening turns have none.
 
 Tag values are escaped as PGN says (``\\`` before ``"`` and ``\\``); control characters
 (a newline in a bot's name, an escape sequence) become U+FFFD, so no value can end its tag,
@@ -36,11 +42,12 @@ Pure: it formats records and writes nothing itself.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
-from arena.records import GameRecord
+from arena.records import GameRecord, MoveInfo
 
 #: PGN's Termination for each of our endings (anything else is ``normal``, a rules ending)
 TERMINATIONS = {"timeout": "time forfeit", "illegal-move": "rules infraction",
@@ -88,6 +95,46 @@ def _seconds(ms: Any) -> str:
     return f"{float(ms) / 1000:g}"
 
 
+def score_text(score: Any) -> Optional[str]:
+    """A score as the PGN comments and ``arena show`` write it: ``+120``, ``-35``, ``0`` (a
+    number in the bot's own units, from its own side's view), ``+M7`` (a forced win in 7
+    plies), ``-M4`` (a forced loss in 4 plies); None for anything else."""
+    if isinstance(score, bool):
+        return None
+    if isinstance(score, (int, float)) and math.isfinite(score):
+        n = int(round(score))
+        return f"{n:+d}" if n else "0"
+    if isinstance(score, dict) and len(score) == 1:
+        (kind, plies), = score.items()
+        if kind in ("win", "loss") and isinstance(plies, int) and not isinstance(plies, bool):
+            return f"{'+' if kind == 'win' else '-'}M{abs(plies)}"
+    return None
+
+
+def eval_text(info: Any) -> str:
+    """A move's score and depth as ``+120/5`` (``+120`` without a depth); "" without a score
+    (``info``: a record's :attr:`MoveInfo.info`, or None)."""
+    if not isinstance(info, dict):
+        return ""
+    score = score_text(info.get("score"))
+    if score is None:
+        return ""
+    depth = info.get("depth")
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth >= 0:
+        return f"{score}/{depth}"
+    return score
+
+
+def move_comment(move: MoveInfo) -> str:
+    """The text of the comment after a move (see the module's docstring): ``+120/5 0.183s``,
+    ``0.183s`` without a score, "" for an opening turn."""
+    if move.opening:
+        return ""
+    seconds = f"{max(float(move.wall_ms or 0.0), 0.0) / 1000:.3f}s"
+    evaluation = eval_text(move.info)
+    return f"{evaluation} {seconds}" if evaluation else seconds
+
+
 def game_tags(record: GameRecord) -> list[tuple[str, str]]:
     """The tags of one game, in order (see the module's docstring)."""
     date = record.started[:10].replace("-", ".") if record.started else "????.??.??"
@@ -114,6 +161,9 @@ def format_game(record: GameRecord) -> str:
             tokens.append(f"{ply // 2 + 1}.")
         move = info.move if _MOVE.match(info.move) else comment(f"unreadable move {info.move}")
         tokens.append(move)
+        annotation = move_comment(info)
+        if annotation:
+            tokens.append(comment(annotation))
         if opening and ply + 1 == opening:
             tokens.append(comment(f"opening: {opening} turn{'s' if opening > 1 else ''}"))
     tokens.append(comment(_ending(record)))
@@ -150,5 +200,6 @@ def format_games(records: Iterable[GameRecord]) -> Iterable[str]:
         yield format_game(record)
 
 
-__all__ = ["SITE", "TERMINATIONS", "clean", "comment", "format_game", "format_games",
-           "game_tags", "tag_value", "time_control"]
+__all__ = ["SITE", "TERMINATIONS", "clean", "comment", "eval_text", "format_game",
+           "format_games", "game_tags", "move_comment", "score_text", "tag_value",
+           "time_control"]

@@ -53,6 +53,7 @@ from arena.preflight import bot_label, preflight_all
 from arena.progress import Progress
 from arena.protocol import SEED_MAX
 from arena.ratings import SprtModel, SprtSummary, SprtTest, pentanomial_estimate
+from arena.pgn import add_game, catch_up, open_pgn
 from arena.records import GameRecord, append_record, atomic_write
 from arena.rules import Position
 from arena.schedule import derive_seed, random_opening
@@ -165,13 +166,15 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
                games_file: Optional[Path], done: Mapping[str, GameRecord],
                stop: threading.Event,
                on_game: Optional[Callable[[GameRecord], None]] = None,
+               pgn_file: Optional[Path] = None,
                ) -> Generator[tuple[int, GameRecord, GameRecord], None, None]:
     """Play colour-swapped pairs (``workers`` games at once) and yield ``(pair, A-white game,
     B-white game)`` in pair order.
 
-    Each game is appended to ``games_file`` (if any) as soon as it finishes, then passed to
-    ``on_game``.  A game whose id is in ``done`` (the records of an earlier run of the same
-    test) is not played again: its record stands in its place.  Once ``stop`` is set no game
+    Each game is appended to ``games_file`` (if any) as soon as it finishes, and to the PGN
+    file ``pgn_file`` (if any, :mod:`arena.pgn`), then passed to ``on_game``.  A game whose
+    id is in ``done`` (the records of an earlier run of the same test) is not played again:
+    its record stands in its place.  Once ``stop`` is set no game
     starts and the games in flight are abandoned at their next move (not saved); the
     generator then ends.  Closing it abandons the games in flight the same way.
     """
@@ -253,6 +256,7 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
                     continue
                 if games_file is not None:
                     append_record(games_file, rec)
+                add_game(pgn_file, rec)  # if any
                 finished[job] = rec
                 if on_game is not None:
                     on_game(rec)
@@ -373,14 +377,16 @@ class SprtOutcome:
 def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[int] = None,
              folder: Optional[Path] = None, shown: str = "", restart: bool = False,
              out: Optional[TextIO] = None, console: Optional[TextIO] = None,
-             live: Optional[bool] = None) -> SprtOutcome:
+             live: Optional[bool] = None, pgn_out: Optional[Path] = None) -> SprtOutcome:
     """Play ``run`` until its test decides or ``max_pairs`` pairs are counted (see the
     module's docstring); lines go to ``out``, the live progress line and warnings to
     ``console`` (default: standard output and standard error; ``live``: redraw one line, by
     default when ``console`` is a terminal; the pair lines are then left out when ``out`` is
-    a terminal too).
+    a terminal too).  ``pgn_out``: a PGN file every game is appended to as it ends
+    (``--pgn-out``; on a resume, the folder's earlier games it lacks first).
 
-    :raises ConfigError: bad hypotheses, a folder in use (:class:`~arena.lock.FolderInUse`)
+    :raises ConfigError: bad hypotheses, a PGN file that cannot be written, a folder in use
+        (:class:`~arena.lock.FolderInUse`)
         or holding another run.
     """
     test = run.new_test()
@@ -391,6 +397,7 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
     pair_lines = not (live and out.isatty())
     games_file: Optional[Path] = None
     done: dict[str, GameRecord] = {}
+    open_pgn(pgn_out, key="--pgn-out")  # if any
     with contextlib.ExitStack() as owned:
         if folder is not None:
             shown = shown or str(folder)
@@ -414,7 +421,7 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
                 seed = random.SystemRandom().randrange(SEED_MAX + 1)
         return _run(run, test, seed=seed, max_pairs=max_pairs, workers=workers,
                     games_file=games_file, done=done, out=out, console=console, live=live,
-                    pair_lines=pair_lines)
+                    pair_lines=pair_lines, pgn_file=pgn_out)
 
 
 def preflight_bots(run: SprtRun) -> None:
@@ -436,7 +443,8 @@ def preflight_bots(run: SprtRun) -> None:
 
 def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: int,
          games_file: Optional[Path], done: dict[str, GameRecord], out: TextIO,
-         console: TextIO, live: bool, pair_lines: bool) -> SprtOutcome:
+         console: TextIO, live: bool, pair_lines: bool,
+         pgn_file: Optional[Path] = None) -> SprtOutcome:
     """The body of :func:`run_sprt` once its seed and folder are settled."""
     from arena.report import format_estimate
 
@@ -457,13 +465,16 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
     if resumed:
         say(f"resuming: {resumed} games already in {games_file} are not played again (their "
             f"results are counted)")
+    if pgn_file is not None and resumed:  # the earlier games it lacks (arena.pgn)
+        catch_up(pgn_file, sorted((r for r in done.values() if r.game_id.startswith(f"{tag}-")),
+                                  key=lambda r: (r.pair or 0, r.game_id)))
     progress = SprtProgress(test, max_pairs, console, live=live, done_games=0)
     outcome = SprtOutcome(seed=seed, summary=test.summary())
     with StopFlag() as flag:
         stop = flag.event
         pairs = play_pairs(run, seed=seed, max_pairs=max_pairs, workers=workers,
                            games_file=games_file, done=done, stop=stop,
-                           on_game=progress.add_game)
+                           on_game=progress.add_game, pgn_file=pgn_file)
         try:
             for k, first, second in pairs:
                 score_a, score_b = first.score("white"), second.score("black")

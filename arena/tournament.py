@@ -53,6 +53,7 @@ from arena.errors import ArenaError, BotError, ConfigError
 from arena.executors import ExecutorKind, GameExecutor, executor_kind, wrap_executor
 from arena.jobs import KEPT, GameJob
 from arena.lock import LOCK_FILE, FolderLock
+from arena.pgn import add_game, catch_up, open_pgn
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging
 from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
@@ -450,6 +451,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     ``given``, else on an executor that ``kind`` opens (and this function closes);
     ``where`` says which, for the log."""
     cannot_start = _preflight_bots(config)  # before the folder is touched: a bad option
+    open_pgn(config.pgn_out)  # and a PGN file that cannot be written (pgn_out: ConfigError)
     folder, config = open_results(config, restart=restart)  # bots in joining order
     moved, kept = read_repaired_games(folder)
     games_path = folder / GAMES_FILE
@@ -479,6 +481,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                  len(slots), len(done), len(pending),
                  where)
         _log_clock(config.time_control)
+        catch_up(config.pgn_out, sorted(done.values(), key=lambda r: order[r.game_id]))
         if pending:
             progress.redraw()
             games = given if given is not None else kind.open(config)
@@ -633,6 +636,7 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: deque[Slot],
                             "workers", record.game_id, record.void)
                 continue
             append_record(games_path, record)
+            add_game(config.pgn_out, record)  # with its record: a resume adds no copy
             done.setdefault(record.game_id, record)
             result.played += 1
             result.finished += 1

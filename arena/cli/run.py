@@ -26,10 +26,15 @@ from arena.cli.common import Failure, fresh_option, verbose_option, warn_isolati
 @click.option("--ship-bots/--shared-bots", "ship_bots", default=None,
               help="With dask: send the bot folders to the workers, or expect them at the same "
                    "path on every worker (the default).")
+@click.option("--pgn-out", "pgn_out", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Append each game to FILE as PGN as it ends, with {score/depth time} "
+                   "after each move (as the file's pgn_out; the earlier games it lacks "
+                   "first).")
 @verbose_option
 def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
         output: str | None, executor: str | None, scheduler: str | None,
-        ship_bots: bool | None, verbose: int) -> None:
+        ship_bots: bool | None, pgn_out: str | None, verbose: int) -> None:
     """Run the tournament described by TOURNAMENT.yaml, or resume it.
 
     Games already in results/<name>/games.jsonl are not played again; a changed file is
@@ -50,6 +55,8 @@ def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
     config = load_config(config_file, workers=workers)
     if output is not None:
         config = dataclasses.replace(config, output=Path(output))
+    if pgn_out is not None:
+        config = dataclasses.replace(config, pgn_out=Path(pgn_out))
     if executor is not None or scheduler is not None or ship_bots is not None:
         config = with_executor(config, kind=executor, scheduler=scheduler, ship_bots=ship_bots)
     warn_isolation(config.isolation)

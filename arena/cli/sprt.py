@@ -79,6 +79,10 @@ def _bot_arg(text: str) -> BotSpec:
               help="Also append every game to DIR/games.jsonl (for 'arena rate' / 'arena "
                    "report'); a rerun resumes it.")
 @fresh_option("(with --output) the games of an earlier run in DIR, instead of resuming it,")
+@click.option("--pgn-out", "pgn_out", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Append each game to FILE as PGN as it ends, with {score/depth time} "
+                   "after each move (as cutechess's -pgnout).")
 @click.option("--restart-bots", type=click.Choice(["per-game", "per-pairing"]),
               default="per-game", show_default=True,
               help="A fresh process for every game, or each bot's process kept for the next "
@@ -94,7 +98,8 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
          margin: int, cpu_clock: bool, charge: str, isolation: str | None,
          max_pairs: int,
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
-         out: str | None, workers: int, fresh: bool, restart_alias: bool,
+         out: str | None, pgn_out: str | None, workers: int, fresh: bool,
+         restart_alias: bool,
          restart_bots: str, read_only: tuple[str, ...], verbose: int) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
@@ -142,5 +147,6 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     enable_verbose(verbose)
     outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
                        folder=None if out is None else Path(out), shown=out or "",
-                       restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr)
+                       restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr,
+                       pgn_out=None if pgn_out is None else Path(pgn_out))
     sys.exit(outcome.status)
