@@ -164,9 +164,13 @@ def test_numpy_and_python_indexes_agree() -> None:
 # -- the tables against the rules engine --------------------------------------------------------
 
 
-def test_nine_mens_morris_3_3_counts(nmm_dir: Path) -> None:
+def test_nine_mens_morris_3_3_counts(nmm_dir: Path, nmm_tb: Tablebase) -> None:
     """2,691,920 positions; the side to move wins 82.9 % of them (Gasser 1996, fig. 11: 83 %)."""
     from arena.tablebase.fileformat import read_header
+
+    assert [h.men for h in nmm_tb.preload(NMM)] == [(3, 3)]
+    assert nmm_tb.preload(get_variant("lasker-morris"))  # the same rules once placing is over
+    assert nmm_tb.preload(get_variant("nine-mens-morris-no-flying")) == []
 
     header = read_header(nmm_dir / table_name(TableRules.of(NMM), 3, 3))
     stats = header.data["orientations"][0]["stats"]

@@ -179,6 +179,20 @@ class Tablebase:
                 "tables are exact only for a rule at least that long")
         return table
 
+    def preload(self, variant: Variant) -> list[Header]:
+        """Read and check every table for ``variant``'s rules now, so that no probe pays for
+        it later (a bot before its first move, a tournament before its first game); returns
+        their headers, smaller tables first.
+
+        :raises UnsupportedVariant: the variant has no tables.
+        :raises TablebaseCorrupt: a table is damaged.
+        """
+        key = self.rules_for(variant).key
+        found = sorted(((a, b), t) for (k, a, b), t in self._tables.items() if k == key)
+        for _, table in found:
+            table.load()
+        return [t.header for _, t in found]
+
     # -- probing -----------------------------------------------------------------------
     def probe(self, position: Position) -> Probe:
         """The value and distance of ``position`` for the side to move.

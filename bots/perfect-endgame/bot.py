@@ -66,8 +66,23 @@ class PerfectEndgameBot(alphabeta.AlphaBetaBot):  # type: ignore[misc,name-defin
             self._forget()
 
     def new_game(self, variant: Variant) -> None:
+        """Read the variant's tables now (the referee waits for ``readyok``), not during a
+        timed move."""
         super().new_game(variant)
         self.told.discard("variant")
+        tables = self._open()
+        if tables is None:
+            return
+        from arena.tablebase import NotCovered, TablebaseError
+
+        try:
+            tables.preload(variant)
+        except NotCovered:
+            pass  # another variant: said at the first move that needs the tables
+        except TablebaseError as e:
+            self._say("broken", f"the tables failed ({e}): playing alpha-beta")
+            self._forget()
+            self.looked = True
 
     # -- the tables ---------------------------------------------------------------------
     def _forget(self) -> None:
