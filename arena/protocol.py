@@ -87,10 +87,14 @@ class Go:
 
 @dataclass(frozen=True)
 class GameOver:
-    """``gameover <result> <reason>``"""
+    """``gameover <result> <reason> [lastmove <move>] [position <text>]``: the ending, the
+    last move played (if any) and the final position (so a bot can confirm an ending it did
+    not make itself)."""
 
     result: str
     reason: str
+    last_move: Optional[str] = None
+    position: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -141,8 +145,16 @@ def format_go(wtime: Optional[int] = None, btime: Optional[int] = None, winc: Op
     return " ".join(parts)
 
 
-def format_gameover(result: str, reason: str) -> str:
-    return f"gameover {result} {reason}"
+def format_gameover(result: str, reason: str, last_move: Optional[str] = None,
+                    position: Optional[str] = None) -> str:
+    """``gameover <result> <reason>``, then ``lastmove <move>`` and ``position <text>`` when
+    given (the position last: its text has spaces)."""
+    line = f"gameover {result} {reason}"
+    if last_move:
+        line += f" lastmove {last_move}"
+    if position:
+        line += f" position {position}"
+    return line
 
 
 def format_quit() -> str:
@@ -190,8 +202,14 @@ def parse_referee_line(line: str) -> RefereeMessage:
                 raise ValueError(args)
             values = {args[i]: int(args[i + 1]) for i in range(0, len(args), 2)}
             return Go(**values)
-        if cmd == "gameover" and len(args) == 2:
-            return GameOver(args[0], args[1])
+        if cmd == "gameover" and len(args) >= 2:
+            rest = args[2:]
+            last = position = None
+            if len(rest) >= 2 and rest[0] == "lastmove":
+                last, rest = rest[1], rest[2:]
+            if len(rest) >= 2 and rest[0] == "position":
+                position, rest = " ".join(rest[1:]), []
+            return GameOver(args[0], args[1], last, position)
         if cmd == "quit" and not args:
             return Quit()
     except (ValueError, TypeError):

@@ -38,10 +38,11 @@ from arena.clock import GameClock, TimeControl
 from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, ConfigError, IllegalMove,
                           MoveError, ProtocolError)
 from arena.adjudication import Adjudication, Adjudicator, Verdict
-from arena.hints import LEGAL_MOVES_HINT, TIME_HINT, allowance_text
+from arena.hints import LEGAL_MOVES_HINT
 from arena.protocol import SEED_MAX, Go, escape_controls, score_value
 from arena.records import GameRecord, MoveInfo, PlayerInfo
-from arena.rules import COLOR_NAMES, Position, Termination, explain_illegal, suggest_moves
+from arena.rules import COLOR_NAMES, Position, Termination
+from arena.verdicts import illegal_move_text, starved, timeout_text
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
@@ -55,9 +56,7 @@ OnMove = Callable[[Position, MoveInfo], None]
 FAILED_QUIT_GRACE_S = 0.05
 #: times a game whose time forfeit came from a starved bot is played again (then counted)
 STARVED_REPLAYS = 3
-#: a timed-out bot was starved when at least this part of its time off the CPU was spent
-#: waiting for one (runnable, on the run queue) rather than sleeping or waiting for input
-STARVED_SHARE = 0.5
+
 
 _TERMINATIONS: tuple[tuple[type[BotError], Termination, str], ...] = (
     (BotStartError, Termination.START_FAILURE, "failed to start"),
@@ -369,17 +368,6 @@ class HumanPlayer(Player):
             return str(move), (time.monotonic() - start) * 1000.0
 
 
-def illegal_move_text(position: Position, text: str) -> str:
-    """What is wrong with the move ``text`` in ``position``, as a verdict shows it:
-    ``illegal move b6: b6 is occupied``, or ``not a move: 'z9' (...)`` for text that is not a
-    move on this board (:func:`arena.rules.explain_illegal` says why)."""
-    reason = explain_illegal(position, text)
-    close = [str(m) for m in suggest_moves(position, text) if str(m) != text.strip()]
-    if close:
-        reason += f" (did you mean {' or '.join(close)}?)"
-    return reason if reason.startswith("not a move") else f"illegal move {text.strip()}: {reason}"
-
-
 def _as_player(side: Union[BotSpec, Player], color: str, quit_grace_s: Optional[float],
                term_grace_s: Optional[float], isolation: Optional[Isolation]) -> Player:
     if isinstance(side, Player):
@@ -419,55 +407,6 @@ def check_opening(variant: Variant, opening: Sequence[str]) -> list[str]:
         pos.push(move)
         out.append(str(move))
     return out
-
-
-def starved(timeout: BotTimeout, allowed_ms: float, tc: TimeControl) -> Optional[str]:
-    """Why a move's timeout is the machine's fault and not the bot's, or None.
-
-    The referee measured, until it gave up, the move's wall time, the bot's CPU time and
-    its run-queue wait (time it was runnable but had no CPU: :meth:`BotProcess.run_delay`).
-    A bot that used more CPU than it was allowed overran, whatever the load.  Otherwise:
-    charged CPU time, the wall cap ended a bot that was off the CPU for most of the move;
-    it was starved when at least :data:`STARVED_SHARE` of that time was spent waiting for a
-    CPU (a bot that sleeps or waits for input does not wait there).  Charged wall time, it
-    was starved when the move would have been in time without that wait."""
-    wall, cpu, wait = timeout.wall_ms, timeout.cpu_ms, timeout.wait_ms
-    if wall is None or cpu is None or wait is None or wait <= 0:
-        return None
-    limit = allowed_ms + tc.margin_ms
-    if cpu > limit:
-        return None
-    if tc.clock == "cpu":
-        off_cpu = wall - cpu
-        if off_cpu <= 0 or wait < STARVED_SHARE * off_cpu:
-            return None
-    elif wall - wait > limit:
-        return None
-    return (f"waited {wait:.0f} ms for a CPU of the {wall:.0f} ms it was given, having used "
-            f"{cpu:.0f} ms of CPU of its {allowed_ms:.0f} ms")
-
-
-def timeout_text(timeout: BotTimeout, allowed_ms: float, tc: TimeControl,
-                 clocked: bool) -> str:
-    """A time forfeit as a beginner needs it: what happened, the limit and its parts, what
-    the bot used meanwhile, and the fix.  ``clocked``: a chess clock runs (the allowance
-    may be the time left on it)."""
-    text = str(timeout)
-    clock_left = clocked and (tc.movetime_ms is None or allowed_ms < tc.movetime_ms)
-    wall_cap = tc.clock == "cpu" and text.startswith("no bestmove")
-    parts = allowance_text(allowed_ms, tc.margin_ms, clock_left=clock_left,
-                           cpu=tc.clock == "cpu" and not wall_cap,
-                           wall_factor=tc.wall_factor if wall_cap else None)
-    measured = ""
-    if timeout.cpu_ms is not None and timeout.wait_ms is not None:
-        measured = (f"; meanwhile it used {timeout.cpu_ms:.0f} ms of CPU and waited "
-                    f"{timeout.wait_ms:.0f} ms for one")
-    if wall_cap:
-        fix = ("a bot that sleeps, waits for input or hangs loses here, however little CPU "
-               "it uses: answer every 'go', and do not wait for anything")
-    else:
-        fix = TIME_HINT
-    return f"{text} (the limit: {parts}{measured}). Fix: {fix}"
 
 
 def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
@@ -702,8 +641,12 @@ class _Game:
                 rec.result, rec.termination = outcome.result, outcome.termination.value
                 rec.detail = _rules_detail(outcome.termination, outcome.winner, self.position.turn)
         failed = self.failure[0] if self.failure is not None else None
+        # gameover <result> <reason> lastmove <move> position <text>: a bot can confirm an
+        # ending it did not make (docs/PROTOCOL.md)
+        ending = rec.termination + (f" lastmove {self.moves[-1]}" if self.moves else "")
+        ending += f" position {self.position.to_text()}"
         for color, player in enumerate(self.players):
-            player.begin_finish(rec.result, rec.termination, failed=color == failed)
+            player.begin_finish(rec.result, ending, failed=color == failed)
         for player in self.players:
             player.end_finish()
         rec.final_position = self.position.to_text()

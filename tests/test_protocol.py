@@ -34,6 +34,10 @@ REFEREE_CASES: list[tuple[str, P.RefereeMessage]] = [
     (P.format_go(1, 2, 3, 4, 5), P.Go(1, 2, 3, 4, 5)),
     (P.format_gameover("1-0", "too-few-men"), P.GameOver("1-0", "too-few-men")),
     (P.format_gameover("1/2-1/2", "repetition"), P.GameOver("1/2-1/2", "repetition")),
+    (P.format_gameover("1-0", "mill", "a1-a4", "WW.. b 0 0 3 - - 12"),
+     P.GameOver("1-0", "mill", "a1-a4", "WW.. b 0 0 3 - - 12")),
+    (P.format_gameover("0-1", "start-failure", None, "........ w 9 9 0 - - 0"),
+     P.GameOver("0-1", "start-failure", None, "........ w 9 9 0 - - 0")),
     (P.format_quit(), P.Quit()),
 ]
 
