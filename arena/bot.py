@@ -464,7 +464,7 @@ class BotProcess:
             self.take_cpu()
         # with a fixed time per move, every go line is the same: formatted once
         if self._last_go[0] is not go and self._last_go[0] != go:
-            self._last_go = (go, P.format_go(go.wtime, go.btime, go.winc, go.binc, go.movetime))
+            self._last_go = (go, go.line())
         ask = self._last_go[1]
         position = P.format_position(position_text, moves)
         lines = (position, ask) if legal is None else (position, P.format_legalmoves(legal), ask)

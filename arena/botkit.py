@@ -33,7 +33,8 @@ stores ``setoption`` values typed by their declaration (``self.options`` / ``clo
 builds the :class:`~arena.variants.Variant` on ``newgame``, keeps the game's
 :class:`~arena.rules.Position` *with its history* (so ``outcome()`` sees repetitions: the move
 list is replayed from the start once, then only the new moves are pushed), turns ``go`` into a
-time budget (:class:`Clock`: ``budget_s``, ``deadline``, ``remaining()``, ``expired()``) and
+time budget (:class:`Clock`: ``budget_s``, ``deadline``, ``remaining()``, ``expired()``; the
+search limits ``nodes`` and ``depth`` and the clock's ``movestogo`` as they were sent) and
 prints ``bestmove``.  Every line is flushed; unknown or malformed lines are reported on stderr
 and ignored.  A bot should print nothing on stdout itself: use :func:`log` (stderr) or
 :func:`send_info`.
@@ -179,18 +180,26 @@ def compute_budget(go: P.Go, white_to_move: bool) -> float:
     """Seconds this move may take, with a safety margin for process and pipe overhead.
 
     ``movetime`` gives its value less a reserve (10 % + 10 ms, at most 50 ms); a clock gives
-    a share of the remaining time (``time / 25 + 3/4 increment``), never more than half
-    of what is left less the reserve.  Both present: the smaller.  Never below 1 ms.
+    a share of the remaining time (``time / 25 + 3/4 increment``, or ``time / movestogo``
+    when the clock is refilled after ``movestogo`` more moves), never more than half of
+    what is left less the reserve.  Both present: the smaller.  With neither, a move
+    limited by ``nodes`` or ``depth`` gets the referee's cap
+    (:data:`~arena.protocol.LIMIT_CAP_MS`) less the reserve: the search should stop at its
+    limit long before.  Never below 1 ms.
     """
     budgets: list[float] = []
-    if go.movetime is not None:
-        ms = go.movetime
-        budgets.append(ms - min(50.0, 0.1 * ms + 10.0))
+    movetime = go.movetime
+    if movetime is None and go.wtime is None and go.btime is None and (
+            go.nodes is not None or go.depth is not None):
+        movetime = P.LIMIT_CAP_MS
+    if movetime is not None:
+        budgets.append(movetime - min(50.0, 0.1 * movetime + 10.0))
     left = go.wtime if white_to_move else go.btime
     inc = (go.winc if white_to_move else go.binc) or 0
     if left is not None:
         reserve = min(50.0, 0.1 * left + 10.0)
-        share = left / MOVES_TO_GO + 0.75 * inc
+        moves = go.movestogo if go.movestogo and go.movestogo > 0 else MOVES_TO_GO
+        share = left / moves + 0.75 * inc
         budgets.append(min(share, left / 2 - reserve))
     if not budgets:
         return DEFAULT_BUDGET_S
@@ -201,10 +210,13 @@ def compute_budget(go: P.Go, white_to_move: bool) -> float:
 class Clock:
     """The time for one move, measured from when ``go`` was read (``time.monotonic``).
 
-    ``go`` holds the raw times (ms); ``options`` are the bot's option values (for function
-    bots, which have no ``self``); ``legal`` is the referee's ``legalmoves`` list for this
-    turn (move texts, in the referee's order) when the bot asked for it (``legal_moves: true``
-    in its ``bot.yaml``), else ``None`` (``position.legal_moves()`` gives the same moves).
+    ``go`` holds the raw times (ms) and limits (:attr:`nodes`, :attr:`depth`, and
+    :attr:`movestogo` of a moves-per-period clock, None when not sent: a bot keeps
+    ``nodes`` and ``depth`` itself, the referee cannot see them); ``options`` are the bot's
+    option values (for function bots, which have no ``self``); ``legal`` is the referee's
+    ``legalmoves`` list for this turn (move texts, in the referee's order) when the bot asked
+    for it (``legal_moves: true`` in its ``bot.yaml``), else ``None``
+    (``position.legal_moves()`` gives the same moves).
     """
 
     go: P.Go
@@ -217,6 +229,21 @@ class Clock:
     def deadline(self) -> float:
         """``time.monotonic()`` value by which the move should be chosen."""
         return self.start + self.budget_s
+
+    @property
+    def nodes(self) -> Optional[int]:
+        """``go nodes N``: search at most N nodes (None: no node limit)."""
+        return self.go.nodes
+
+    @property
+    def depth(self) -> Optional[int]:
+        """``go depth N``: search N plies deep (None: no depth limit)."""
+        return self.go.depth
+
+    @property
+    def movestogo(self) -> Optional[int]:
+        """``go movestogo N``: the moves until the clock is refilled (None: no periods)."""
+        return self.go.movestogo
 
     def elapsed(self) -> float:
         """Seconds since ``go`` was read."""

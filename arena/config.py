@@ -48,7 +48,8 @@ TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
 OPENING_KEYS = ("random", "file", "order")
-TIME_KEYS = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
+TIME_KEYS = ("movetime", "clock", "nodes", "depth", "handshake", "margin", "charge",
+             "wall_factor")
 EXECUTOR_KEYS = ("type", "scheduler", "ship_bots")
 #: where games are played: this machine's process pool, or a Dask cluster (docs/CLUSTER.md)
 EXECUTOR_KINDS = ("local", "dask")
@@ -645,15 +646,19 @@ class _Parser:
             return _time_control(lambda: TimeControl.parse(str(value), clock=default_charge()),
                                  "time")
         tm = _mapping(value, "time", TIME_KEYS)
-        if "movetime" not in tm and "clock" not in tm:
+        if not {"movetime", "clock", "nodes", "depth"} & set(tm):
             raise ConfigError("expected 'movetime' (ms per move), 'clock' (base+increment in "
-                              "seconds, e.g. 60+1) or both", "time")
+                              "seconds, e.g. 60+1, or moves/base+increment, e.g. 40/60+0.6), "
+                              "'nodes' or 'depth', or several", "time")
         movetime = (R.MOVETIME_MS.check(tm["movetime"], "time.movetime") if "movetime" in tm
                     else None)
+        nodes = R.NODES.check(tm["nodes"], "time.nodes") if "nodes" in tm else None
+        depth = R.DEPTH.check(tm["depth"], "time.depth") if "depth" in tm else None
         clock = tm.get("clock")
         if clock is not None and not isinstance(clock, str):
-            raise ConfigError(f"expected base+increment in seconds (e.g. 60+1), got "
-                              f"{_shown(clock)}", "time.clock")
+            raise ConfigError(f"expected base+increment in seconds (e.g. 60+1) or "
+                              f"moves/base+increment (e.g. 40/60+0.6), got {_shown(clock)}",
+                              "time.clock")
         handshake = (R.HANDSHAKE_MS.check(tm["handshake"], "time.handshake")
                      if "handshake" in tm else None)
         margin = R.MARGIN_MS.check(tm["margin"], "time.margin") if "margin" in tm else None
@@ -669,7 +674,12 @@ class _Parser:
             R.check_wall_factor(wall_factor, "time.wall_factor")
 
         def build() -> TimeControl:
-            tc = TimeControl.parse(clock if clock is not None else str(movetime), clock=charge)
+            if clock is None and movetime is None:  # nodes and/or depth only: capped
+                tc = TimeControl(movetime_ms=None, nodes=nodes, depth=depth, clock=charge)
+            else:
+                tc = TimeControl.parse(clock if clock is not None else str(movetime),
+                                       clock=charge)
+                tc = dataclasses.replace(tc, nodes=nodes, depth=depth)
             if clock is not None and movetime is not None:
                 tc = dataclasses.replace(tc, movetime_ms=movetime)
             if wall_factor is not None:

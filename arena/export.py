@@ -81,18 +81,12 @@ def comment(text: str) -> str:
 
 
 def time_control(tc: Mapping[str, Any]) -> str:
-    """A record's time control as PGN's TimeControl (``60+1``; ``0.2/move`` for a fixed time
-    per move; ``?`` when unknown)."""
-    parts = []
-    if tc.get("base_ms") is not None:
-        parts.append(f"{_seconds(tc['base_ms'])}+{_seconds(tc.get('increment_ms') or 0)}")
-    if tc.get("movetime_ms") is not None:
-        parts.append(f"{_seconds(tc['movetime_ms'])}/move")
-    return ", ".join(parts) or "?"
+    """A record's time control as PGN's TimeControl (``60+1``; ``40/60+0.6`` with moves per
+    period; ``0.2/move`` for a fixed time per move; ``nodes=1000``, ``depth=6``; ``?`` when
+    unknown): :func:`arena.clock.pgn_time_control`."""
+    from arena.clock import pgn_time_control
 
-
-def _seconds(ms: Any) -> str:
-    return f"{float(ms) / 1000:g}"
+    return pgn_time_control(tc)
 
 
 def score_text(score: Any) -> Optional[str]:

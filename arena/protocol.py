@@ -76,13 +76,36 @@ class LegalMoves:
 
 @dataclass(frozen=True)
 class Go:
-    """``go [wtime <ms>] [btime <ms>] [winc <ms>] [binc <ms>] [movetime <ms>]``"""
+    """``go [wtime <ms>] [btime <ms>] [winc <ms>] [binc <ms>] [movestogo <n>] [movetime <ms>]
+    [nodes <n>] [depth <n>]``
+
+    ``movestogo``: the moves the side to move still has to make before its clock is refilled
+    (a moves-per-period clock such as ``40/60+0.6``); ``nodes`` and ``depth``: a search limit
+    the referee cannot see, only the bot keeps it (the referee's cap on such a move is
+    ``movetime`` when given, else :data:`LIMIT_CAP_MS`).
+    """
 
     wtime: Optional[int] = None
     btime: Optional[int] = None
     winc: Optional[int] = None
     binc: Optional[int] = None
     movetime: Optional[int] = None
+    movestogo: Optional[int] = None
+    nodes: Optional[int] = None
+    depth: Optional[int] = None
+
+    def line(self) -> str:
+        """This command as the referee writes it (:func:`format_go`)."""
+        return format_go(self.wtime, self.btime, self.winc, self.binc, self.movetime,
+                         movestogo=self.movestogo, nodes=self.nodes, depth=self.depth)
+
+
+#: the words of ``go``, in the order the referee writes them
+GO_WORDS = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth")
+#: the referee's cap on a move limited only by ``nodes`` or ``depth`` (no ``movetime``, no
+#: clock), in ms: it cannot count a bot's nodes or plies, so a bot that never stops must
+#: still lose; not sent (the bot searches to its limit), and the kit's budget then
+LIMIT_CAP_MS = 10_000
 
 
 @dataclass(frozen=True)
@@ -136,10 +159,14 @@ def format_legalmoves(moves: Sequence[object]) -> str:
 
 
 def format_go(wtime: Optional[int] = None, btime: Optional[int] = None, winc: Optional[int] = None,
-              binc: Optional[int] = None, movetime: Optional[int] = None) -> str:
+              binc: Optional[int] = None, movetime: Optional[int] = None, *,
+              movestogo: Optional[int] = None, nodes: Optional[int] = None,
+              depth: Optional[int] = None) -> str:
+    """``go`` with the words given, in the order of :data:`GO_WORDS` (``go nodes 1000``)."""
     parts = ["go"]
     for key, val in (("wtime", wtime), ("btime", btime), ("winc", winc), ("binc", binc),
-                     ("movetime", movetime)):
+                     ("movestogo", movestogo), ("movetime", movetime), ("nodes", nodes),
+                     ("depth", depth)):
         if val is not None:
             parts.append(f"{key} {int(val)}")
     return " ".join(parts)

@@ -64,6 +64,11 @@ CLOCK_BASE_MS = Range(1, 86_400_000, "ms")       # up to a day per side
 CLOCK_INCREMENT_MS = Range(0, 3_600_000, "ms")   # up to an hour per move
 HANDSHAKE_MS = Range(1, 600_000, "ms")           # up to ten minutes to start
 MARGIN_MS = Range(0, 60_000, "ms")               # up to a minute of tolerance
+#: ``go nodes N`` and ``go depth N``: limits only the bot can keep (the referee caps the time)
+NODES = Range(1, 10**12, "nodes")
+DEPTH = Range(1, 1_000, "plies")
+#: a moves-per-period clock (``40/60+0.6``): the moves after which the clock is refilled
+PERIOD_MOVES = Range(1, 10_000, "moves")
 #: with the CPU clock, a move's wall-clock cap in multiples of its allowance
 WALL_FACTOR = (1.0, 100.0)
 
@@ -110,5 +115,6 @@ def workers_range() -> Range:
 
 __all__ = ["Range", "GAMES_MAX", "WORKERS_PER_CPU", "GAMES_PER_PAIRING", "ROUNDS",
            "OPENING_TURNS", "SEED", "NAME_MAX", "MOVETIME_MS", "CLOCK_BASE_MS",
-           "CLOCK_INCREMENT_MS", "HANDSHAKE_MS", "MARGIN_MS", "WALL_FACTOR", "LIMITS",
-           "SPRT_PAIRS", "ELO_BOUND", "check_wall_factor", "usable_cpus", "workers_range"]
+           "CLOCK_INCREMENT_MS", "HANDSHAKE_MS", "MARGIN_MS", "NODES", "DEPTH", "PERIOD_MOVES",
+           "WALL_FACTOR", "LIMITS", "SPRT_PAIRS", "ELO_BOUND", "check_wall_factor",
+           "usable_cpus", "workers_range"]

@@ -51,10 +51,15 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, str]:
 
 def time_control(movetime: int | None, clock: str | None, handshake: int, margin: int,
                  default_movetime: int, cpu_clock: bool = False,
-                 charge: str = "auto") -> TimeControl:
+                 charge: str = "auto", *, nodes: int | None = None,
+                 depth: int | None = None) -> TimeControl:
     """The time control of ``--movetime`` or ``--clock`` (``default_movetime`` without
-    either), ``--handshake``, ``--margin`` and ``--charge`` (``--cpu-clock``: ``cpu``; ``auto``:
-    the CPU clock where this machine has one); a bad one is a one-line error."""
+    either, unless ``--nodes`` or ``--depth`` is given: those moves are capped at
+    :data:`~arena.protocol.LIMIT_CAP_MS`), ``--handshake``, ``--margin`` and ``--charge``
+    (``--cpu-clock``: ``cpu``; ``auto``: the CPU clock where this machine has one); a bad
+    one is a one-line error."""
+    import dataclasses
+
     from arena.clock import TimeControl
 
     if cpu_clock:
@@ -68,15 +73,21 @@ def time_control(movetime: int | None, clock: str | None, handshake: int, margin
     if movetime is not None and clock is not None:
         raise Failure("use --movetime or --clock, not both")
     if clock is not None:
-        if "+" not in clock:
-            raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1), got {clock[:40]!r}")
+        if not any(c in clock for c in "+/:") and clock.strip().lower() != "inf":
+            raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1) or "
+                          f"MOVES/BASE+INC (e.g. 40/60+0.6), got {clock[:40]!r}")
         try:
-            return TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin,
-                                     clock=charge)
+            tc = TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin,
+                                   clock=charge)
         except ArenaError as e:
             raise Failure(f"--clock: {str(e).split(': ', 1)[-1]}") from None
-    return TimeControl(movetime_ms=movetime or default_movetime, handshake_ms=handshake,
-                       margin_ms=margin, clock=charge)
+        return dataclasses.replace(tc, nodes=nodes, depth=depth)
+    if movetime is None and (nodes is not None or depth is not None):
+        per_move = None  # the referee's cap (LIMIT_CAP_MS), not sent
+    else:
+        per_move = movetime or default_movetime
+    return TimeControl(movetime_ms=per_move, handshake_ms=handshake, margin_ms=margin,
+                       clock=charge, nodes=nodes, depth=depth)
 
 
 def fresh_option(what: str) -> Callable[[_F], _F]:
@@ -185,7 +196,8 @@ def enable_protocol_log() -> None:
 _TIME_OPTIONS = [
     click.option("--clock", "clock", metavar="BASE+INC",
                  help="A chess clock instead: base and increment in seconds, e.g. 60+1 "
-                      "(base up to 86400, increment up to 3600)."),
+                      "(base up to 86400, increment up to 3600), or moves per period as "
+                      "cutechess writes it: 40/60+0.6 (60 s for 40 moves, then 60 s more)."),
     click.option("--handshake", type=click.IntRange(R.HANDSHAKE_MS.low, R.HANDSHAKE_MS.high),
                  default=5000, show_default=True,
                  metavar="MS", help="Time a bot gets to start (spawn to morrisok)."),
@@ -203,6 +215,21 @@ _TIME_OPTIONS = [
                  default=None, help="How bots are sandboxed (default: the best this machine "
                                     "supports; see 'arena doctor')."),
 ]
+
+
+def limit_options(f: _F) -> _F:
+    """``--nodes N`` and ``--depth N``: sent in ``go`` (``go nodes 1000``), kept by the bot
+    only (the referee cannot count them); such moves are capped at ``--movetime``, or the
+    clock, or 10 s."""
+    f = click.option("--depth", type=click.IntRange(R.DEPTH.low, R.DEPTH.high), metavar="N",
+                     help="Search depth per move, sent as 'go depth N' (kept by the bot "
+                          "alone: the referee cannot see it). Without --movetime or --clock "
+                          "a move is still capped at 10000 ms.")(f)
+    return click.option("--nodes", type=click.IntRange(R.NODES.low, R.NODES.high),
+                        metavar="N",
+                        help="Nodes per move, sent as 'go nodes N' (kept by the bot alone: "
+                             "the referee cannot count them). Without --movetime or --clock "
+                             "a move is still capped at 10000 ms.")(f)
 
 
 def movetime_option(default_ms: int, why: str) -> Callable[[_F], _F]:

@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.cli.common import (Failure, enable_verbose, parse_isolation, parse_options,
-                              read_only_option, time_control, verbose_option, warn_clock,
-                              warn_isolation,
-                              with_time_options)
+from arena.cli.common import (Failure, enable_verbose, limit_options, parse_isolation,
+                              parse_options, read_only_option, time_control, verbose_option,
+                              warn_clock, warn_isolation, with_time_options)
 from arena.protocol import SEED_MAX, escape_controls
 from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 
@@ -63,6 +62,7 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
 @click.option("--variant", default="nine-mens-morris", show_default=True,
               help="A preset name (see 'arena variants') or a variant YAML file.")
 @with_time_options(MOVETIME_MS, "as in a tournament file without 'time'")
+@limit_options
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), help="Seed sent to bots with a Seed option.")
 @click.option("--opening", default="", metavar="MOVES", help="Moves played first, e.g. 'd6 d2'.")
 @click.option("--quiet", is_flag=True, help="Do not show the board after every move.")
@@ -76,7 +76,7 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
 @verbose_option
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
          handshake: int, margin: int, cpu_clock: bool, charge: str,
-         isolation: str | None,
+         isolation: str | None, nodes: int | None, depth: int | None,
          seed: int | None, opening: str, quiet: bool,
          record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
          read_only: tuple[str, ...], verbose: int) -> None:
@@ -96,7 +96,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     from arena.variants import load_variant
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=MOVETIME_MS,
-                      cpu_clock=cpu_clock, charge=charge)
+                      cpu_clock=cpu_clock, charge=charge, nodes=nodes, depth=depth)
     sandbox = parse_isolation(isolation, read_only)
     var = load_variant(variant)
     sides: list[BotSpec | Player] = []
@@ -161,6 +161,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
               help="Games per variant, colours alternating.")
 @with_time_options(CHECK_MOVETIME_MS, "a check tests legality, not strength; a bot that "
                    "answers in time here also does at a tournament's 1000")
+@limit_options
 @click.option("--opponent", type=click.Path(file_okay=False), metavar="DIR",
               help="The bot to play against (default: bots/random).")
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), default=None,
@@ -170,9 +171,9 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 @verbose_option
 def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
           clock: str | None, handshake: int, margin: int, cpu_clock: bool,
-          charge: str,
-          isolation: str | None, opponent: str | None, seed: int | None,
-          read_only: tuple[str, ...], verbose: int) -> None:
+          charge: str, isolation: str | None, nodes: int | None, depth: int | None,
+          opponent: str | None, seed: int | None, read_only: tuple[str, ...],
+          verbose: int) -> None:
     """Check a bot submission: handshake, then short games against bots/random on each
     variant its bot.yaml lists under 'variants:' (else three boards: see --variant).
 
@@ -186,7 +187,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     from arena.variants import load_variant
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=CHECK_MOVETIME_MS,
-                      cpu_clock=cpu_clock, charge=charge)
+                      cpu_clock=cpu_clock, charge=charge, nodes=nodes, depth=depth)
     sandbox = parse_isolation(isolation, read_only)
     spec = _load_bot_arg(bot, {})
     opp = _load_bot_arg(opponent, {}) if opponent else _load_bot_arg(str(DEFAULT_OPPONENT), {})

@@ -8,8 +8,8 @@ import typing
 import click
 
 from arena import ranges as R
-from arena.cli.common import (Failure, enable_verbose, fresh_option, parse_isolation,
-                              read_only_option, time_control, verbose_option,
+from arena.cli.common import (Failure, enable_verbose, fresh_option, limit_options,
+                              parse_isolation, read_only_option, time_control, verbose_option,
                               with_time_options)
 from arena.clock import SPRT_MOVETIME_MS
 from arena.protocol import SEED_MAX
@@ -59,6 +59,7 @@ def _bot_arg(text: str) -> BotSpec:
               help="Variant preset name or YAML file.")
 @with_time_options(SPRT_MOVETIME_MS, "fast, as a test takes hundreds to thousands of games; "
                                      "tournament files and 'arena play' use 1000")
+@limit_options
 @click.option("--max-pairs", type=click.IntRange(R.SPRT_PAIRS.low, R.SPRT_PAIRS.high),
               default=2000, show_default=True, help="Stop undecided after this many pairs.")
 @click.option("--opening-turns", type=click.IntRange(R.OPENING_TURNS.low, R.OPENING_TURNS.high),
@@ -96,7 +97,7 @@ def _bot_arg(text: str) -> BotSpec:
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          model: str, variant: str, movetime: int | None, clock: str | None, handshake: int,
          margin: int, cpu_clock: bool, charge: str, isolation: str | None,
-         max_pairs: int,
+         nodes: int | None, depth: int | None, max_pairs: int,
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
          out: str | None, pgn_out: str | None, workers: int, fresh: bool,
          restart_alias: bool,
@@ -125,7 +126,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     from arena.variants import load_variant
 
     tc = time_control(movetime, clock, handshake, margin, default_movetime=SPRT_MOVETIME_MS,
-                      cpu_clock=cpu_clock, charge=charge)
+                      cpu_clock=cpu_clock, charge=charge, nodes=nodes, depth=depth)
     sandbox = parse_isolation(isolation, read_only)
     rules = load_variant(variant)
     if book is not None and opening_turns is not None:

@@ -55,6 +55,7 @@ class AlphaBetaBot(SeededBot):
         super().__init__()
         self.nodes = 0
         self.stop_at = 0.0
+        self.max_nodes: Optional[int] = None  # go nodes N
         self.best_at: dict[tuple[int, ...], RawMove] = {}
         self.weights: tuple[int, ...] = ()
         self._read_weights()
@@ -121,6 +122,8 @@ class AlphaBetaBot(SeededBot):
 
     def _tick(self) -> None:
         self.nodes += 1
+        if self.max_nodes is not None and self.nodes > self.max_nodes:
+            raise _OutOfTime
         if not self.nodes & 63 and time.monotonic() >= self.stop_at:
             raise _OutOfTime
 
@@ -181,10 +184,13 @@ class AlphaBetaBot(SeededBot):
             self.best_at[self._key(pos)] = best_move
         return best
 
-    def search(self, pos: Position, deadline: float, max_depth: int) -> tuple[RawMove, int, int]:
-        """(best move, its score, depth completed) by iterative deepening until ``deadline``."""
+    def search(self, pos: Position, deadline: float, max_depth: int,
+               max_nodes: Optional[int] = None) -> tuple[RawMove, int, int]:
+        """(best move, its score, depth completed) by iterative deepening until ``deadline``
+        (or ``max_nodes`` nodes)."""
         self.stop_at = deadline
         self.nodes = 0
+        self.max_nodes = max_nodes
         if len(self.best_at) > 200_000:
             self.best_at.clear()
         moves = pos.generate_raw()
@@ -226,7 +232,9 @@ class AlphaBetaBot(SeededBot):
 
     def choose(self, position: Position, clock: Clock) -> Move:
         """The best move found within ``clock``'s budget."""
-        raw, score, depth = self.search(position, clock.deadline, int(self.options["Depth"]))
+        # go depth / go nodes (fixed-depth, fixed-node games) take the place of Depth
+        max_depth = clock.depth if clock.depth is not None else int(self.options["Depth"])
+        raw, score, depth = self.search(position, clock.deadline, max_depth, clock.nodes)
         moves = position.legal_moves()
         move = moves[position.generate_raw().index(raw)]
         if abs(score) > MATE - 1000:  # a forced result, in plies
