@@ -9,7 +9,8 @@ A tournament file (or ``arena sprt`` / ``arena play``) says::
       resign: {turns: 3, score: 600, twosided: true}  # the loser <= -600 for 3 of its turns
                                                       #   (and the winner >= 600 for 3 of its)
       max_turns: 400                                  # a draw once 400 turns each are played
-      tablebase: true                                 # decided endgames (docs/TABLEBASES.md)
+      tablebase: true                                 # decided endgames (docs/TABLEBASES.md):
+                                                      #   true (the default folder) or a folder
 
 Semantics (cutechess's ``GameAdjudicator``, with Morris's words: a *turn* is one player's
 move, a *move number* counts both players' turns):
@@ -28,6 +29,11 @@ move, a *move number* counts both players' turns):
   scoring ``≥ +score`` has also reached ``turns``.
 * **max_turns**: a draw once ``2 × max_turns`` plies are played (the rules' own draws, such
   as no capture for N turns, usually come first).
+* **tablebase**: after each turn, a position the endgame tables cover ends the game with
+  their value, exactly (``termination: tablebase``): a win the tables can force only in
+  more turns than the variant's no-capture (or three-men) draw rule leaves is a draw, as
+  the prober counts the quiet turns already played (fastchess does the same with DTZ and
+  the fifty-move rule).  A position the tables do not cover plays on.
 
 Where it differs from cutechess: cutechess also ends a game on a "trusted" mate score of an
 engine given ``whitepov``/``trust``; Morris Arena has no trust setting (a forced ``win N``
@@ -61,6 +67,8 @@ class Adjudication:
     twosided: bool = False
     max_turns: Optional[int] = None
     tablebase: bool = False
+    #: the tables' folder ("": the default, :func:`arena.tablebase.default_directory`)
+    tablebase_dir: str = ""
 
     @property
     def active(self) -> bool:
@@ -80,7 +88,7 @@ class Adjudication:
         if self.max_turns is not None:
             out["max_turns"] = self.max_turns
         if self.tablebase:
-            out["tablebase"] = True
+            out["tablebase"] = self.tablebase_dir or True
         return out
 
 
@@ -135,10 +143,14 @@ def parse_adjudication(data: Any, where: str = "adjudicate") -> Adjudication:
     if "max_turns" in top:
         out["max_turns"] = _number(top["max_turns"], f"{where}.max_turns", 1)
     if "tablebase" in top:
-        if not isinstance(top["tablebase"], bool):
-            raise ConfigError(f"expected true or false, got {top['tablebase']!r}"[:80],
+        value = top["tablebase"]
+        if isinstance(value, str) and value.strip():
+            out.update(tablebase=True, tablebase_dir=value.strip())
+        elif isinstance(value, bool):
+            out["tablebase"] = value
+        else:
+            raise ConfigError(f"expected true, false or the tables' folder, got {value!r}"[:80],
                               f"{where}.tablebase")
-        out["tablebase"] = top["tablebase"]
     return Adjudication(**out)
 
 

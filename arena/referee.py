@@ -42,7 +42,7 @@ from arena.hints import LEGAL_MOVES_HINT
 from arena.protocol import SEED_MAX, Go, escape_controls, score_value
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
-from arena.verdicts import illegal_move_text, starved, timeout_text
+from arena.verdicts import illegal_move_text, starved, tablebase_verdict, timeout_text
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
@@ -570,8 +570,12 @@ class _Game:
             self._unbooked = (player, played, ms)
             if self.adjudicator is not None and pos.outcome() is None:
                 score = score_value((player.last_info or {}).get("score"))
-                self.verdict = self.adjudicator.add(len(pos.move_stack), color, score,
-                                                    bool(move.captures) or move.src is None)
+                rules = self.adjudicator.rules
+                self.verdict = ((tablebase_verdict(pos, rules.tablebase_dir)
+                                 if rules.tablebase else None)
+                                or self.adjudicator.add(len(pos.move_stack), color, score,
+                                                        bool(move.captures)
+                                                        or move.src is None))
                 if self.verdict is not None:
                     break
         self._book()

@@ -1,19 +1,24 @@
 """The verdicts of the referee's clock and rules, as a beginner needs them: whether a time
 forfeit was the machine's fault (:func:`starved`: the bot waited for a CPU, not on its own
 clock), what a time forfeit says (:func:`timeout_text`: the limit, its parts, what the bot
-used, the fix) and what an illegal move says (:func:`illegal_move_text`: the rule it breaks
-and, for a move written wrong, the moves it probably meant).  Pure: measurements in, text
-out; the referee (:mod:`arena.referee`) calls them.
+used, the fix), what an illegal move says (:func:`illegal_move_text`: the rule it breaks
+and, for a move written wrong, the moves it probably meant), and the endgame tables'
+verdict on a position (:func:`tablebase_verdict`, for tablebase adjudication).  The
+referee (:mod:`arena.referee`) calls them.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import logging
+from typing import Any, Optional
 
+from arena.adjudication import Verdict
 from arena.clock import TimeControl
 from arena.errors import BotTimeout
 from arena.hints import TIME_HINT, allowance_text
-from arena.rules import Position, explain_illegal, suggest_moves
+from arena.rules import COLOR_NAMES, Position, explain_illegal, suggest_moves
+
+log = logging.getLogger("arena.referee")
 
 #: a timed-out bot was starved when at least this part of its time off the CPU was spent
 #: waiting for one (runnable, on the run queue) rather than sleeping or waiting for input
@@ -80,4 +85,46 @@ def illegal_move_text(position: Position, text: str) -> str:
     return reason if reason.startswith("not a move") else f"illegal move {text.strip()}: {reason}"
 
 
-__all__ = ["STARVED_SHARE", "starved", "timeout_text", "illegal_move_text"]
+_TABLES: dict[str, Any] = {}
+
+
+def tablebase_for(folder: str) -> Any:
+    """The endgame tables of ``folder`` ("": the default folder), opened once per process
+    (a :class:`arena.tablebase.Tablebase`), or None where there are none (said once)."""
+    if folder not in _TABLES:
+        from arena.tablebase import TablebaseError, default_directory, open_tablebase
+
+        path = folder or str(default_directory())
+        try:
+            _TABLES[folder] = open_tablebase(path)
+        except TablebaseError as e:
+            log.warning("no tablebase adjudication: %s (arena tablebase build VARIANT "
+                        "makes the tables)", e)
+            _TABLES[folder] = None
+    return _TABLES[folder]
+
+
+def tablebase_verdict(position: Position, folder: str) -> Optional[Verdict]:
+    """The endgame tables' verdict on ``position`` (tables of ``folder``, "": the default),
+    or None where no table covers it (:mod:`arena.adjudication`, *tablebase*)."""
+    tables = tablebase_for(folder)
+    if tables is None:
+        return None
+    from arena.tablebase import NotCovered
+
+    try:
+        probe = tables.probe(position)
+    except NotCovered:
+        return None
+    if probe.value == "draw":
+        return Verdict("1/2-1/2", "tablebase", f"the endgame tables say this position is a "
+                                               f"draw ({position.to_text()})")
+    winner = position.turn if probe.value == "win" else 1 - position.turn
+    return Verdict("1-0" if winner == 0 else "0-1", "tablebase",
+                   f"the endgame tables say {COLOR_NAMES[winner]} wins "
+                   f"({COLOR_NAMES[position.turn]} to move, {probe.distance} plies to the "
+                   f"next capture or the end; {position.to_text()})")
+
+
+__all__ = ["STARVED_SHARE", "starved", "timeout_text", "illegal_move_text", "tablebase_for",
+           "tablebase_verdict"]

@@ -157,3 +157,44 @@ def test_a_tournament_adjudicates_by_the_bots_scores(tmp_path: Path) -> None:
         # lost's second turn: ply 3 as white, ply 4 as black
         assert len(r.moves) == (3 if loser == "white" else 4), r.moves
         assert "scored -600 or less for 2 turns" in r.detail
+
+
+@pytest.mark.slow
+def test_a_tournament_adjudicates_covered_endgames_by_the_tables(tmp_path: Path) -> None:
+    """Nine men's morris with three men each: its moving phase starts at 3-3, which the
+    tables cover; every game that reaches it ends there with the tables' value."""
+    import io
+
+    from arena.config import parse_config
+    from arena.records import read_records
+    from arena.rules import Position
+    from arena.tablebase import build_tables, open_tablebase
+    from arena.tournament import run_tournament
+    from arena.variants import get_variant
+
+    tables = tmp_path / "tables"
+    build_tables(get_variant("nine-mens-morris"), (3, 3), tables)
+    config = parse_config({
+        "name": "tb", "output": str(tmp_path / "out"), "workers": 1, "report": False,
+        "bots": [str(ROOT / "bots" / "random"), str(ROOT / "bots" / "greedy")],
+        "variants": [{"base": "nine-mens-morris", "name": "three-each", "men": 3}],
+        "games_per_pairing": 4, "time": {"movetime": 100, "charge": "wall"},
+        "isolation": "none", "adjudicate": {"tablebase": str(tables)}})
+    assert run_tournament(config, console=io.StringIO()).complete
+    records = read_records(tmp_path / "out" / "games.jsonl")
+    variant = config.variants[0]
+    with open_tablebase(tables) as tb:
+        adjudicated = [r for r in records if r.termination == "tablebase"]
+        assert adjudicated, [r.termination for r in records]
+        for r in adjudicated:
+            pos = Position(variant)
+            for m in r.moves:
+                pos.push_text(m.move)
+            probe = tb.probe(pos)  # the final position's value decided the result
+            mover_wins = {"win": True, "loss": False}.get(probe.value)
+            expected = ("1/2-1/2" if mover_wins is None else
+                        ("1-0" if (pos.turn == 0) == mover_wins else "0-1"))
+            assert r.result == expected, r.detail
+            assert r.adjudication is not None and r.adjudication["rule"] == "tablebase"
+        for r in records:  # the others ended by the rules before reaching the tables
+            assert r.termination in ("tablebase", "too-few-men", "blocked", "mill"), r.detail
