@@ -23,7 +23,8 @@ def cli() -> None:
 
 
 for _command in (rules.variants, rules.perft, play.play, play.check, play.doctor, run.run,
-                 analysis.rate, analysis.report, export.export, show.show, sprt.sprt,
+                 analysis.rate, analysis.report, analysis.analyse, export.export, show.show,
+                 sprt.sprt,
                  server.server, tablebase.tablebase, tune.tune):
     cli.add_command(_command)
 del _command

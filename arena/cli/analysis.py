@@ -1,5 +1,5 @@
 """The analysis commands over a results folder: ``arena rate`` (Elo tables) and
-``arena report`` (charts and report.html)."""
+``arena report`` (charts and report.html), ``arena analyse`` (endgames against the tables)."""
 
 from __future__ import annotations
 
@@ -87,3 +87,40 @@ def report(results: str, anchor: str | None, title: str | None, max_games: int,
         if title is None:
             title = games_path(results).parent.name
     click.echo(build_report(folder, records, title=title, anchor=pin, max_games=max_games or None))
+
+
+@click.command()
+@click.argument("results", metavar="RESULTS")
+@click.option("--tables", "tables_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="The endgame tables' folder (default: the tablebase "
+                                  "cache, as 'arena tablebase build' makes it).")
+def analyse(results: str, tables_dir: str | None) -> None:
+    """Mark every move the bots of RESULTS played in an endgame the tables cover: kept its
+    value, or threw a won (or drawn) endgame away, and which moves would have kept it.
+
+    Writes RESULTS/analysis.jsonl (the games untouched), which 'arena report' turns into
+    an endgame table per bot and badges in the game viewer, and prints each bot's figures.
+    """
+    from arena.report import games_path, load_games
+    from arena.report.endgames import analyse as analyse_games
+    from arena.report.endgames import summarise, write_analysis
+    from arena.tablebase import TablebaseError, default_directory, open_tablebase
+
+    records = load_games(results)
+    folder = games_path(results).parent
+    path = tables_dir or str(default_directory())
+    try:
+        with open_tablebase(path) as tables:
+            games = analyse_games(records, tables)
+    except TablebaseError as e:
+        raise Failure(f"{e} (arena tablebase build VARIANT --dir {path} makes them)") from None
+    written = write_analysis(folder, games)
+    rows = summarise(games)
+    click.echo(f"{len(games)} of {len(records)} games reached an endgame the tables cover; "
+               f"written to {written}")
+    for row in rows:
+        accuracy = "-" if row.accuracy is None else f"{100 * row.accuracy:.1f}%"
+        click.echo(f"  {row.bot}: {row.moves} moves in covered endgames, {accuracy} kept "
+                   f"their value, {row.wins_thrown} won endgames thrown away")
+        for game_id, ply, kind in row.thrown[:5]:
+            click.echo(f"    {kind} at ply {ply} of {game_id}")
