@@ -44,13 +44,19 @@ if TYPE_CHECKING:
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
             "workers", "seed", "output", "report", "pgn_out", "executor", "isolation", "restart",
-            "adjudicate")
+            "adjudicate", "cluster")
 BOT_KEYS = ("path", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
 OPENING_KEYS = ("random", "file", "order")
 TIME_KEYS = ("movetime", "clock", "nodes", "depth", "handshake", "margin", "charge",
              "wall_factor")
 EXECUTOR_KEYS = ("type", "scheduler", "ship_bots")
+CLUSTER_KEYS = ("wait",)
+#: ``cluster.wait``: seconds a Dask run waits for a worker (or its scheduler) before it stops
+CLUSTER_WAIT_S = 600.0
+#: ``cluster.wait``'s range, in seconds (1 s to a week)
+CLUSTER_WAIT_RANGE = (1.0, 7 * 86400.0)
+_WAIT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$")
 #: where games are played: this machine's process pool, or a Dask cluster (docs/CLUSTER.md)
 EXECUTOR_KINDS = ("local", "dask")
 #: ``executor.scheduler``: a local cluster started for the run
@@ -122,6 +128,25 @@ def check_executor(kind: str, scheduler: Optional[str], ship_bots: Optional[bool
                                   where[key])
         return ExecutorConfig()
     return ExecutorConfig(kind, scheduler or LOCAL_SCHEDULER, bool(ship_bots))
+
+
+def parse_wait(value: Any, where: str) -> float:
+    """A duration in seconds: a number, or text such as ``90``, ``30s``, ``10m`` or ``1h``,
+    within :data:`CLUSTER_WAIT_RANGE`.
+
+    :raises ConfigError: at ``where``, for anything else.
+    """
+    seconds: Optional[float] = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str) and (match := _WAIT_RE.match(value)):
+        unit = {"m": 60.0, "min": 60.0, "h": 3600.0}.get(match.group(2) or "s", 1.0)
+        seconds = float(match.group(1)) * unit
+    low, high = CLUSTER_WAIT_RANGE
+    if seconds is None or not low <= seconds <= high:
+        raise ConfigError(f"expected a duration from 1 s to 7 days, in seconds or with a "
+                          f"unit (30s, 10m, 1h), got {_shown(value)}", where)
+    return seconds
 
 
 def with_executor(config: TournamentConfig, *, kind: Optional[str] = None,
@@ -202,6 +227,9 @@ class TournamentConfig:
     restart: str = "per-game"
     #: ending games early (:mod:`arena.adjudication`); off by default
     adjudicate: Adjudication = Adjudication()
+    #: ``cluster.wait``: seconds a run on Dask waits for a worker or for its scheduler
+    #: before it stops (docs/CLUSTER.md, *Failures*); not part of the configuration's hash
+    cluster_wait: float = CLUSTER_WAIT_S
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -416,7 +444,8 @@ class _Parser:
             output=output, report=report, pgn_out=pgn_out, source=self.source,
             executor=self.executor(top.get("executor", "local")),
             isolation=self.isolation(top.get("isolation")), restart=restart,
-            adjudicate=parse_adjudication(top.get("adjudicate")))
+            adjudicate=parse_adjudication(top.get("adjudicate")),
+            cluster_wait=self.cluster_wait(top.get("cluster")))
 
     def output(self, value: Any) -> Path:
         if not isinstance(value, str) or not value.strip():
@@ -697,6 +726,13 @@ class _Parser:
                               "executor.type")
         return check_executor(ex["type"], ex.get("scheduler"), ex.get("ship_bots"),
                               where=_FILE_EXECUTOR)
+
+    def cluster_wait(self, value: Any) -> float:
+        """``cluster: {wait: ...}``: seconds, or a number with ``s``, ``m`` or ``h``."""
+        if value is None:
+            return CLUSTER_WAIT_S
+        wait = _mapping(value, "cluster", CLUSTER_KEYS).get("wait", CLUSTER_WAIT_S)
+        return parse_wait(wait, "cluster.wait")
 
     def workers(self, value: Any) -> int:
         if self.workers_override is not None:

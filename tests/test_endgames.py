@@ -102,6 +102,10 @@ def test_arena_analyse_writes_the_analysis_and_prints_each_bot(tmp_path: Path,
     stored = read_analysis(results)
     assert set(stored) == {"thrown", "kept"}
     assert stored["kept"].marks[-1].thrown == "" and stored["thrown"].marks[-1].thrown == thrown
+    report = CliRunner().invoke(cli, ["report", str(results)])
+    assert report.exit_code == 0, report.output
+    html = (results / "report.html").read_text()
+    assert 'id="endgames"' in html and f"{thrown}, move {len(moves)} of thrown" in html
     missing = CliRunner().invoke(cli, ["analyse", str(results), "--tables",
                                        str(tmp_path / "none")])
     assert missing.exit_code == 2 and "arena tablebase build" in missing.output

@@ -64,9 +64,13 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     bot_pages = bot_page_names(records)
     forfeits = group_forfeits(records)
     write_bot_pages(out, records, tables, name, bot_pages, pages, titles, forfeits)
+    from arena.report.endgames import read_analysis
+
+    analysed = read_analysis(out)
+    endgames = [analysed[r.game_id] for r in records if r.game_id in analysed]
     context = page_context(records, tables, charts, name,
                            "pair-clustered sandwich", max_games, pages, bot_pages, titles,
-                           forfeits)
+                           forfeits, endgames)
     html_path = out / REPORT_FILE
     atomic_write(html_path, render_html(context).encode("utf-8"))
     return html_path

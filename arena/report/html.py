@@ -127,8 +127,8 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                  pages: Optional[dict[str, str]] = None,
                  bot_pages: Optional[dict[str, str]] = None,
                  titles: Optional[dict[str, str]] = None,
-                 forfeit_groups: Optional[dict[str, list[ForfeitGroup]]] = None
-                 ) -> dict[str, Any]:
+                 forfeit_groups: Optional[dict[str, list[ForfeitGroup]]] = None,
+                 endgames: Optional[Sequence[Any]] = None) -> dict[str, Any]:
     """Everything the page shows, as plain values for the template.
 
     ``method`` names the interval estimate in the page's text; the moves of the first
@@ -189,6 +189,7 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
     } for r in listed_games]
     return {
         "clock": clock_summary(records),
+        "endgames": endgame_rows(endgames or [], pages or {}),
         "title": title, "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "n_games": len(records), "n_bots": len({r.white.name for r in records}
                                                | {r.black.name for r in records}),
@@ -198,6 +199,24 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "moves_inline": inline, "max_inline": MAX_MOVES_INLINE,
         "columns": COLUMNS, "glossary": GLOSSARY, "elo_gap": elo_gap_sentence(),
     }
+
+
+def endgame_rows(games: Sequence[Any], pages: dict[str, str]) -> list[dict[str, Any]]:
+    """The report's endgame table (``arena analyse``: :mod:`arena.report.endgames`): per
+    bot, moves played in endgames the tables cover, the share that kept their value, won
+    endgames thrown away, and links to those moments (the game's viewer page at the ply)."""
+    from arena.report.endgames import summarise
+
+    rows = []
+    for row in summarise(games):
+        moments = [{"game": gid, "ply": ply, "kind": kind,
+                    "href": f"{pages[gid]}#ply={ply}" if gid in pages else f"#game-{gid}"}
+                   for gid, ply, kind in row.thrown[:8]]
+        rows.append({"bot": row.bot, "moves": row.moves, "won": row.won_positions,
+                     "accuracy": "-" if row.accuracy is None else f"{100 * row.accuracy:.1f}",
+                     "thrown": len(row.thrown), "wins_thrown": row.wins_thrown,
+                     "moments": moments, "more": max(0, len(row.thrown) - 8)})
+    return rows
 
 
 def clock_summary(records: Sequence[GameRecord]) -> dict[str, Any]:
@@ -278,7 +297,7 @@ quieter machine, give fairer timing){% endif %}.{% endif %}
 {% if clock.replayed %}{{ clock.replayed | length }} game{% if clock.replayed | length != 1 %}s were{% else %} was{% endif %}
 played again because a bot lost on time while the machine starved it (not counted):
 {% for g in clock.replayed %}<a href="#game-{{ g.id }}">{{ g.id }}</a> ({{ g.reasons | join("; ") }}){% if not loop.last %}, {% endif %}{% endfor %}.{% endif %}</p>
-<nav class="toc"><a href="#standings">Standings</a><a href="#glossary">What the columns mean</a><a href="#method">How the numbers are computed</a><a href="#charts">Charts</a><a href="#crosstable">Crosstable</a><a href="#forfeits">Forfeits</a><a href="#games">Games</a></nav>
+<nav class="toc"><a href="#standings">Standings</a><a href="#glossary">What the columns mean</a><a href="#method">How the numbers are computed</a><a href="#charts">Charts</a><a href="#crosstable">Crosstable</a>{% if endgames %}<a href="#endgames">Endgames</a>{% endif %}<a href="#forfeits">Forfeits</a><a href="#games">Games</a></nav>
 
 <h2 id="standings">Standings</h2>
 <ul class="read">
@@ -407,6 +426,23 @@ nElo is the normalised Elo of chess engine testing.</p>
 </details>
 {% endif %}
 {% endfor %}
+
+{% if endgames %}
+<h2 id="endgames">Endgames</h2>
+<p class="read">Every move played in an endgame the tables know perfectly (<code>arena
+analyse</code>): did it keep what the position was worth (a win stays a win, a draw a draw)?
+<b>accuracy</b> is the share of a bot's moves there that did; a <b>thrown</b> endgame was won
+(or drawn) before the move and not after it. Each moment links to the game at that move.</p>
+<div class="scroll">
+<table class="endgames">
+<thead><tr><th class="name">bot</th><th title="Moves the bot played in positions the tables cover">moves</th><th title="Of them, moves played in a won position">in won positions</th><th title="The share of its moves that kept the position's value">accuracy %</th><th title="Moves that threw a win or a draw away">thrown</th><th title="Won endgames it drew or lost">wins thrown</th><th class="name">the moments</th></tr></thead>
+{% for r in endgames %}
+<tr><td class="name">{{ r.bot }}</td><td>{{ r.moves }}</td><td>{{ r.won }}</td><td>{{ r.accuracy }}</td><td>{{ r.thrown }}</td><td>{{ r.wins_thrown }}</td>
+<td class="name">{% for m in r.moments %}<a href="{{ m.href }}">{{ m.kind }}, move {{ m.ply }} of {{ m.game }}</a>{% if not loop.last %}; {% endif %}{% endfor %}{% if r.more %} and {{ r.more }} more{% endif %}</td></tr>
+{% endfor %}
+</table>
+</div>
+{% endif %}
 
 <h2 id="forfeits">Forfeits</h2>
 {% if not forfeits %}<p>No game was lost by forfeit.</p>{% endif %}
