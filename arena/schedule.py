@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import Literal, Mapping, Optional, Sequence
+from typing import Iterator, Literal, Mapping, Optional, Sequence
 
 from arena.openings import Book, BookOrder, book_opening
 from arena.protocol import SEED_MAX
@@ -207,7 +207,25 @@ def build_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: For
                    games_per_pairing: int = 2, opening_turns: int = 0, seed: int = 0,
                    books: Optional[Mapping[str, Book]] = None,
                    book_order: BookOrder = "sequential", scheme: int = SCHEME) -> list[Slot]:
-    """Every game of a tournament, in playing order.
+    """Every game of a tournament, in playing order: :func:`iter_schedule` as a list.
+
+    :raises ValueError: as :func:`iter_schedule`.
+    """
+    return list(iter_schedule(players, variants, fmt, games_per_pairing=games_per_pairing,
+                              opening_turns=opening_turns, seed=seed, books=books,
+                              book_order=book_order, scheme=scheme))
+
+
+def iter_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: Format, *,
+                  games_per_pairing: int = 2, opening_turns: int = 0, seed: int = 0,
+                  books: Optional[Mapping[str, Book]] = None,
+                  book_order: BookOrder = "sequential",
+                  scheme: int = SCHEME) -> Iterator[Slot]:
+    """Every game of a tournament, in playing order, one :class:`Slot` at a time (the
+    slots of :func:`build_schedule`, the same ids in the same order, without holding them:
+    a runner near the game cap keeps only the games in flight).
+
+    The arguments are checked at the call, before the first slot is made.
 
     ``players`` are in joining order (a player added to a tournament comes last).  Openings:
     ``opening_turns`` random legal turns, or, with ``books`` (each variant's name to its
@@ -231,8 +249,17 @@ def build_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: For
                          opening_turns=opening_turns, seed=seed)
     if scheme != SCHEME:
         raise ValueError(f"unknown schedule scheme {scheme}")
+    return _scheme_2(players, variants, fmt, games_per_pairing=games_per_pairing,
+                     opening_turns=opening_turns, seed=seed, books=books, book_order=book_order)
+
+
+def _scheme_2(players: Sequence[str], variants: Sequence[Variant], fmt: Format, *,
+              games_per_pairing: int, opening_turns: int, seed: int,
+              books: Optional[Mapping[str, Book]], book_order: BookOrder) -> Iterator[Slot]:
+    """The slots of the current scheme (see :func:`iter_schedule`), made as they are asked
+    for."""
     meetings = pairings(fmt, players)
-    slots: list[Slot] = []
+    index = 0
     for rnd in range(1, fmt.rounds + 1):
         order = list(range(len(meetings)))
         random.Random(derive_seed(seed, "order", rnd)).shuffle(order)
@@ -253,23 +280,22 @@ def build_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: For
                         opening = ()
                     for game, (white, black) in enumerate(((first, second), (second, first))):
                         game_id = f"{variant.name}/r{rnd}/m{meeting}/p{k}/g{game}"
-                        slots.append(Slot(index=len(slots), game_id=game_id, variant=variant,
-                                          round=rnd, pair=pair, game=game, white=white,
-                                          black=black, opening=opening,
-                                          seed=derive_seed(seed, "game", game_id),
-                                          meeting=meeting, pair_in_meeting=k))
-    return slots
+                        yield Slot(index=index, game_id=game_id, variant=variant, round=rnd,
+                                   pair=pair, game=game, white=white, black=black,
+                                   opening=opening, seed=derive_seed(seed, "game", game_id),
+                                   meeting=meeting, pair_in_meeting=k)
+                        index += 1
 
 
 def _scheme_1(players: Sequence[str], variants: Sequence[Variant], fmt: Format, *,
-              games_per_pairing: int, opening_turns: int, seed: int) -> list[Slot]:
+              games_per_pairing: int, opening_turns: int, seed: int) -> Iterator[Slot]:
     """The schedule of results folders created before tournaments could grow (ids
     ``<variant>/r<round>/p<pair>/g<0|1>``, pairs numbered through the whole round, colours by
     the place in the round's shuffled order): kept, unchanged, so that such a folder
     resumes."""
     meetings = pairings(fmt, players)
     pairs_per_pairing = games_per_pairing // 2
-    slots: list[Slot] = []
+    index = 0
     for rnd in range(1, fmt.rounds + 1):
         order = list(range(len(meetings)))
         random.Random(derive_seed(seed, "order", rnd)).shuffle(order)
@@ -284,8 +310,7 @@ def _scheme_1(players: Sequence[str], variants: Sequence[Variant], fmt: Format, 
                                if opening_turns else ())
                     for game, (white, black) in enumerate(((first, second), (second, first))):
                         game_id = f"{variant.name}/r{rnd}/p{pair}/g{game}"
-                        slots.append(Slot(index=len(slots), game_id=game_id, variant=variant,
-                                          round=rnd, pair=pair, game=game, white=white,
-                                          black=black, opening=opening,
-                                          seed=derive_seed(seed, "game", game_id)))
-    return slots
+                        yield Slot(index=index, game_id=game_id, variant=variant, round=rnd,
+                                   pair=pair, game=game, white=white, black=black,
+                                   opening=opening, seed=derive_seed(seed, "game", game_id))
+                        index += 1
