@@ -398,3 +398,133 @@ def test_viewer_in_chromium_draws_marks_hand_captures_and_removals(
                 assert "Marked, blocked until placement ends" in status
             if n < r.plies:
                 assert f"{('White', 'Black')[pos.turn]} to move" in status
+
+
+# ---------------------------------------------------------------------------------------
+# Engine output: eval and depth per move, the evaluation graph, the pv (issue 27)
+# ---------------------------------------------------------------------------------------
+
+#: collects the page's errors, console errors and CSP violations in window.pageErrors (run
+#: by the browser before the page's own script, not subject to its CSP)
+WATCH_ERRORS = """
+if (!window.pageErrors) {
+  window.pageErrors = [];
+  window.addEventListener("error", function (e) { window.pageErrors.push("error " + e.message); });
+  document.addEventListener("securitypolicyviolation", function (e) {
+    window.pageErrors.push("csp " + e.violatedDirective);
+  });
+  var original = console.error;
+  console.error = function () {
+    window.pageErrors.push("console " + Array.prototype.join.call(arguments, " "));
+    return original.apply(console, arguments);
+  };
+}
+"""
+#: the competition server's policy for its pages (arena/server/web.py), with a fixed nonce
+CSP = ("default-src 'none'; script-src 'nonce-n0nce'; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'")
+
+
+def _scored(record: GameRecord) -> list[int]:
+    """The plies whose bot sent a score."""
+    return [n for n, m in enumerate(record.moves, 1) if m.info and "score" in m.info]
+
+
+def _without_info(record: GameRecord) -> GameRecord:
+    return dataclasses.replace(record, game_id="plain/" + record.game_id,
+                               moves=[dataclasses.replace(m, info=None) for m in record.moves])
+
+
+def test_game_data_carries_each_moves_search_escaped() -> None:
+    from arena.records import MoveInfo
+
+    rec = make_record("a", "b", 1.0, moves=("a1", "d6", "a4"))
+    rec.moves[0].info = {"depth": 5, "seldepth": 9, "score": 120, "nodes": 24000, "nps": 1000,
+                         "time": 18, "pv": ["a1", "</script>", "d6\x1b"], "string": HOSTILE}
+    rec.moves[1].info = {"score": {"loss": 4}, "depth": True, "nodes": -1, "pv": []}
+    rec.moves[2] = MoveInfo("a4", 1.0, info={"score": {"win": 2}, "other": "currmove a4"})
+    plies = game_data(rec, "t")["plies"]
+    assert "e" not in plies[0]
+    assert plies[1]["e"] == {"s": 120, "d": 5, "sd": 9, "n": 24000, "nps": 1000, "t": 18,
+                             "pv": "a1 </script> d6\\x1b",
+                             "str": "</script><!--<img src=x onerror=alert(1)>\\u2028"}
+    assert plies[2]["e"] == {"l": 4} and plies[3]["e"] == {"w": 2}
+    assert "<" not in script_json(game_data(rec, "t"))
+    assert "e" not in game_data(_without_info(rec), "t")["plies"][1]
+
+
+def _watch(driver: Any) -> str:
+    return str(driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                      {"source": WATCH_ERRORS})["identifier"])
+
+
+def test_viewer_in_chromium_shows_the_bots_search_and_an_eval_graph(
+        driver: Any, tournament: tuple[Path, list[GameRecord]], tmp_path: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    from arena.export import score_text
+    from arena.report.viewer import render_game_page
+
+    folder, records = tournament
+    record = max((r for r in records if not r.forfeit), key=lambda r: len(_scored(r)))
+    scored = _scored(record)
+    assert len(scored) >= 3  # greedy sends its score with every move
+    plain = _without_info(record)
+    html = render_game_page(record, "with info")
+    pages = {"info.html": html, "plain.html": render_game_page(plain, "without info"),
+             # as the competition server serves it: a nonce for the script, its CSP
+             "csp.html": html.replace("<head>\n", "<head>\n<meta http-equiv=\"Content-Security-"
+                                      f"Policy\" content=\"{CSP}\">\n", 1)
+             .replace("\n<script>\n", '\n<script nonce="n0nce">\n', 1)}
+    pages["no-nonce.html"] = pages["csp.html"].replace(' nonce="n0nce"', "")
+    for name, text in pages.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    watch = _watch(driver)
+    try:
+        for name in ("info.html", "csp.html"):
+            driver.get((tmp_path / name).resolve().as_uri())
+            _at(driver, record.plies)
+            dots = driver.find_elements(By.CSS_SELECTOR, "#evalgraph circle.pt")
+            assert sorted(int(d.get_attribute("data-ply")) for d in dots) == scored
+            headers = [th.text for th in driver.find_elements(By.CSS_SELECTOR, ".movelist th")]
+            assert headers[3:5] == ["eval", "depth"]
+            # hovering a point goes to its move; the bot's search is shown, its pv too
+            target = scored[len(scored) // 2]
+            dot = next(d for d in dots if d.get_attribute("data-ply") == str(target))
+            ActionChains(driver).move_to_element(dot).perform()
+            _at(driver, target)
+            info = record.moves[target - 1].info
+            assert info is not None
+            engine = driver.find_element(By.ID, "engine").text
+            assert f"depth {info['depth']}" in engine
+            assert driver.find_element(By.ID, "pv").text == " ".join(info["pv"])
+            row = driver.find_element(By.CSS_SELECTOR, f'tr[data-ply="{target}"]')
+            cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+            assert cells[3:5] == [score_text(info["score"]), str(info["depth"])]
+            assert "pv " + " ".join(info["pv"]) in row.get_attribute("title")
+            # a click elsewhere on the graph goes there; the marker follows
+            first = next(d for d in dots if d.get_attribute("data-ply") == str(scored[0]))
+            ActionChains(driver).move_to_element(first).click().perform()
+            _at(driver, scored[0])
+            assert "on" in first.get_attribute("class")
+            assert driver.execute_script("return window.pageErrors") == [], name
+        # a record without info (an old one): no graph, no columns, no error
+        driver.get((tmp_path / "plain.html").resolve().as_uri())
+        _at(driver, record.plies)
+        assert not driver.find_elements(By.ID, "evalgraph")
+        assert not driver.find_elements(By.ID, "engine")
+        assert "eval" not in [th.text for th in driver.find_elements(By.CSS_SELECTOR, "th")]
+        _click_ply(driver, 3)
+        _at(driver, 3)
+        assert driver.execute_script("return window.pageErrors") == []
+        # the policy is in force: without the nonce the script does not run
+        driver.get((tmp_path / "no-nonce.html").resolve().as_uri())
+        assert driver.find_element(By.ID, "viewer").get_attribute("data-ply") is None
+        assert any(e.startswith("csp script-src") for e in
+                   driver.execute_script("return window.pageErrors"))
+        driver.get((tmp_path / "info.html").resolve().as_uri())
+        _at(driver, record.plies)
+        driver.save_screenshot(str(folder / "viewer-eval.png"))
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": watch})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
@@ -16,13 +16,16 @@ from arena.cli.common import Failure
               help="Show the board after N moves (default: the final position).")
 def show(results: str, game: str, ply: Optional[int]) -> None:
     """Show GAME of RESULTS (a results folder or its games.jsonl): its title, the board,
-    the moves with their times and how it ended.
+    what the bot said of its search for the move shown (score, depth, nodes, pv), the moves
+    with their times (and scores, as the PGN writes them: +120/5) and how it ended.
 
     GAME is a game id (e.g. nine-mens-morris/r1/m1/p2/g0), the name of its viewer page
     (nine-mens-morris-r1-p2-g0) or a part of either that names one game.
     """
+    from arena.export import eval_text
     from arena.report import clean_text, load_games
-    from arena.report.viewer import ending_text, game_titles, page_names, position_at
+    from arena.report.viewer import (ending_text, game_titles, page_names, position_at,
+                                     replay)
     from arena.rules import COLOR_NAMES
 
     records = load_games(results)
@@ -48,12 +51,22 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
     at = "the final position" if ply is None else f"after {ply} move{'s' * (ply != 1)}"
     echo(f"Board, {at}:")
     echo(pos.board_text())
+    if pos.ply:
+        played = r.moves[pos.ply - 1]
+        mover = replay(r).plies[pos.ply].by
+        color = COLOR_NAMES[mover if mover is not None else (pos.ply - 1) % 2]
+        echo(clean_text(f"Move {pos.ply}, {color} {played.move}: "
+                        f"{search_text(played.info, color) or 'no engine output'}"))
     echo()
-    echo("Moves (ms used; o: the referee's opening):")
+    scores = any(m.info for m in r.moves)
+    echo("Moves (ms used" + ("; the bot's score/depth" if scores else "") +
+         "; o: the referee's opening):")
     for n, m in enumerate(r.moves, 1):
         mark = ">" if n == pos.ply else " "
         t = "o" if m.opening else f"{m.wall_ms:.0f}" + (
             "" if m.cpu_ms is None else f" (cpu {m.cpu_ms:.0f})")
+        if scores:
+            t = f"{t:16s} {eval_text(m.info)}".rstrip()
         echo(f"{mark}{n:4d}. {COLOR_NAMES[(n - 1) % 2]:5s} {clean_text(m.move):14s} {t}")
     if r.forfeit:
         echo()
@@ -65,3 +78,36 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
             echo("The end of its stderr:")
             for line in tail[-2000:].splitlines()[-20:]:
                 echo("  " + clean_text(line))
+
+
+def search_text(info: Any, color: str) -> str:
+    """What a bot said of its search for a move, in one line: ``score -120 (White's view
+    +120), depth 5 (seldepth 8), 24,000 nodes, 130,000 nodes/s, searched 180 ms; pv a1-a4
+    d7-d6; <its string>`` (the score as it sent it, from the mover's view, and for black
+    from White's too); "" for none."""
+    from arena.export import score_text
+    from arena.report.viewer import engine_data
+
+    e = engine_data(info)
+    if e is None:
+        return ""
+    parts = []
+    if "s" in e or "w" in e or "l" in e:
+        mine, white = ((e["s"], -e["s"]) if "s" in e else
+                       ({"win": e["w"]}, {"loss": e["w"]}) if "w" in e else
+                       ({"loss": e["l"]}, {"win": e["l"]}))
+        parts.append(f"score {score_text(mine)}" +
+                     ("" if color == "white" else f" (White's view {score_text(white)})"))
+    if "d" in e:
+        parts.append(f"depth {e['d']}" + (f" (seldepth {e['sd']})" if "sd" in e else ""))
+    if "n" in e:
+        parts.append(f"{e['n']:,} nodes")
+    if "nps" in e:
+        parts.append(f"{e['nps']:,} nodes/s")
+    if "t" in e:
+        parts.append(f"searched {e['t']} ms")
+    text = ", ".join(parts)
+    for extra in (f"pv {e['pv']}" if "pv" in e else "", e.get("str", "")):
+        if extra:
+            text = f"{text}; {extra}" if text else extra
+    return text

@@ -3,8 +3,11 @@
  * ply the board (one character per point: W, B, . or X for a point marked while placing), the
  * men in hand, the move and its time, its captures (v: whose men, hc: men taken from the hand),
  * and the side to move next (t), all computed by the rules engine, so this script knows no
- * rules.  A move without a destination (xg7) only removes men.  Text from bots is only ever
- * set with textContent. */
+ * rules.  A move without a destination (xg7) only removes men.  A ply whose bot said what it
+ * searched has e: its score as sent (s, or w/l: a forced win/loss in plies, from the mover's
+ * view), depth (d), seldepth (sd), nodes (n), nps, time (t), pv and str.  Text from bots is
+ * only ever set with textContent or as an attribute's value; no handler is written inline
+ * (the server's pages run under a nonce CSP). */
 (function () {
   "use strict";
   var G = JSON.parse(document.getElementById("game-data").textContent);
@@ -34,6 +37,41 @@
   function ms(v) {
     if (v === null || v === undefined) { return ""; }
     return v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms";
+  }
+
+  /* -- what the bots said of their search ----------------------------------------------- */
+  var engine = G.plies.some(function (p) { return !!p.e; });
+  function group(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  function scored(e) { return !!e && (e.s !== undefined || e.w !== undefined || e.l !== undefined); }
+  function scoreText(e, flip) {  /* as the PGN writes it: +120, -35, 0, +M7, -M4 */
+    if (!scored(e)) { return ""; }
+    var win = e.w !== undefined, loss = e.l !== undefined;
+    if (win || loss) { return (win !== !!flip ? "+M" : "-M") + (win ? e.w : e.l); }
+    var v = flip ? -e.s : e.s;
+    return v > 0 ? "+" + v : String(v);
+  }
+  function evalText(e) {  /* +120/5 */
+    var sc = scoreText(e, false);
+    return sc && e.d !== undefined ? sc + "/" + e.d : sc;
+  }
+  function engineParts(p) {  /* the mover's own words, then White's view when they differ */
+    var e = p.e, parts = [];
+    if (scored(e)) {
+      parts.push("score " + scoreText(e, false) + (p.by === 1 ? " (White's view " +
+                 scoreText(e, true) + ")" : ""));
+    }
+    if (e.d !== undefined) { parts.push("depth " + e.d + (e.sd !== undefined ? " (seldepth " + e.sd + ")" : "")); }
+    if (e.n !== undefined) { parts.push(group(e.n) + " nodes"); }
+    if (e.nps !== undefined) { parts.push(group(e.nps) + " nodes/s"); }
+    if (e.t !== undefined) { parts.push("searched " + ms(e.t)); }
+    return parts;
+  }
+  function engineTitle(p) {  /* a move-list row's tooltip */
+    if (!p.e) { return ""; }
+    var parts = engineParts(p);
+    if (p.e.pv) { parts.push("pv " + p.e.pv); }
+    if (p.e.str) { parts.push(p.e.str); }
+    return parts.join("; ");
   }
 
   /* -- the page ------------------------------------------------------------------------- */
@@ -80,6 +118,62 @@
   });
   var layer = svg("g", {id: "men"}, board);
 
+  /* -- the evaluation graph: every score from White's view, a forced result at the edge --- */
+  var GW = 440, GH = 110, GP = 6, gpoints = [], gmarker = null, scale = 0;
+  G.plies.forEach(function (p, n) {
+    if (n && scored(p.e) && p.e.s !== undefined) { scale = Math.max(scale, Math.abs(p.e.s)); }
+  });
+  G.plies.forEach(function (p, n) {
+    if (!n || !scored(p.e)) { return; }
+    var sign = p.by === 1 ? -1 : 1, e = p.e;
+    var v = e.w !== undefined ? sign : e.l !== undefined ? -sign : sign * 0.85 * e.s / (scale || 1);
+    gpoints.push({n: n, v: v, forced: e.s === undefined});
+  });
+  function gx(n) { return GP + (GW - 2 * GP) * n / Math.max(last, 1); }
+  function gy(v) { return GH / 2 - v * (GH / 2 - GP); }
+  var graphBox = el("div", {class: "graphbox"}, null, null);  /* placed under the controls */
+  if (gpoints.length) {
+    var graph = svg("svg", {class: "evalgraph", id: "evalgraph", viewBox: "0 0 " + GW + " " + GH,
+                            role: "img", "aria-label": "evaluation graph"}, graphBox);
+    svg("rect", {class: "wside", x: 0, y: 0, width: GW, height: GH / 2}, graph);
+    svg("rect", {class: "bside", x: 0, y: GH / 2, width: GW, height: GH / 2}, graph);
+    svg("line", {class: "zero", x1: 0, y1: GH / 2, x2: GW, y2: GH / 2}, graph);
+    gmarker = svg("line", {class: "cur", x1: 0, y1: 0, x2: 0, y2: GH}, graph);
+    [0, 1].forEach(function (color) {  /* a line per bot, as their units may differ */
+      var own = gpoints.filter(function (q) { return G.plies[q.n].by === color; });
+      if (own.length > 1) {
+        svg("polyline", {class: "evalline " + MARK[color], points: own.map(function (q) {
+          return gx(q.n).toFixed(1) + "," + gy(q.v).toFixed(1);
+        }).join(" ")}, graph);
+      }
+    });
+    gpoints.forEach(function (q) {
+      q.dot = svg("circle", {class: "pt " + MARK[G.plies[q.n].by] + (q.forced ? " forced" : ""),
+                             cx: gx(q.n).toFixed(1), cy: gy(q.v).toFixed(1), r: q.forced ? 3.5 : 2.6,
+                             "data-ply": q.n}, graph);
+    });
+    var top = svg("text", {class: "glabel", x: 4, y: 13}, graph);
+    top.textContent = scale ? "+" + group(scale) : "";
+    var bottom = svg("text", {class: "glabel", x: 4, y: GH - 5}, graph);
+    bottom.textContent = scale ? "\u2212" + group(scale) : "";
+    var hit = svg("rect", {class: "hit", x: 0, y: 0, width: GW, height: GH}, graph);
+    var nearest = function (ev) {  /* the scored ply nearest the pointer, by x */
+      var box = graph.getBoundingClientRect();
+      var x = (ev.clientX - box.left) * GW / (box.width || GW), best = gpoints[0];
+      gpoints.forEach(function (q) { if (Math.abs(gx(q.n) - x) < Math.abs(gx(best.n) - x)) { best = q; } });
+      return best.n;
+    };
+    hit.addEventListener("mousemove", function (ev) {
+      var n = nearest(ev);
+      if (n !== cur) { stop(); go(n); }
+    });
+    hit.addEventListener("click", function (ev) { stop(); go(nearest(ev)); });
+    el("div", {class: "graphcap"}, "The bots' scores from White's view (up: White better; " +
+       "each in its own units" + (scale ? ", to \u00b1" + group(scale) : "") +
+       (gpoints.some(function (q) { return q.forced; }) ? "; forced results at the edge" : "") +
+       "). Hover or click: go to the move.", graphBox);
+  }
+
   var controls = el("div", {class: "controls"}, null, col);
   function button(id, text, title, fn) {
     var b = el("button", {id: id, title: title, type: "button"}, text, controls);
@@ -98,16 +192,24 @@
                             style: "width: 4.5em", "aria-label": "jump to ply"}, null, controls);
   plyBox.addEventListener("change", function () { stop(); go(Number(plyBox.value)); });
   el("span", {class: "meta"}, "/ " + last, controls);
+  if (gpoints.length) { col.appendChild(graphBox); }
   var status = el("div", {class: "status", id: "status"}, null, col);
+  var engineBox = engine ? el("div", {class: "engine", id: "engine"}, null, col) : null;
   el("div", {class: "help"}, "Keys: \u2190 \u2192 step, Home / End, space plays or pauses; " +
-     "click a move to jump to it.", col);
+     "click a move to jump to it" + (engine ? " (hover it for the bot's search)." : "."), col);
 
   var side = el("div", {class: "side"}, null, main);
   var list = el("div", {class: "movelist"}, null, side);
   var table = el("table", {}, null, list);
   var hr = el("tr", {}, null, el("thead", {}, null, table));
-  ["ply", "side", "move", "time", "cpu"].forEach(function (h) {
-    el("th", h === "move" ? {class: "mv"} : {}, h, hr);
+  (engine ? ["ply", "side", "move", "eval", "depth", "time", "cpu"] :
+   ["ply", "side", "move", "time", "cpu"]).forEach(function (h) {
+    var th = el("th", h === "move" ? {class: "mv"} : {}, h, hr);
+    if (h === "eval") {
+      th.setAttribute("title", "the score the bot sent with its move, in its own units and " +
+                      "from its own side's view (+: good for the side that moved); " +
+                      "+M7 / -M4: a forced win / loss in that many plies");
+    }
   });
   var tbody = el("tbody", {}, null, table);
   var rows = [];
@@ -118,10 +220,16 @@
     if (n === 0) {
       el("td", {}, "", tr); el("td", {class: "mv"}, "start", tr);
       el("td", {}, "", tr); el("td", {}, "", tr);
+      if (engine) { el("td", {}, "", tr); el("td", {}, "", tr); }
     } else {
       el("td", {}, NAMES[p.by], tr);
       el("td", {class: "mv" + (p.c.length || p.hc ? " capt" : "") + (removal ? " removal" : "")},
          p.m, tr);
+      if (engine) {
+        el("td", {class: "ev"}, p.e ? scoreText(p.e, false) : "", tr);
+        el("td", {}, p.e && p.e.d !== undefined ? p.e.d : "", tr);
+        if (p.e) { tr.setAttribute("title", engineTitle(p)); }
+      }
       el("td", {}, p.o ? "opening" : ms(p.ms), tr);
       el("td", {}, ms(p.cpu), tr);
     }
@@ -235,6 +343,22 @@
       }
       el("span", {}, n === last ? "Final position." :
          (p.t ? "Black" : "White") + " to move" + (p.t === p.by ? " again." : "."), status);
+    }
+    if (engineBox) {
+      engineBox.textContent = "";
+      if (n > 0 && p.e) {
+        el("span", {class: "who"}, NAMES[p.by] + " (" + (p.by ? G.black : G.white) + "): ", engineBox);
+        el("span", {}, engineParts(p).join(", ") + (p.e.pv || p.e.str ? "; " : ""), engineBox);
+        if (p.e.pv) { el("span", {}, "pv ", engineBox); el("code", {id: "pv"}, p.e.pv, engineBox); }
+        if (p.e.str) { el("span", {class: "istr"}, (p.e.pv ? "; " : "") + p.e.str, engineBox); }
+      } else if (n > 0) {
+        el("span", {class: "meta"}, p.o ? "An opening move." : "No engine output for this move.",
+           engineBox);
+      }
+    }
+    if (gmarker) {
+      gmarker.setAttribute("x1", gx(n)); gmarker.setAttribute("x2", gx(n));
+      gpoints.forEach(function (q) { q.dot.classList.toggle("on", q.n === n); });
     }
     slider.value = n; plyBox.value = n;
     rows.forEach(function (r, k) { r.className = (G.plies[k].o ? "opening" : "") + (k === n ? " cur" : ""); });

@@ -10,6 +10,14 @@ adjacency).  The script and style (``viewer.js``, ``viewer.css`` next to this mo
 no library) are inlined in every page, so a page opens from disk with no network and stays
 valid when copied alone.
 
+What a bot said of its search for a move (its ``info`` fields, :attr:`MoveInfo.info`) goes
+with the ply as ``e`` (:func:`engine_data`): its score as it sent it (``s``, a number in its
+own units from its own side's view, or ``w``/``l``, a forced win or loss in that many plies),
+depth, seldepth, nodes, nps, time, pv and string; the page shows them in the move list, under
+the board and as an evaluation graph (the scores turned to White's view).  A record without
+them (an old one, or bots that send none) has no ``e`` and the page shows no such column or
+graph.
+
 Everything a bot sent (its name, the offending line, details, stderr) has its control
 characters escaped (:func:`arena.protocol.escape_controls`); the page writes it with
 ``textContent`` only, and the JSON embedded in the page has every ``<``, ``>`` and ``&``
@@ -41,6 +49,12 @@ from arena.variants import Variant, get_variant
 GAMES_FOLDER = "games"
 #: characters of a bot's stderr shown on its game page (the end of it)
 STDERR_TAIL = 4000
+#: moves of a pv, and characters of an info string, shown on a game page
+PV_MOVES = 24
+INFO_STRING = 300
+#: the whole numbers of a move's info shown, by their short name on the page
+_ENGINE_NUMBERS = (("depth", "d"), ("seldepth", "sd"), ("nodes", "n"), ("nps", "nps"),
+                   ("time", "t"))
 
 _ENDINGS = {
     "too-few-men": "{loser} has too few men left",
@@ -200,6 +214,45 @@ def ending_text(record: GameRecord) -> str:
     return escape_controls(f"{record.result}: {sentence}")
 
 
+def _whole(value: Any) -> Optional[int]:
+    """``value`` if it is a whole number a page can show exactly, else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 1 << 53:
+        return None
+    return value
+
+
+def engine_data(info: Any) -> Optional[dict[str, Any]]:
+    """A move's ``info`` fields as its ply's ``e`` on the page: ``s`` (the score, a number)
+    or ``w``/``l`` (a forced win or loss in plies), ``d``, ``sd``, ``n``, ``nps``, ``t`` (ms),
+    ``pv`` (the moves as one text, at most :data:`PV_MOVES` of them), ``str`` (the info
+    string, cut); bot text escaped.  None when there is nothing to show."""
+    if not isinstance(info, dict):
+        return None
+    out: dict[str, Any] = {}
+    score = info.get("score")
+    if isinstance(score, float) and score == score and abs(score) < 1e15:
+        score = round(score)
+    if _whole(score) is not None:
+        out["s"] = score
+    elif isinstance(score, dict) and len(score) == 1:
+        (kind, plies), = score.items()
+        if kind in ("win", "loss") and _whole(plies) is not None:
+            out["w" if kind == "win" else "l"] = abs(plies)
+    for key, short in _ENGINE_NUMBERS:
+        value = _whole(info.get(key))
+        if value is not None and value >= 0:
+            out[short] = value
+    pv = info.get("pv")
+    if isinstance(pv, list) and pv:
+        text = " ".join(str(m) for m in pv[:PV_MOVES])
+        out["pv"] = escape_controls(text + (" ..." if len(pv) > PV_MOVES else ""))
+    string = info.get("string")
+    if isinstance(string, str) and string:
+        cut = string[:INFO_STRING] + ("..." if len(string) > INFO_STRING else "")
+        out["str"] = escape_controls(cut)
+    return out or None
+
+
 def game_data(record: GameRecord, title: str, back: str = "",
               back_text: str = "report") -> dict[str, Any]:
     """What a game page's script shows, as plain JSON values (bot text escaped)."""
@@ -207,7 +260,7 @@ def game_data(record: GameRecord, title: str, back: str = "",
     t = rep.variant.topology
     idx = t.index
     plies = []
-    for p in rep.plies:
+    for n, p in enumerate(rep.plies):
         row: dict[str, Any] = {"b": p.board, "h": list(p.hand), "t": p.turn}
         if p.by is not None:
             row.update(m=p.move, by=p.by, d=idx[p.dst] if p.dst else None,
@@ -224,6 +277,9 @@ def game_data(record: GameRecord, title: str, back: str = "",
                 row["o"] = 1
             if p.mills:
                 row["ml"] = [[idx[line[0]], idx[line[2]]] for line in p.mills]
+            engine = engine_data(record.moves[n - 1].info)
+            if engine is not None:
+                row["e"] = engine
         plies.append(row)
     forfeit = None
     if record.forfeit:

@@ -4,11 +4,17 @@ Each legal move is scored: a win beats everything; then men captured; minus what
 opponent could capture (or win) with its best reply; plus open "twos" (two own men and an
 empty point on a line); plus mobility (fewer replies for the opponent is better).  Ties
 are broken by an RNG seeded from the ``Seed`` option.
+
+It tells the referee what it found (``info depth 2 score 95 pv d6``, docs/PROTOCOL.md,
+*Engine output*): the best move's score, or a forced result (``score win 1``: the move wins;
+``score loss 2``: the opponent wins with its reply), which the viewer and the PGN show.
 """
 
 from __future__ import annotations
 
-from arena.botkit import Clock, SeededBot, run
+from typing import Any
+
+from arena.botkit import Clock, SeededBot, run, send_info
 from arena.rules import Move, Position, RawMove, capture_count
 
 WIN = 1_000_000
@@ -51,6 +57,19 @@ def score_move(position: Position, raw: RawMove) -> int:
         position.pop_raw()
 
 
+def outcome(score: int) -> dict[str, Any]:
+    """``score`` as :func:`arena.botkit.send_info`'s keywords: a forced result in plies
+    (``win=1``: the move wins; ``loss=1``: it loses; ``loss=2``: the opponent's reply wins)
+    or the number."""
+    if score == WIN:
+        return {"win": 1}
+    if score == -WIN:
+        return {"loss": 1}
+    if score == -WIN // 2:
+        return {"loss": 2}
+    return {"score": score}
+
+
 class GreedyBot(SeededBot):
     """The best move by :func:`score_move`, ties broken at random (seeded)."""
 
@@ -63,7 +82,9 @@ class GreedyBot(SeededBot):
         scored = [(score_move(position, raw), move)
                   for move, raw in zip(moves, position.generate_raw())]
         top = max(score for score, _ in scored)
-        return self.rng.choice([move for score, move in scored if score == top])
+        move = self.rng.choice([move for score, move in scored if score == top])
+        send_info(depth=2, pv=[move], **outcome(top))
+        return move
 
 
 if __name__ == "__main__":
