@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
             "workers", "seed", "output", "report", "pgn_out", "executor", "isolation", "restart",
             "adjudicate", "cluster")
-BOT_KEYS = ("path", "name", "options")
+BOT_KEYS = ("path", "engine", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds")
 OPENING_KEYS = ("random", "file", "order")
 TIME_KEYS = ("movetime", "clock", "nodes", "depth", "handshake", "margin", "charge",
@@ -504,16 +504,27 @@ class _Parser:
     # -- bots ---------------------------------------------------------------------------
     def bots(self, value: Any) -> tuple[BotSpec, ...]:
         from arena.bot import load_bot
+        from arena.manifest import is_engine_string
 
         if not isinstance(value, list) or not value:
-            raise ConfigError(f"expected a non-empty list of bot folders, got {value!r}", "bots")
+            raise ConfigError(f"expected a non-empty list of bot folders or engine strings, "
+                              f"got {value!r}", "bots")
         specs: list[BotSpec] = []
         owners: dict[str, str] = {}
         for i, item in enumerate(value):
             where = f"bots[{i}]"
             if isinstance(item, str):
-                item = {"path": item}
+                item = {"engine" if is_engine_string(item) else "path": item}
             entry = _mapping(item, where, BOT_KEYS)
+            if "engine" in entry:
+                spec = self.engine(entry, where)
+                if spec.name in owners:
+                    raise ConfigError(f"the display name {spec.name!r} is already used by "
+                                      f"{owners[spec.name]}: give this engine its own name",
+                                      f"{where}.name" if "name" in entry else f"{where}.engine")
+                owners[spec.name] = where
+                specs.append(spec)
+                continue
             pattern = entry.get("path")
             if not isinstance(pattern, str) or not pattern.strip():
                 raise ConfigError(f"expected a bot folder or a glob, got {pattern!r}",
@@ -546,6 +557,42 @@ class _Parser:
                 owners[spec.name] = where
                 specs.append(spec)
         return tuple(specs)
+
+    def engine(self, entry: Mapping[str, Any], where: str) -> BotSpec:
+        """``{engine: "cmd=... name=...", name: ..., options: {...}}`` (or the string alone):
+        an engine without a bot folder (:func:`arena.manifest.parse_engine`; a relative
+        ``dir`` from the current folder, then the tournament file's); ``name`` and
+        ``options`` given beside it override the string's."""
+        from arena.manifest import parse_engine
+
+        if "path" in entry:
+            raise ConfigError("a bot folder (path) or an engine string (engine), not both",
+                              where)
+        text = entry["engine"]
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"expected an engine string such as \"cmd=./mybot name=mine\", "
+                              f"got {_shown(text)}", f"{where}.engine")
+        try:
+            spec = parse_engine(text, bases=self.base_dirs[1:])
+        except ConfigError as e:
+            raise ConfigError(str(e), f"{where}.engine") from None
+        name = entry.get("name")
+        if name is not None and (not isinstance(name, str) or not name.strip() or "\n" in name):
+            raise ConfigError(f"expected a display name, got {name!r}", f"{where}.name")
+        options = entry.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"expected a mapping of option names to values, "
+                              f"got {options!r}", f"{where}.options")
+        merged = dict(spec.options)
+        for key, value in options.items():
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            if not isinstance(value, (int, float, str)):
+                raise ConfigError("expected a number, string or true/false",
+                                  f"{where}.options.{key}")
+            merged[str(key)] = str(value)
+        return dataclasses.replace(spec, name=name if name is not None else spec.name,
+                                   options=merged)
 
     def bot_folders(self, pattern: str, where: str) -> list[Path]:
         """The bot folders ``pattern`` names: one folder, or every folder a glob matches."""

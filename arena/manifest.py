@@ -1,4 +1,6 @@
-"""Bot manifests: ``bots/<name>/bot.yaml`` becomes a frozen :class:`BotSpec` (:func:`load_bot`).
+"""Bot manifests: ``bots/<name>/bot.yaml`` becomes a frozen :class:`BotSpec` (:func:`load_bot`);
+an engine named on the command line without a folder, cutechess's way
+(``"cmd='./mybot --fast' name=fast option.Depth=3"``), becomes one too (:func:`parse_engine`).
 
 The referee reads manifests outside any sandbox, often as root, so :func:`read_manifest` reads
 only a regular file of at most :data:`MANIFEST_CAP` bytes inside the bot folder, and no error
@@ -16,7 +18,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from arena.errors import ConfigError
 from arena.hints import did_you_mean
@@ -53,6 +55,9 @@ class BotSpec:
     legal_moves: bool = False
     #: the variants the bot says it plays (``variants:``); empty: any
     variants: tuple[str, ...] = ()
+    #: an engine named by a string of ``key=value`` words (:func:`parse_engine`): that
+    #: string; empty for a bot folder
+    engine: str = ""
 
     @property
     def folder_name(self) -> str:
@@ -374,5 +379,141 @@ def _variant_names(value: Any, where: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-__all__ = ["BotSpec", "load_bot", "read_manifest", "MANIFEST", "MANIFEST_CAP", "NAME_CAP",
-           "BUILD_TIMEOUT_S", "BUILD_TIMEOUT_MAX_S"]
+# -- engines named on the command line ---------------------------------------------------
+
+#: the keys of an engine string; ``option.<NAME>`` sets an option, ``arg`` (repeatable) adds
+#: a word to the command, as in cutechess
+ENGINE_KEYS = ("cmd", "name", "dir", "arg", "option.<NAME>", "legal_moves", "variants")
+_ENGINE_WORD_RE = re.compile(r"^(cmd|name|dir|arg|legal_moves|variants|option\.[^=\s]+)=")
+#: the longest engine string read (characters)
+ENGINE_CAP = 4096
+
+
+def is_engine_string(text: str) -> bool:
+    """True when ``text`` names an engine (:func:`parse_engine`) rather than a bot folder:
+    its first word is one of :data:`ENGINE_KEYS` followed by ``=`` (``cmd=./sf``,
+    ``name=x cmd=...``, ``option.Hash=64 ...``)."""
+    return bool(_ENGINE_WORD_RE.match(text.lstrip()))
+
+
+def parse_engine(text: str, *, bases: Sequence[Path] = ()) -> BotSpec:
+    """An engine without a bot folder, named as cutechess's ``-engine`` does: ``key=value``
+    words, quoted as a shell would (``"cmd='./mybot --fast' name=fast option.Depth=3"``).
+
+    * ``cmd`` (required): the command, split like a shell would (``{python}`` is this
+      interpreter, ``{dir}`` the working folder, as in a ``bot.yaml``); ``arg=WORD``
+      (repeatable) adds a word to it.
+    * ``dir``: the working folder, which is also the bot's folder for the sandbox (it sees
+      it read-only, as a bot folder); default the current folder.  A relative one is
+      looked up from the current folder, then from each of ``bases`` (a tournament file's
+      folder).
+    * ``name``: the display name; default the command's base name (``mybot`` for
+      ``./mybot``, ``bot`` for ``{python} bot.py``).
+    * ``option.NAME=VALUE``: an option, checked against those the engine declares before
+      the first game, like a ``bot.yaml``'s.
+    * ``legal_moves=true``, ``variants=nine-mens-morris,six-mens-morris``: as in a
+      ``bot.yaml``.
+
+    The isolation is the run's, as for every bot: not a key.
+
+    :raises ConfigError: one line naming the engine string and what is wrong with it.
+    """
+    shown = text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+    where = f"engine {shown!r}"
+    if len(text) > ENGINE_CAP:
+        raise ConfigError(f"longer than {ENGINE_CAP} characters", where)
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise ConfigError(f"cannot split it as a shell would: {e}", where) from None
+    values: dict[str, str] = {}
+    args: list[str] = []
+    options: dict[str, str] = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"expected KEY=VALUE words, got {word[:40]!r} (quote a value "
+                              f"with spaces: cmd='./mybot --fast')", where)
+        if key.startswith("option."):
+            name = key[len("option."):]
+            if not name.strip():
+                raise ConfigError(f"{word[:40]!r}: expected option.NAME=VALUE", where)
+            options[name] = value
+        elif key == "arg":
+            args.append(value)
+        elif key in ENGINE_KEYS:
+            if key in values:
+                raise ConfigError(f"{key} is given twice", where)
+            values[key] = value
+        else:
+            why = (" (the isolation is the run's, as for every bot: --isolation, or a "
+                   "tournament's isolation:)" if key == "isolation" else "")
+            head, dot, tail = key.partition(".")  # optoin.Depth: did you mean option.Depth?
+            hint = did_you_mean(head, [k.partition(".")[0] for k in ENGINE_KEYS])
+            if hint and dot:
+                hint = hint.replace("? ", f".{tail[:40]}? ", 1)
+            raise ConfigError(f"unknown key {key[:40]!r} ({hint}expected one of: "
+                              f"{', '.join(ENGINE_KEYS)}){why}", where)
+    if not values.get("cmd", "").strip():
+        raise ConfigError("cmd is required: the command that starts the engine "
+                          "(cmd=./mybot, or cmd='{python} bot.py' dir=bots/mine)", where)
+    folder = _engine_dir(values.get("dir"), bases, where)
+    try:
+        argv = shlex.split(values["cmd"]) + args
+    except ValueError as e:
+        raise ConfigError(f"cannot split cmd: {e}", where) from None
+    display = values.get("name", "")
+    if "name" in values and (not display.strip() or len(display) > NAME_CAP
+                             or not display.isprintable()):
+        raise ConfigError(f"name: expected a display name of at most {NAME_CAP} printable "
+                          f"characters", where)
+    if not display:
+        display = _engine_name(argv)
+    legal = values.get("legal_moves", "false").lower()
+    if legal not in ("true", "false"):
+        raise ConfigError(f"legal_moves: expected true or false, got {legal[:20]!r}", where)
+    variants: tuple[str, ...] = ()
+    if "variants" in values:
+        from arena.variants import ALIASES, PRESETS
+
+        names = [v.strip() for v in values["variants"].split(",") if v.strip()]
+        for item in names:
+            if ALIASES.get(item, item) not in PRESETS:
+                raise ConfigError(f"variants: {item[:40]!r} is not a variant (known: "
+                                  f"{', '.join(PRESETS)})", where)
+        variants = _variant_names(names or None, where)
+    argv = [a.replace("{python}", sys.executable).replace("{dir}", str(folder)) for a in argv]
+    return BotSpec(name=display, path=str(folder), command=tuple(argv), cwd=str(folder),
+                   options=options, legal_moves=legal == "true", variants=variants,
+                   engine=text.strip())
+
+
+def _engine_dir(value: Optional[str], bases: Sequence[Path], where: str) -> Path:
+    """An engine's ``dir`` (default: the current folder), resolved."""
+    if value is None:
+        return Path.cwd().resolve()
+    if not value.strip():
+        raise ConfigError("dir: expected a folder", where)
+    for base in (Path.cwd(), *bases):
+        folder = base / os.path.expanduser(value)
+        if folder.is_dir():
+            return folder.resolve()
+    raise ConfigError(f"dir: no such folder: {value}", where)
+
+
+def _engine_name(argv: Sequence[str]) -> str:
+    """The default display name: the program's base name, or for an interpreter given a
+    script (``{python} bot.py``, ``node bot.js``, ``java -jar bot.jar``) the script's."""
+    program = Path(argv[0]).name
+    interpreter = argv[0] == "{python}" or re.match(r"^(python|pypy|node|java|ruby|perl)",
+                                                    program)
+    if interpreter:
+        script = next((a for a in argv[1:] if not a.startswith("-")), None)
+        if script is not None:
+            return Path(script).stem or program
+    return program or "engine"
+
+
+__all__ = ["BotSpec", "load_bot", "read_manifest", "parse_engine", "is_engine_string",
+           "MANIFEST", "MANIFEST_CAP", "NAME_CAP", "ENGINE_KEYS", "BUILD_TIMEOUT_S",
+           "BUILD_TIMEOUT_MAX_S"]

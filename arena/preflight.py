@@ -27,7 +27,10 @@ HANDSHAKE_S = HANDSHAKE_MS / 1000.0
 
 def bot_label(spec: BotSpec) -> str:
     """How messages name a bot: its folder relative to the current directory when it is
-    below it (``bots/alphabeta``), else the folder's absolute path."""
+    below it (``bots/alphabeta``), else the folder's absolute path; an engine named by a
+    string (:func:`arena.manifest.parse_engine`) by ``engine <name>``."""
+    if spec.engine:
+        return f"engine {spec.name}"
     try:
         rel = os.path.relpath(spec.path)
     except ValueError:  # another drive (Windows)

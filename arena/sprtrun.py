@@ -109,7 +109,10 @@ class SprtRun:
         an earlier version did not have appear only when they differ from what it did (a
         clock, a book, the normalised model), so its folder still resumes."""
         def bot(spec: BotSpec) -> dict[str, Any]:
-            return {"name": spec.name, "path": spec.path, "options": dict(spec.options)}
+            d = {"name": spec.name, "path": spec.path, "options": dict(spec.options)}
+            if spec.engine:  # no bot.yaml: the command is the engine
+                d["command"] = [a.replace(sys.executable, "{python}") for a in spec.command]
+            return d
 
         tc = self.time_control
         settings: dict[str, Any] = {"a": bot(self.a), "b": bot(self.b),

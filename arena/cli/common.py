@@ -16,6 +16,7 @@ from arena.errors import ArenaError
 
 if TYPE_CHECKING:
     from arena.clock import TimeControl
+    from arena.manifest import BotSpec
     from arena.sandbox import Isolation
 
 #: a command function, before or after click's decorators
@@ -47,6 +48,22 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, str]:
             raise Failure(f"{flag} expects NAME=VALUE, got {pair!r}")
         out[key.strip()] = value
     return out
+
+
+def engine_arg(arg: str, options: dict[str, str] | None = None) -> BotSpec | None:
+    """A bot argument that is an engine string (``"cmd='./mybot --fast' name=fast
+    option.Depth=3"``, see :func:`arena.manifest.parse_engine`) as a bot spec, with
+    ``options`` merged over its own; None for anything else (a folder of that name wins).
+    A bad string is a one-line error (exit 2)."""
+    import dataclasses
+    import os
+
+    from arena.manifest import is_engine_string, parse_engine
+
+    if os.path.isdir(arg) or not is_engine_string(arg):
+        return None
+    spec = parse_engine(arg)
+    return dataclasses.replace(spec, options={**spec.options, **options}) if options else spec
 
 
 def time_control(movetime: int | None, clock: str | None, handshake: int, margin: int,

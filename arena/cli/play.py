@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.cli.common import (Failure, enable_verbose, limit_options, parse_isolation,
-                              parse_options, read_only_option, time_control, verbose_option,
-                              warn_clock, warn_isolation, with_time_options)
+from arena.cli.common import (Failure, enable_verbose, engine_arg, limit_options,
+                              parse_isolation, parse_options, read_only_option, time_control,
+                              verbose_option, warn_clock, warn_isolation, with_time_options)
 from arena.protocol import SEED_MAX, escape_controls
 from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 
@@ -20,13 +20,17 @@ if TYPE_CHECKING:
 
 
 def _load_bot_arg(arg: str, options: dict[str, str]) -> BotSpec:
-    """A bot folder; a bare name that is not a folder is looked up under ``bots/`` here, then
-    under the example bots next to the package."""
+    """A bot folder, or an engine string (``"cmd=./mybot name=mine option.Depth=3"``:
+    :func:`~arena.cli.common.engine_arg`); a bare name that is not a folder is looked up
+    under ``bots/`` here, then under the example bots next to the package."""
     from pathlib import Path
 
     from arena.bot import load_bot
     from arena.check import DEFAULT_OPPONENT
 
+    engine = engine_arg(arg, options)
+    if engine is not None:
+        return engine
     path = Path(arg)
     if not path.is_dir() and "/" not in arg:
         for root in (Path("bots"), DEFAULT_OPPONENT.parent):
@@ -82,8 +86,10 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
          read_only: tuple[str, ...], verbose: int) -> None:
     """Play one game: BOT_A (white) against BOT_B (black).
 
-    A bot is a bot folder (with bot.yaml), a name under bots/, or 'human' to type moves
-    yourself.  Prints the board as the game goes, then the result and how the game ended
+    A bot is a bot folder (with bot.yaml), a name under bots/, an engine string as
+    cutechess names engines ("cmd='./mybot --fast' name=fast option.Depth=3": keys cmd,
+    name, dir, arg, option.NAME, legal_moves, variants; see docs/BOTS.md), or 'human' to
+    type moves yourself.  Prints the board as the game goes, then the result and how the game ended
     (for a forfeit: which side failed, why, and the offending line).  Exit status 0 for a
     game played (whatever its result), 1 when a bot could not start (or build), 2 on bad
     input.
@@ -146,8 +152,12 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
         click.echo(f"record saved to {record_path}")
     if record.termination == "start-failure":  # no game was played: not a success
         failed = record.white if record.forfeit == "white" else record.black
-        click.echo(f"{failed.name} could not start: 'arena check {failed.path or failed.name}' "
-                   f"says more", err=True)
+        side = sides[0 if record.forfeit == "white" else 1]
+        import shlex
+
+        named = (shlex.quote(side.engine) if not isinstance(side, Player) and side.engine
+                 else failed.path or failed.name)
+        click.echo(f"{failed.name} could not start: 'arena check {named}' says more", err=True)
         raise SystemExit(1)
 
 
@@ -162,8 +172,9 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 @with_time_options(CHECK_MOVETIME_MS, "a check tests legality, not strength; a bot that "
                    "answers in time here also does at a tournament's 1000")
 @limit_options
-@click.option("--opponent", type=click.Path(file_okay=False), metavar="DIR",
-              help="The bot to play against (default: bots/random).")
+@click.option("--opponent", metavar="BOT",
+              help="The bot to play against: a folder or an engine string (default: "
+                   "bots/random).")
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), default=None,
               help="Seed of the check's games (sent to the bots' Seed option; default: fixed "
                    "seeds, the same every time).")
@@ -176,6 +187,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
           verbose: int) -> None:
     """Check a bot submission: handshake, then short games against bots/random on each
     variant its bot.yaml lists under 'variants:' (else three boards: see --variant).
+    BOT is a bot folder or an engine string ("cmd=./mybot name=mine", as for 'arena play').
 
     Reports the handshake time and the id/option lines, then every problem (slow start,
     illegal move, timeout, protocol error, crash) with the offending line.  Exit status 0

@@ -8,7 +8,7 @@ import typing
 import click
 
 from arena import ranges as R
-from arena.cli.common import (Failure, enable_verbose, fresh_option, limit_options,
+from arena.cli.common import (Failure, enable_verbose, engine_arg, fresh_option, limit_options,
                               parse_isolation, read_only_option, time_control, verbose_option,
                               with_time_options)
 from arena.clock import SPRT_MOVETIME_MS
@@ -21,9 +21,13 @@ if typing.TYPE_CHECKING:
 
 
 def _bot_arg(text: str) -> BotSpec:
-    """``FOLDER`` or ``FOLDER:K=V,K=V`` as a bot spec (options named in the display name)."""
+    """``FOLDER``, ``FOLDER:K=V,K=V`` (options named in the display name) or an engine
+    string (``"cmd=./mybot name=mine option.Depth=3"``) as a bot spec."""
     from arena.bot import load_bot
 
+    engine = engine_arg(text)
+    if engine is not None:
+        return engine
     folder, sep, opts = text.rpartition(":")
     if not sep or "=" not in opts:
         return load_bot(text)
@@ -105,7 +109,8 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3 (checked
-    against the options the bot declares before the first game).  After each pair the
+    against the options the bot declares before the first game), or engine strings as
+    cutechess names engines: "cmd='./mybot --fast' name=fast option.Depth=3".  After each pair the
     generalized SPRT's log-likelihood ratio (pentanomial; logistic or normalised Elo, see
     --model) is printed with its bounds (on a terminal: one progress line, redrawn); H1 (A is
     elo1 better) or H0 (A is at most elo0 better) is accepted when the LLR leaves them.  A
