@@ -52,7 +52,8 @@ from arena.records import GameRecord, MoveInfo
 #: PGN's Termination for each of our endings (anything else is ``normal``, a rules ending)
 TERMINATIONS = {"timeout": "time forfeit", "illegal-move": "rules infraction",
                 "protocol-error": "rules infraction", "crash": "abandoned",
-                "start-failure": "abandoned", "error": "abandoned"}
+                "start-failure": "abandoned", "error": "abandoned",
+                "adjudication": "adjudication", "tablebase": "adjudication"}
 SITE = "Morris Arena"
 _RESULTS = ("1-0", "0-1", "1/2-1/2")
 _MOVE = re.compile(r"^[a-z0-9x*\-]+$")  # the protocol's notation, x* (a man from the hand) too

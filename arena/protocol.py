@@ -349,7 +349,8 @@ def parse_info(text: str) -> dict[str, Any]:
 
 
 def _is_int(word: str) -> bool:
-    return word.lstrip("+-").isdigit() and len(word) <= 20
+    digits = word[1:] if word[:1] in "+-" else word
+    return digits.isascii() and digits.isdigit() and len(word) <= 20
 
 
 def score_value(score: Any, win_value: int = 100_000) -> Optional[float]:

@@ -87,9 +87,6 @@ def test_parse_info_reads_the_conventional_fields_and_keeps_the_rest(
     assert parse_info(text) == expected
 
 
-@pytest.mark.xfail(reason="protocol._is_int takes str.isdigit() characters int() refuses "
-                          "(superscripts): parse_info raises ValueError instead of keeping "
-                          "the words as text", raises=ValueError, strict=False)
 def test_parse_info_never_fails_on_digits_int_refuses() -> None:
     assert parse_info("depth \u00b2 score 3") == {"other": "depth \u00b2", "score": 3}
 
