@@ -23,7 +23,7 @@ from multiprocessing_logging import MultiProcessingHandler
 from arena.records import GameRecord
 from arena.standings import Tallies
 
-__all__ = ["FORFEIT_KEY", "ConsoleHandler", "LoadWatch", "Progress", "RunLogging"]
+__all__ = ["FORFEIT_KEY", "ConsoleHandler", "LoadWatch", "Progress", "RunLogging", "log_clock"]
 
 log = logging.getLogger("arena.progress")
 
@@ -32,6 +32,17 @@ log = logging.getLogger("arena.progress")
 OVERLOADED = 0.2
 #: the latest games whose moves :class:`LoadWatch` weighs
 LOAD_WINDOW = 20
+
+
+def log_clock(tc: Any) -> None:
+    """Say once, at a run's start, what each move is charged (and warn where that cannot be
+    fair to bots: no per-bot CPU clock, no way to tell a starved bot)."""
+    from arena.sandbox import describe_charge
+
+    info, warning = describe_charge(tc.clock, tc.wall_factor)
+    log.info("clock: %s", info)
+    if warning:
+        log.warning("clock: %s", warning)
 
 
 class LoadWatch:
