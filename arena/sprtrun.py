@@ -18,9 +18,10 @@ and
    and the summary (:func:`format_summary`).
 
 Pair ``k``'s games have the ids ``sprt-<seed>-<k>a`` (A has white) and ``sprt-<seed>-<k>b``,
-one opening (from the book, or ``opening_turns`` random turns) and seeds derived from the
-run's seed, so a rerun of the same command plays the same games and skips those already
-saved.  SIGINT (Ctrl-C) or SIGTERM stops the run: the games in flight are abandoned within a
+one variant (with several, pairs rotate over them: :meth:`SprtRun.variant_of`; the test
+pools every pair, and the summary shows each variant's figures too), one opening (from the
+book, or ``opening_turns`` random turns) and seeds derived from the run's seed, so a rerun
+of the same command plays the same games and skips those already saved.  SIGINT (Ctrl-C) or SIGTERM stops the run: the games in flight are abandoned within a
 move (their bots stopped, nothing saved for them), the summary so far is printed and the
 status is :data:`~arena.tournament.INTERRUPTED_STATUS`; the next run plays them again.
 """
@@ -64,7 +65,7 @@ from arena.variants import Variant
 log = logging.getLogger("arena.sprt")
 
 __all__ = ["SPRT_FILE", "SprtOutcome", "SprtProgress", "SprtRun", "format_summary",
-           "play_pairs", "prepare_folder", "run_sprt", "sprt_game_id"]
+           "play_pairs", "prepare_folder", "run_sprt", "sprt_game_id", "verdict_text"]
 
 #: in ``sprt --out DIR``: the settings of the run whose games ``DIR/games.jsonl`` holds
 SPRT_FILE = "sprt.json"
@@ -74,7 +75,9 @@ SPRT_FILE = "sprt.json"
 class SprtRun:
     """What decides an SPRT run's games and statistics.
 
-    ``elo0``/``elo1`` are read in ``model``.  Openings: ``book`` (its openings, shared by
+    ``elo0``/``elo1`` are read in ``model``.  ``variants`` (two or more) are the variants
+    pairs rotate over, ``variant`` the first of them; empty: ``variant`` alone.  Openings:
+    ``book`` (its openings, shared by
     both games of a pair, taken in ``book_order``; ``book_name`` is how the header names the
     file) or, without a book, ``opening_turns`` random legal turns.  ``isolation`` is how bots
     are sandboxed (None: the best available).
@@ -97,6 +100,19 @@ class SprtRun:
     #: ``per-game`` (fresh bot processes) or ``per-pairing`` (each bot's process kept for
     #: the next game; not part of the settings a resume compares)
     restart: str = "per-game"
+    #: the variants pairs rotate over (pair ``k`` plays ``variants[(k - 1) % n]``); empty:
+    #: ``variant`` alone
+    variants: tuple[Variant, ...] = ()
+
+    @property
+    def rotation(self) -> tuple[Variant, ...]:
+        """The variants the pairs rotate over (``variant`` alone when ``variants`` is empty)."""
+        return self.variants or (self.variant,)
+
+    def variant_of(self, pair: int) -> Variant:
+        """The variant of pair ``pair`` (from 1): the variants in turn."""
+        rotation = self.rotation
+        return rotation[(pair - 1) % len(rotation)]
 
     def new_test(self) -> SprtTest:
         """A fresh test of these hypotheses (:raises ArenaError: bad elo0/elo1/alpha/beta)."""
@@ -115,9 +131,12 @@ class SprtRun:
             return d
 
         tc = self.time_control
-        settings: dict[str, Any] = {"a": bot(self.a), "b": bot(self.b),
-                                    "variant": {"name": self.variant.name,
-                                                **self.variant.to_params()}}
+        settings: dict[str, Any] = {"a": bot(self.a), "b": bot(self.b)}
+        rules = [{"name": v.name, **v.to_params()} for v in self.rotation]
+        if len(rules) == 1:
+            settings["variant"] = rules[0]
+        else:  # a run of one variant keeps the form it always had
+            settings["variants"] = rules
         if tc.movetime_ms is not None and tc == TimeControl(movetime_ms=tc.movetime_ms):
             settings["movetime"] = tc.movetime_ms
         else:
@@ -139,16 +158,19 @@ class SprtRun:
         if self.book is not None:
             return book_opening(self.book, pair - 1, seed=derive_seed(seed, "book"),
                                 order=self.book_order)
-        return random_opening(self.variant, self.opening_turns,
+        return random_opening(self.variant_of(pair), self.opening_turns,
                               derive_seed(seed, "opening", pair))
 
     def describe(self, seed: int) -> str:
         """The header line: hypotheses, bounds, variant, time control, openings, seed."""
         unit = "nElo" if self.model == "normalized" else "Elo"
         lower, upper = self.new_test().bounds
+        names = ", ".join(v.name for v in self.rotation)
+        if len(self.rotation) > 1:
+            names = f"variants {names} (pairs rotate)"
         text = (f"SPRT {self.a.name} vs {self.b.name}: H0 {unit} <= {self.elo0:g}, H1 {unit} "
                 f">= {self.elo1:g}, alpha {self.alpha:g}, beta {self.beta:g}, bounds "
-                f"[{lower:.2f}, {upper:.2f}]; {self.variant.name}, "
+                f"[{lower:.2f}, {upper:.2f}]; {names}, "
                 f"{self.time_control.describe()}, seed {seed}")
         if self.book is not None:
             text += (f"; book {self.book_name or 'given'} ({len(self.book)} opening"
@@ -205,7 +227,7 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
             a, b = (kept.take(tag, spec, run.isolation) for spec in (run.a, run.b))
         white, black = (a, b) if game == 0 else (b, a)
         try:
-            rec = play_game(white, black, run.variant, run.time_control, opening=opening,
+            rec = play_game(white, black, run.variant_of(k), run.time_control, opening=opening,
                             game_id=sprt_game_id(tag, k, game),
                             seed=derive_seed(seed, "game", k, game), on_move=check,
                             isolation=run.isolation)
@@ -375,6 +397,8 @@ class SprtOutcome:
     interrupted: bool = False
     status: int = 1
     lines: list[str] = field(default_factory=list)
+    #: with several variants, each one's figures (its pairs only; the test pools them)
+    per_variant: dict[str, SprtSummary] = field(default_factory=dict)
 
 
 def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[int] = None,
@@ -473,6 +497,8 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
                                   key=lambda r: (r.pair or 0, r.game_id)))
     progress = SprtProgress(test, max_pairs, console, live=live, done_games=0)
     outcome = SprtOutcome(seed=seed, summary=test.summary())
+    several = len(run.rotation) > 1
+    per_variant = {v.name: run.new_test() for v in run.rotation} if several else {}
     with StopFlag() as flag:
         stop = flag.event
         pairs = play_pairs(run, seed=seed, max_pairs=max_pairs, workers=workers,
@@ -482,11 +508,14 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
             for k, first, second in pairs:
                 score_a, score_b = first.score("white"), second.score("black")
                 test.add_games(score_a, score_b)
+                if several:
+                    per_variant[run.variant_of(k).name].add_games(score_a, score_b)
                 if pair_lines:
                     progress.clear()
                     est = format_estimate(pentanomial_estimate(test.counts), nelo=False,
                                           los=False)
-                    say(f"pair {k:>4}: {score_a + score_b:g}/2  pairs "
+                    where = f" ({run.variant_of(k).name})" if several else ""
+                    say(f"pair {k:>4}{where}: {score_a + score_b:g}/2  pairs "
                         f"{'-'.join(map(str, test.counts))}  {est}  LLR {test.llr:+.2f} "
                         f"[{lower:.2f}, {upper:.2f}]")
                 progress.redraw()
@@ -499,13 +528,9 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
     verdict = test.verdict
     k = test.pairs
     unit = "nElo" if run.model == "normalized" else "Elo"
-    if verdict == "H1":
-        say(f"H1 accepted after {k} pairs: {a} is stronger than {b} ({unit} >= "
-            f"{run.elo1:g} favoured)")
-        outcome.status = 0
-    elif verdict == "H0":
-        say(f"H0 accepted after {k} pairs: {a} is not {run.elo1:g} {unit} stronger than {b} "
-            f"({unit} <= {run.elo0:g} favoured)")
+    if verdict is not None:
+        say(f"{verdict_text(test.summary(), after=f' after {k} pairs')}, the {unit} of {a} "
+            f"against {b}")
         outcome.status = 0
     elif outcome.interrupted:
         again = ("run the same command again to resume" if games_file is not None
@@ -515,14 +540,34 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
     else:
         say(f"no decision after {max_pairs} pairs (LLR {test.llr:+.2f})")
     outcome.summary = test.summary()
-    for line in format_summary(outcome.summary, a, b):
+    outcome.per_variant = {name: t.summary() for name, t in per_variant.items()}
+    for line in format_summary(outcome.summary, a, b, per_variant=outcome.per_variant):
         say(line)
     return outcome
 
 
-def format_summary(s: SprtSummary, a: str, b: str) -> list[str]:
+def verdict_text(s: SprtSummary, after: str = "") -> str:
+    """What the test decided, without overstating it: an SPRT favours one hypothesis over
+    the other, at its error rates; it does not prove a bound.  ``H1 accepted: Elo ≥ 10 is
+    favoured over Elo ≤ 0 (α 0.05, β 0.05)``, ``H0 accepted: Elo ≤ 0 is favoured over
+    Elo ≥ 10 (...)``, or ``undecided``; ``after`` goes after ``accepted`` (``H1 accepted
+    after 40 pairs: ...``)."""
+    unit = "nElo" if s.model == "normalized" else "Elo"
+    h0, h1 = f"{unit} ≤ {s.elo0:g}", f"{unit} ≥ {s.elo1:g}"
+    rates = f"(α {s.alpha:g}, β {s.beta:g})"
+    if s.verdict == "H1":
+        return f"H1 accepted{after}: {h1} is favoured over {h0} {rates}"
+    if s.verdict == "H0":
+        return f"H0 accepted{after}: {h0} is favoured over {h1} {rates}"
+    return "undecided"
+
+
+def format_summary(s: SprtSummary, a: str, b: str,
+                   per_variant: Optional[Mapping[str, SprtSummary]] = None) -> list[str]:
     """The final summary, in the shape fastchess prints it (``Elo: ... nElo: ...``,
-    ``LOS``, ``Games``/W-D-L, ``Ptnml(0-2)``, ``LLR (bounds) [elo0, elo1]``) and a verdict."""
+    ``LOS``, ``Games``/W-D-L, ``Ptnml(0-2)``, ``LLR (bounds) [elo0, elo1]``), with several
+    variants each one's figures (``per_variant``: games, W-D-L, pentanomial counts, Elo,
+    LLR; the test and the lines above pool them), and the verdict (:func:`verdict_text`)."""
     lower, upper = s.bounds
     lines = [f"Results of {a} vs {b} (A's view):"]
     e = s.estimate
@@ -543,9 +588,13 @@ def format_summary(s: SprtSummary, a: str, b: str) -> list[str]:
     unit = "nElo" if s.model == "normalized" else "Elo"
     lines.append(f"LLR: {s.llr:+.2f} ({lower:.2f}, {upper:.2f}) [{s.elo0:.2f}, {s.elo1:.2f}] "
                  f"({s.model} {unit})")
-    verdict = {"H1": f"H1 accepted ({a} is at least {s.elo1:g} {unit} stronger)",
-               "H0": f"H0 accepted ({a} is at most {s.elo0:g} {unit} stronger)",
-               None: "undecided"}[s.verdict]
-    lines.append(f"Verdict: {verdict}")
+    if per_variant:
+        lines.append(f"By variant (the lines above pool all {len(per_variant)}):")
+        for name, v in per_variant.items():
+            elo = (f"Elo {v.estimate.elo:+.1f} ± {v.estimate.elo95:.1f}"
+                   if v.estimate is not None else "Elo n/a")
+            lines.append(f"  {name}: Games {v.games}, W-D-L {v.wins}-{v.draws}-{v.losses}, "
+                         f"Ptnml [{', '.join(map(str, v.counts))}], {elo}, LLR {v.llr:+.2f}")
+    lines.append(f"Verdict: {verdict_text(s)}")
     return lines
 

@@ -412,3 +412,82 @@ def test_sprt_restart_bots_per_pairing_keeps_each_bots_process(tmp_path: Path) -
     assert [p.games_before for p in mine] == [0, 1, 2, 3, 4, 5]  # one process, both colours
     last = records[-1].stderr["white" if records[-1].white.name == "counter" else "black"]
     assert last.splitlines()[-1] == "game 6"  # its state carried over six games
+
+
+# -- several variants, the verdict's wording, engine strings (issue 27) ----------------------
+
+def test_the_verdict_says_which_hypothesis_is_favoured_not_that_a_bound_is_proved() -> None:
+    from arena.sprtrun import verdict_text
+
+    test = SprtTest(0, 200, 0.05, 0.1)
+    for _ in range(30):
+        test.add_games(1.0, 1.0)
+    assert verdict_text(test.summary()) == (
+        "H1 accepted: Elo ≥ 200 is favoured over Elo ≤ 0 (α 0.05, β 0.1)")
+    assert verdict_text(test.summary(), after=" after 30 pairs").startswith(
+        "H1 accepted after 30 pairs: Elo ≥ 200")
+    test = SprtTest(-2, 3, 0.01, 0.05, model="normalized")
+    for i in range(300):
+        test.add_games(*[(0.0, 0.0), (0.5, 0.5), (0.0, 1.0)][i % 3])
+    assert verdict_text(test.summary()) == (
+        "H0 accepted: nElo ≤ -2 is favoured over nElo ≥ 3 (α 0.01, β 0.05)")
+    assert verdict_text(SprtTest().summary()) == "undecided"
+
+
+def test_sprt_rotates_pairs_over_variants_and_reports_each(tmp_path: Path) -> None:
+    """Two --variant: pair 1 plays the first, pair 2 the second, ...; the test pools them,
+    the summary shows each; A is an engine string (no folder) and its command is part of
+    the settings a resume compares."""
+    out = tmp_path / "run"
+    engine = f"cmd='{{python}} bot.py' dir={GREEDY} name=greedy"
+    args = ["sprt", engine, RANDOM, "--variant", "three-mens-morris", "--variant",
+            "six-mens-morris", "--movetime", "50", "--alpha", "0.001", "--beta", "0.001",
+            "--max-pairs", "4", "--seed", "5", "--out", str(out)]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 1, res.output
+    assert "variants three-mens-morris, six-mens-morris (pairs rotate)" in res.output
+    records = read_records(out / "games.jsonl")
+    assert len(records) == 8
+    variants = ["three-mens-morris", "six-mens-morris"]
+    for r in records:
+        assert r.variant == variants[(r.pair - 1) % 2], (r.game_id, r.variant)
+    pair_lines = [line for line in res.output.splitlines() if line.startswith("pair")]
+    assert [line.split("(")[1].split(")")[0] for line in pair_lines] == variants * 2
+    # each variant's own figures, from its records; the pooled ones are their sum
+    lines = res.output.splitlines()
+    at = lines.index("By variant (the lines above pool all 2):")
+    total = [0] * 5
+    for name, line in zip(variants, lines[at + 1:at + 3]):
+        mine = [r for r in records if r.variant == name]
+        counts = [0] * 5
+        for first, second in _a_scores(mine):
+            counts[int(2 * (first + second))] += 1
+        total = [t + c for t, c in zip(total, counts)]
+        flat = [x for pair in _a_scores(mine) for x in pair]
+        wdl = f"{flat.count(1.0)}-{flat.count(0.5)}-{flat.count(0.0)}"
+        assert line.startswith(f"  {name}: Games 4, W-D-L {wdl}, Ptnml "
+                               f"[{', '.join(map(str, counts))}], Elo "), line
+        assert line.endswith(f"LLR {pentanomial_llr(counts, 0, 10):+.2f}"), line
+    assert _summary(res.output)["Ptnml(0-2)"].startswith(f"[{', '.join(map(str, total))}]")
+    settings = json.loads((out / "sprt.json").read_text())["settings"]
+    assert [v["name"] for v in settings["variants"]] == variants and "variant" not in settings
+    assert settings["a"]["command"] == ["{python}", "bot.py"]
+    # another order, or another command, is another test
+    swapped = args[:3] + ["--variant", "six-mens-morris", "--variant", "three-mens-morris"] \
+        + args[7:]
+    res = CliRunner().invoke(cli, swapped)
+    assert res.exit_code == 2 and "(changed: variants)" in res.output, res.output
+    res = CliRunner().invoke(cli, [args[0], engine + " arg=--x", *args[2:]])
+    assert res.exit_code == 2 and "(changed: a)" in res.output, res.output
+
+
+def test_sprt_refuses_a_variant_twice_or_a_bad_one_for_any(tmp_path: Path) -> None:
+    for extra, message in ((["--variant", "six-mens-morris", "--variant", "six-mens-morris"],
+                            "--variant six-mens-morris is given twice"),
+                           (["--variant", "three-mens-morris", "--variant", "nine-mens-morris",
+                             "--opening-turns", "8"], "--opening-turns: at most 6 for "
+                                                      "three-mens-morris")):
+        res = CliRunner().invoke(cli, ["sprt", GREEDY, RANDOM, *extra,
+                                       "--out", str(tmp_path / "run")])
+        assert res.exit_code == 2 and message in res.output, res.output
+        assert not (tmp_path / "run").exists()

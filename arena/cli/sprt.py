@@ -59,8 +59,10 @@ def _bot_arg(text: str) -> BotSpec:
               show_default=True,
               help="How --elo0/--elo1 are read: logistic Elo (expected score) or normalised "
                    "Elo (nElo: score over its spread, measured on the pairs), as in fishtest.")
-@click.option("--variant", default="nine-mens-morris", show_default=True,
-              help="Variant preset name or YAML file.")
+@click.option("--variant", "variants", multiple=True, metavar="V",
+              help="Variant preset name or YAML file (default nine-mens-morris). Repeatable: "
+                   "pairs rotate over the variants (pair 1 the first, pair 2 the second, "
+                   "...); the test pools them, and the summary shows each one too.")
 @with_time_options(SPRT_MOVETIME_MS, "fast, as a test takes hundreds to thousands of games; "
                                      "tournament files and 'arena play' use 1000")
 @limit_options
@@ -99,8 +101,8 @@ def _bot_arg(text: str) -> BotSpec:
 @read_only_option
 @verbose_option
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
-         model: str, variant: str, movetime: int | None, clock: str | None, handshake: int,
-         margin: int, cpu_clock: bool, charge: str, isolation: str | None,
+         model: str, variants: tuple[str, ...], movetime: int | None, clock: str | None,
+         handshake: int, margin: int, cpu_clock: bool, charge: str, isolation: str | None,
          nodes: int | None, depth: int | None, max_pairs: int,
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
          out: str | None, pgn_out: str | None, workers: int, fresh: bool,
@@ -110,13 +112,15 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3 (checked
     against the options the bot declares before the first game), or engine strings as
-    cutechess names engines: "cmd='./mybot --fast' name=fast option.Depth=3".  After each pair the
-    generalized SPRT's log-likelihood ratio (pentanomial; logistic or normalised Elo, see
-    --model) is printed with its bounds (on a terminal: one progress line, redrawn); H1 (A is
-    elo1 better) or H0 (A is at most elo0 better) is accepted when the LLR leaves them.  A
-    summary ends the run: games and W-D-L, the pentanomial counts, Elo and nElo with 95%
-    intervals, LOS, LLR with its bounds, and the verdict.  Exit status 0 with a verdict, 1 if
-    --max-pairs ran out first, 130 when interrupted (Ctrl-C or SIGTERM).
+    cutechess names engines: "cmd='./mybot --fast' name=fast option.Depth=3".  After each
+    pair the generalized SPRT's log-likelihood ratio (pentanomial; logistic or normalised
+    Elo, see --model) is printed with its bounds (on a terminal: one progress line,
+    redrawn); when the LLR leaves them, H1 (Elo >= elo1) is favoured over H0 (Elo <= elo0),
+    or H0 over H1, at the error rates alpha and beta: a verdict, not a proof of the bound.
+    A summary ends the run: games and W-D-L, the pentanomial counts, Elo and nElo with 95%
+    intervals, LOS, LLR with its bounds, each variant's figures when several rotate, and
+    the verdict.  Exit status 0 with a verdict, 1 if --max-pairs ran out first, 130 when
+    interrupted (Ctrl-C or SIGTERM).
 
     With --out, OUT belongs to one run at a time, and running the same command again resumes
     it: the games already in OUT/games.jsonl are counted, not played again (other settings
@@ -133,22 +137,34 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     tc = time_control(movetime, clock, handshake, margin, default_movetime=SPRT_MOVETIME_MS,
                       cpu_clock=cpu_clock, charge=charge, nodes=nodes, depth=depth)
     sandbox = parse_isolation(isolation, read_only)
-    rules = load_variant(variant)
+    rotation = tuple(load_variant(v) for v in variants or ("nine-mens-morris",))
+    names = [v.name for v in rotation]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise Failure(f"--variant {twice} is given twice (pairs rotate over distinct variants)")
     if book is not None and opening_turns is not None:
         raise Failure("use --book or --opening-turns, not both")
     turns = 4 if opening_turns is None else opening_turns
-    if book is None and turns > rules.placement_turns:
-        raise Failure(f"--opening-turns: at most {rules.placement_turns} for {rules.name} (its "
-                      f"placement phase: 2 x {rules.men} men), got {turns}")
-    openings = load_book(book, rules) if book is not None else None
+    for rules in rotation:
+        if book is None and turns > rules.placement_turns:
+            raise Failure(f"--opening-turns: at most {rules.placement_turns} for {rules.name} "
+                          f"(its placement phase: 2 x {rules.men} men), got {turns}")
+    # a book is checked in every variant (each line legal in each); its openings are the same
+    openings = [load_book(book, rules) for rules in rotation][0] if book is not None else None
     a, b = _bot_arg(bot_a), _bot_arg(bot_b)
     if a.name == b.name:
         b = dataclasses.replace(b, name=f"{b.name} (B)")
-    run = SprtRun(a, b, rules, tc, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta,
+    for spec in (a, b):
+        refused = [n for n in names if spec.variants and n not in spec.variants]
+        if refused:
+            raise Failure(f"--variant {refused[0]}: {spec.name} plays only "
+                          f"{', '.join(spec.variants)}")
+    run = SprtRun(a, b, rotation[0], tc, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta,
                   model=typing.cast("SprtModel", model),
                   opening_turns=0 if openings is not None else turns, book=openings,
                   book_order=typing.cast("BookOrder", book_order),
-                  book_name=book or "", isolation=sandbox, restart=restart_bots)
+                  book_name=book or "", isolation=sandbox, restart=restart_bots,
+                  variants=rotation if len(rotation) > 1 else ())
     run.new_test()  # bad hypotheses are refused before any bot starts
     enable_verbose(verbose)
     outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
