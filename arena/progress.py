@@ -35,10 +35,12 @@ LOAD_WINDOW = 20
 
 
 def log_clock(tc: Any) -> None:
-    """Say once, at a run's start, what each move is charged (and warn where that cannot be
-    fair to bots: no per-bot CPU clock, no way to tell a starved bot)."""
+    """Say once, at a run's start, the time control (``tc.describe()``: a moves-per-period
+    clock, a node or depth limit and its cap) and what each move is charged (and warn where
+    that cannot be fair to bots: no per-bot CPU clock, no way to tell a starved bot)."""
     from arena.sandbox import describe_charge
 
+    log.info("time control: %s", tc.describe())
     info, warning = describe_charge(tc.clock, tc.wall_factor)
     log.info("clock: %s", info)
     if warning:

@@ -260,6 +260,38 @@ def test_a_moves_per_period_clock_in_a_real_game(tmp_path: Path) -> None:
         assert int(left) > 1000  # refilled: never run down to the bare increments
 
 
+def test_a_tournament_with_time_nodes_sends_go_nodes(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's check, end to end: ``time: {nodes: 1000}`` in a tournament file reaches
+    the bot as ``go nodes 1000``; the records, the PGN and the log say so."""
+    import io
+
+    from arena.config import load_config
+    from arena.export import time_control
+    from arena.records import read_records
+    from arena.tournament import run_tournament
+
+    monkeypatch.chdir(tmp_path)
+    echo_bot(tmp_path / "echo")
+    (tmp_path / "t.yaml").write_text(
+        "name: nodes\nbots: [echo, {path: echo, name: echo-2}]\n"
+        "variants: [three-mens-morris]\ngames_per_pairing: 2\nworkers: 1\nreport: false\n"
+        "time: {nodes: 1000, charge: wall}\n", encoding="utf-8")
+    config = load_config(tmp_path / "t.yaml")
+    assert config.time_control.describe().startswith("1000 nodes/move (capped at")
+    console = io.StringIO()
+    assert run_tournament(config, console=console).complete
+    records = read_records(tmp_path / "results" / "nodes" / "games.jsonl")
+    assert len(records) == 2
+    for r in records:
+        assert r.forfeit is None, r.detail
+        assert r.time_control["nodes"] == 1000 and time_control(r.time_control) == "nodes=1000"
+        for side in ("white", "black"):
+            assert set(r.stderr[side].splitlines()) == {"go nodes 1000"}
+    log = (tmp_path / "results" / "nodes" / "arena.log").read_text()
+    assert "time control: 1000 nodes/move (capped at 10000 ms/move)" in log
+
+
 def test_alphabeta_keeps_go_depth(tmp_path: Path) -> None:
     """The example bot searches exactly the depth it is sent (its info says so)."""
     spec = load_bot(ROOT / "bots" / "alphabeta")
