@@ -109,3 +109,30 @@ def test_arena_analyse_writes_the_analysis_and_prints_each_bot(tmp_path: Path,
     missing = CliRunner().invoke(cli, ["analyse", str(results), "--tables",
                                        str(tmp_path / "none")])
     assert missing.exit_code == 2 and "arena tablebase build" in missing.output
+
+
+def test_the_viewer_shows_the_badge_of_a_thrown_endgame(tmp_path: Path, tables: Any,
+                                                         driver: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    from arena.report.endgames import analyse, write_analysis
+    from arena.report.viewer import write_game_pages
+
+    moves, thrown = _thrown_game(tables, 3)
+    record = _record(moves, "thrown")
+    write_analysis(tmp_path, analyse([record], tables))
+    from arena.report.endgames import read_analysis
+
+    write_game_pages(tmp_path, [record], {"thrown": "games/thrown.html"},
+                     {"thrown": "a thrown endgame"}, read_analysis(tmp_path))
+    driver.get((tmp_path / "games" / "thrown.html").as_uri() + f"#ply={len(moves)}")
+    badge = driver.find_element(By.CSS_SELECTOR, ".movelist .tb.thrown")
+    assert badge.text == thrown
+    assert "the tables' best" in badge.get_attribute("title")
+    note = driver.find_element(By.ID, "tbnote").text
+    assert note.startswith("This move threw a win away") and thrown in note
+    kept = driver.find_elements(By.CSS_SELECTOR, ".movelist .tb.kept")
+    assert len(kept) == len(read_analysis(tmp_path)["thrown"].marks) - 1
+    driver.save_screenshot(str(tmp_path / "viewer.png"))
+    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    assert not errors, errors

@@ -59,14 +59,14 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     listed = records if max_games is None else records[:max_games]
     pages = page_names(listed)
     titles = game_titles(records)
-    write_game_pages(out, listed, pages, titles)
+    from arena.report.endgames import read_analysis
+
+    analysed = read_analysis(out)
+    write_game_pages(out, listed, pages, titles, analysed)
     name = title or out.resolve().name
     bot_pages = bot_page_names(records)
     forfeits = group_forfeits(records)
     write_bot_pages(out, records, tables, name, bot_pages, pages, titles, forfeits)
-    from arena.report.endgames import read_analysis
-
-    analysed = read_analysis(out)
     endgames = [analysed[r.game_id] for r in records if r.game_id in analysed]
     context = page_context(records, tables, charts, name,
                            "pair-clustered sandwich", max_games, pages, bot_pages, titles,

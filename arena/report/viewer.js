@@ -223,8 +223,16 @@
       if (engine) { el("td", {}, "", tr); el("td", {}, "", tr); }
     } else {
       el("td", {}, NAMES[p.by], tr);
-      el("td", {class: "mv" + (p.c.length || p.hc ? " capt" : "") + (removal ? " removal" : "")},
-         p.m, tr);
+      var mv = el("td", {class: "mv" + (p.c.length || p.hc ? " capt" : "") +
+                            (removal ? " removal" : "")}, p.m, tr);
+      if (p.tb) {  /* an endgame the tables cover (arena analyse): kept, or thrown away */
+        el("span", {class: "tb " + (p.tb.k ? "thrown" : "kept"),
+                    title: p.tb.k ? "threw the " + p.tb.v + " away (" + p.tb.k + "); " +
+                                    "the tables' best: " + p.tb.best.join(", ")
+                                  : "kept the " + p.tb.v + " (the tables' best: " +
+                                    p.tb.best.join(", ") + ")"},
+           p.tb.k ? p.tb.k : "\u2713", mv);
+      }
       if (engine) {
         el("td", {class: "ev"}, p.e ? scoreText(p.e, false) : "", tr);
         el("td", {}, p.e && p.e.d !== undefined ? p.e.d : "", tr);
@@ -343,6 +351,11 @@
       }
       el("span", {}, n === last ? "Final position." :
          (p.t ? "Black" : "White") + " to move" + (p.t === p.by ? " again." : "."), status);
+      if (p.tb && p.tb.k) {  /* the endgame tables' verdict on this move (arena analyse) */
+        el("div", {class: "tbnote", id: "tbnote"}, "This move threw a " + p.tb.v +
+           " away (" + p.tb.k + "). The endgame tables' best: " + p.tb.best.join(", ") +
+           ".", status);
+      }
     }
     if (engineBox) {
       engineBox.textContent = "";

@@ -254,9 +254,13 @@ def engine_data(info: Any) -> Optional[dict[str, Any]]:
 
 
 def game_data(record: GameRecord, title: str, back: str = "",
-              back_text: str = "report") -> dict[str, Any]:
-    """What a game page's script shows, as plain JSON values (bot text escaped)."""
+              back_text: str = "report", analysis: Any = None) -> dict[str, Any]:
+    """What a game page's script shows, as plain JSON values (bot text escaped).
+    ``analysis``: the game's :class:`arena.report.endgames.GameAnalysis` (``arena
+    analyse``): each move played in a covered endgame gets a badge (kept, or thrown away)
+    and the moves that keep the value."""
     rep = replay(record)
+    marks = {m.ply: m for m in analysis.marks} if analysis is not None else {}
     t = rep.variant.topology
     idx = t.index
     plies = []
@@ -280,6 +284,9 @@ def game_data(record: GameRecord, title: str, back: str = "",
             engine = engine_data(record.moves[n - 1].info)
             if engine is not None:
                 row["e"] = engine
+            mark = marks.get(n)
+            if mark is not None:  # an endgame the tables cover: kept or thrown away
+                row["tb"] = {"k": mark.thrown, "v": mark.before, "best": list(mark.best)}
         plies.append(row)
     forfeit = None
     if record.forfeit:
@@ -325,9 +332,9 @@ def _asset(name: str) -> str:
 
 
 def render_game_page(record: GameRecord, title: str, back: str = "../report.html",
-                     back_text: str = "report") -> str:
+                     back_text: str = "report", analysis: Any = None) -> str:
     """One game's self-contained page (script, style and data inline)."""
-    data = game_data(record, title, back, back_text)
+    data = game_data(record, title, back, back_text, analysis)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -340,7 +347,8 @@ def render_game_page(record: GameRecord, title: str, back: str = "../report.html
 
 def write_game_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord],
                      names: Optional[dict[str, str]] = None,
-                     titles: Optional[dict[str, str]] = None) -> int:
+                     titles: Optional[dict[str, str]] = None,
+                     analysis: Optional[dict[str, Any]] = None) -> int:
     """Write a page per game under ``folder/games/`` (removing the pages of games no longer
     given); returns how many.
 
@@ -358,6 +366,8 @@ def write_game_pages(folder: str | os.PathLike[str], records: Sequence[GameRecor
     for r in records:
         path = out / names[r.game_id]
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(render_game_page(r, titles[r.game_id]), encoding="utf-8")
+        tmp.write_text(render_game_page(r, titles[r.game_id],
+                                        analysis=(analysis or {}).get(r.game_id)),
+                       encoding="utf-8")
         os.replace(tmp, path)
     return len(records)
