@@ -103,6 +103,8 @@ class SprtRun:
     #: the variants pairs rotate over (pair ``k`` plays ``variants[(k - 1) % n]``); empty:
     #: ``variant`` alone
     variants: tuple[Variant, ...] = ()
+    #: ending games early (:mod:`arena.adjudication`); off by default
+    adjudicate: Any = None
 
     @property
     def rotation(self) -> tuple[Variant, ...]:
@@ -149,6 +151,8 @@ class SprtRun:
             text = "\n".join(" ".join(line) for line in self.book)
             settings["book"] = {"sha256": hashlib.sha256(text.encode()).hexdigest(),
                                 "openings": len(self.book), "order": self.book_order}
+        if self.adjudicate is not None and self.adjudicate.active:
+            settings["adjudicate"] = self.adjudicate.to_dict()
         settings["seed"] = seed
         loaded: dict[str, Any] = json.loads(json.dumps(settings))
         return loaded
@@ -230,7 +234,7 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
             rec = play_game(white, black, run.variant_of(k), run.time_control, opening=opening,
                             game_id=sprt_game_id(tag, k, game),
                             seed=derive_seed(seed, "game", k, game), on_move=check,
-                            isolation=run.isolation)
+                            isolation=run.isolation, adjudicate=run.adjudicate)
         finally:
             if kept is not None:
                 again = not (abandon.is_set() or stop.is_set())

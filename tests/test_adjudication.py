@@ -198,3 +198,35 @@ def test_a_tournament_adjudicates_covered_endgames_by_the_tables(tmp_path: Path)
             assert r.adjudication is not None and r.adjudication["rule"] == "tablebase"
         for r in records:  # the others ended by the rules before reaching the tables
             assert r.termination in ("tablebase", "too-few-men", "blocked", "mill"), r.detail
+
+
+def test_arena_play_and_sprt_take_the_rules_as_options(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    folder = tmp_path / "scorer"
+    folder.mkdir()
+    (folder / "bot.yaml").write_text('name: scorer\ncommand: "{python} bot.py"\n')
+    (folder / "bot.py").write_text(textwrap.dedent(SCORER))
+    result = CliRunner().invoke(cli, [
+        "play", str(folder), str(folder), "--option-b", "Score=-900", "--quiet",
+        "--movetime", "100", "--isolation", "none", "--resign", "turns=2 score=600"])
+    assert result.exit_code == 0, result.output
+    assert "result: 1-0 (adjudication): adjudicated (resign)" in result.output
+    bad = CliRunner().invoke(cli, ["play", str(folder), str(folder), "--draw", "turns=2"])
+    assert bad.exit_code == 2 and "missing: after_turn, score" in bad.output
+    out = tmp_path / "sprt"
+    result = CliRunner().invoke(cli, [
+        "sprt", f"{folder}:Score=0", f"{folder}:Score=-900", "--max-pairs", "2",
+        "--movetime", "100", "--isolation", "none", "-o", str(out),
+        "--resign", "turns=2 score=600", "--seed", "1"])
+    assert result.exit_code in (0, 1), result.output
+    from arena.records import read_records
+
+    records = read_records(out / "games.jsonl")
+    assert records and all(r.termination == "adjudication" for r in records)
+    import json
+
+    assert json.loads((out / "sprt.json").read_text())["settings"]["adjudicate"] == {
+        "resign": {"turns": 2, "score": 600, "twosided": False}}

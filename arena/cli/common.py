@@ -124,6 +124,52 @@ def fresh_option(what: str) -> Callable[[_F], _F]:
     return decorate
 
 
+def adjudication_options(f: _F) -> _F:
+    """``--draw``, ``--resign``, ``--max-turns``, ``--tablebase``: the ``adjudicate:`` rules
+    of a tournament file (docs/TOURNAMENTS.md, *adjudicate*), as options; read them with
+    :func:`parse_adjudication_options`."""
+    for option in reversed([
+        click.option("--draw", "adj_draw", metavar="'after_turn=N turns=N score=N'",
+                     help="Adjudicate a draw when both bots' scores stay within ±score for "
+                          "that many turns each after that turn."),
+        click.option("--resign", "adj_resign", metavar="'turns=N score=N [twosided=true]'",
+                     help="Adjudicate a loss for a bot whose score stays at -score or less "
+                          "for that many of its turns."),
+        click.option("--max-turns", "adj_max_turns", type=click.IntRange(1, 1_000_000),
+                     default=None, help="Adjudicate a draw once this many turns each are "
+                                        "played."),
+        click.option("--tablebase", "adj_tablebase", is_flag=False, flag_value="",
+                     default=None, metavar="[DIR]",
+                     help="End a game in an endgame the tables cover with their value "
+                          "(DIR: the tables' folder; default: the tablebase cache)."),
+    ]):
+        f = option(f)
+    return f
+
+
+def parse_adjudication_options(draw: str | None, resign: str | None,
+                               max_turns: int | None, tablebase: str | None) -> Any:
+    """The :class:`arena.adjudication.Adjudication` of :func:`adjudication_options` (None
+    when none is given).
+
+    :raises ConfigError: a bad value, naming the option.
+    """
+    if draw is None and resign is None and max_turns is None and tablebase is None:
+        return None
+    from arena.adjudication import parse_adjudication, parse_tokens
+
+    data: dict[str, Any] = {}
+    if draw is not None:
+        data["draw"] = parse_tokens(draw, "--draw")
+    if resign is not None:
+        data["resign"] = parse_tokens(resign, "--resign")
+    if max_turns is not None:
+        data["max_turns"] = max_turns
+    if tablebase is not None:
+        data["tablebase"] = tablebase or True
+    return parse_adjudication(data, "adjudication")
+
+
 def verbose_option(f: _F) -> _F:
     """``-v``: the log at info level on stderr; ``-vv``: also every protocol line the
     referee and the bots exchange.  The same meaning in every command."""

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.cli.common import (Failure, enable_verbose, engine_arg, limit_options,
-                              parse_isolation, parse_options, read_only_option, time_control,
-                              verbose_option, warn_clock, warn_isolation, with_time_options)
+from arena.cli.common import (Failure, adjudication_options, enable_verbose, engine_arg,
+                              limit_options, parse_adjudication_options, parse_isolation,
+                              parse_options, read_only_option, time_control, verbose_option,
+                              warn_clock, warn_isolation, with_time_options)
 from arena.protocol import SEED_MAX, escape_controls
 from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 
@@ -77,13 +78,15 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
                    "option is checked against those the bot declares before the game.")
 @click.option("--option-b", multiple=True, metavar="K=V", help="An option for BOT_B (the same).")
 @read_only_option
+@adjudication_options
 @verbose_option
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
          handshake: int, margin: int, cpu_clock: bool, charge: str,
          isolation: str | None, nodes: int | None, depth: int | None,
          seed: int | None, opening: str, quiet: bool,
          record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
-         read_only: tuple[str, ...], verbose: int) -> None:
+         read_only: tuple[str, ...], adj_draw: str | None, adj_resign: str | None,
+         adj_max_turns: int | None, adj_tablebase: str | None, verbose: int) -> None:
     """Play one game: BOT_A (white) against BOT_B (black).
 
     A bot is a bot folder (with bot.yaml), a name under bots/, an engine string as
@@ -131,8 +134,10 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
 
     if not quiet:
         click.echo(Position(var).board_text() + "\n")
+    adjudicate = parse_adjudication_options(adj_draw, adj_resign, adj_max_turns,
+                                            adj_tablebase)
     record = play_game(sides[0], sides[1], var, tc, opening=opening.split(), seed=seed,
-                       on_move=show, isolation=sandbox)
+                       on_move=show, isolation=sandbox, adjudicate=adjudicate)
     for reason in record.replays:
         click.echo(f"not counted, played again (a bot was starved by the machine): {reason}")
     click.echo(f"result: {record.result} ({record.termination}): {record.detail}")

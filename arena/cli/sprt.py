@@ -8,7 +8,8 @@ import typing
 import click
 
 from arena import ranges as R
-from arena.cli.common import (Failure, enable_verbose, engine_arg, fresh_option, limit_options,
+from arena.cli.common import (Failure, adjudication_options, enable_verbose, engine_arg,
+                              fresh_option, limit_options, parse_adjudication_options,
                               parse_isolation, read_only_option, time_control, verbose_option,
                               with_time_options)
 from arena.clock import SPRT_MOVETIME_MS
@@ -99,6 +100,7 @@ def _bot_arg(text: str) -> BotSpec:
               help="Games played at once (2 plays both games of a pair together; at most "
                    f"{R.WORKERS_PER_CPU} per CPU core).")
 @read_only_option
+@adjudication_options
 @verbose_option
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          model: str, variants: tuple[str, ...], movetime: int | None, clock: str | None,
@@ -107,7 +109,9 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
          opening_turns: int | None, book: str | None, book_order: str, seed: int | None,
          out: str | None, pgn_out: str | None, workers: int, fresh: bool,
          restart_alias: bool,
-         restart_bots: str, read_only: tuple[str, ...], verbose: int) -> None:
+         restart_bots: str, read_only: tuple[str, ...], adj_draw: str | None,
+         adj_resign: str | None, adj_max_turns: int | None, adj_tablebase: str | None,
+         verbose: int) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3 (checked
@@ -164,7 +168,9 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
                   opening_turns=0 if openings is not None else turns, book=openings,
                   book_order=typing.cast("BookOrder", book_order),
                   book_name=book or "", isolation=sandbox, restart=restart_bots,
-                  variants=rotation if len(rotation) > 1 else ())
+                  variants=rotation if len(rotation) > 1 else (),
+                  adjudicate=parse_adjudication_options(adj_draw, adj_resign, adj_max_turns,
+                                                        adj_tablebase))
     run.new_test()  # bad hypotheses are refused before any bot starts
     enable_verbose(verbose)
     outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
