@@ -40,11 +40,11 @@ import tempfile
 import threading
 import time
 import uuid
-from concurrent.futures import Future
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from arena.config import LOCAL_SCHEDULER
 from arena.errors import ArenaError
@@ -66,8 +66,17 @@ WORKER_WAIT_S = 60.0
 SHIPPED_WAIT_S = 30.0
 #: the folder, under a worker's local directory, where shipped bots are unpacked
 SHIPPED_DIR = "arena-bots"
-#: seconds between two looks at the cluster's size (for the number of games kept in flight)
-SIZE_REFRESH_S = 2.0
+#: seconds between two looks at the cluster (its workers and threads, whether the scheduler
+#: answers), on a thread of the client's own
+WATCH_S = 1.0
+#: a scheduler that has not answered a look for this long counts as unreachable
+PROBE_TIMEOUT_S = 30.0
+#: seconds between two attempts to reach a scheduler once Dask's client has given up
+RECONNECT_S = 5.0
+#: times a game the scheduler took with it (not a worker's death) is played again in a run
+MAX_REQUEUES = 20
+#: the Dask event topic of the games watched move by move (:class:`PlyTrace`)
+TRACE_TOPIC = "arena-trace"
 #: a shipped bundle above this size gets a warning (every worker receives all of it)
 LARGE_BUNDLE_BYTES = 100 << 20
 _SKIPPED_NAMES = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache"})
@@ -269,6 +278,8 @@ def play_on_worker(job: GameJob, context: WorkerContext) -> GameRecord:
         return relocate(spec, str(root / place) if root and place else None,
                         python=context.python)
 
+    if isinstance(job.on_move, PlyTrace):
+        job.on_move.begin()
     record = play_job(dataclasses.replace(job, white=local(job.white), black=local(job.black)))
     record.worker = worker.address
     record.white.path, record.black.path = job.white.path, job.black.path  # as in a local run
@@ -304,56 +315,361 @@ def code_digest() -> str:
 
 
 # --------------------------------------------------------------------------------------
+# The cluster: a client that outlives its workers and its scheduler
+# --------------------------------------------------------------------------------------
+
+
+def _clock(wall: float) -> str:
+    """A wall-clock time as ``14:02`` (the local time zone, as a console shows it)."""
+    return time.strftime("%H:%M", time.localtime(wall))
+
+
+class DaskPool(Executor):
+    """A ``concurrent.futures`` executor over a Dask client that survives what clusters do.
+
+    Each call is one Dask task (``client.submit``, ``pure=False``); its future here resolves
+    when the task ends, and the Dask future is then released at once (so that a worker's
+    death never makes Dask play a finished game again for a result nobody holds).
+
+    A thread looks at the cluster every :data:`WATCH_S` seconds (the runner never waits on
+    the scheduler): the workers and threads connected, and whether the scheduler answers.
+    :meth:`stalled` says what games are waiting for, and since when: no worker connected
+    (``waiting for workers: 0 connected since 14:02``), or the scheduler unreachable
+    (Dask's client tries to reconnect for :data:`CONNECT_TIMEOUT_S`; then this pool makes a
+    new client every :data:`RECONNECT_S` seconds, and registers the bot upload plugin again
+    on a scheduler that restarted).  The games a lost scheduler took with it fail as
+    cancelled (:func:`is_lost_game`): their caller plays them again.
+
+    ``address`` is the scheduler's address to reconnect to (None: a local cluster, started
+    and closed with this pool as ``cluster``).  The pool owns the client, the local cluster
+    and the bot upload plugin (``plugin``: its name, ``upload``: the plugin itself) and
+    releases them on :meth:`shutdown`.
+    """
+
+    def __init__(self, client: Any, address: Optional[str] = None, *, cluster: Any = None,
+                 plugin: Optional[str] = None, upload: Any = None) -> None:
+        self.client = client
+        self.address = address
+        self.cluster = cluster
+        self.plugin = plugin
+        self._upload = upload
+        self._lock = threading.Lock()
+        self._live: dict[str, Any] = {}  # key -> Dask future
+        self._closed = threading.Event()
+        self.workers = 0
+        self.threads = 0
+        self._seen = time.monotonic()  # the scheduler's last answer
+        self._stall: Optional[tuple[str, float, float]] = None  # (kind, monotonic, wall)
+        self._scheduler_id: Optional[str] = None
+        self._next_connect = 0.0
+        self._look()
+        self._thread = threading.Thread(target=self._watch, name="arena-cluster-watch",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def where(self) -> str:
+        """The scheduler's address, for messages."""
+        return self.address or "local"
+
+    # ---- the watch ---------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        while not self._closed.wait(WATCH_S):
+            try:
+                self._look()
+            except Exception as e:  # noqa: BLE001 - the watch never dies
+                log.debug("the cluster watch failed: %r", e)
+
+    def _look(self) -> None:
+        """One look at the cluster (on the watch thread; once at the start)."""
+        client = self.client
+        if client.status == "closed" and self.address is not None:
+            self._reconnect()
+            client = self.client
+        if client.status != "running":
+            self._stalled_on("scheduler")
+            return
+        try:
+            info = client.scheduler_info(n_workers=0)
+        except Exception:  # noqa: BLE001 - unreachable, or going away
+            self._stalled_on("scheduler")
+            return
+        if self._closed.is_set() or not info.get("id"):  # shut down meanwhile: no news
+            return
+        self._seen = time.monotonic()
+        self.workers = int(info.get("n_workers", len(info.get("workers", ()))))
+        self.threads = int(info.get("total_threads", self.workers))
+        identity = info.get("id")
+        if self._scheduler_id is not None and identity != self._scheduler_id:
+            log.warning("the Dask scheduler at %s restarted: the games it held are played "
+                        "again", self.where)
+            self._register_upload()
+        self._scheduler_id = identity
+        if self.workers == 0:
+            self._stalled_on("workers")
+        elif self._stall is not None:
+            kind, _, wall = self._stall
+            self._stall = None
+            log.warning("the cluster is back (%d worker%s, %d thread%s) after waiting for "
+                        "%s since %s: the run goes on", self.workers,
+                        "" if self.workers == 1 else "s", self.threads,
+                        "" if self.threads == 1 else "s",
+                        "workers" if kind == "workers" else "the scheduler", _clock(wall))
+
+    def _stalled_on(self, kind: str) -> None:
+        if self._closed.is_set():
+            return
+        if kind == "scheduler":
+            self.workers = self.threads = 0
+        if self._stall is None:
+            self._stall = (kind, time.monotonic(), time.time())
+            log.warning("%s", self._describe(self._stall))
+        elif self._stall[0] != kind:  # the scheduler came back without workers, or the reverse
+            self._stall = (kind, self._stall[1], self._stall[2])
+            log.warning("%s", self._describe(self._stall))
+
+    def _describe(self, stall: tuple[str, float, float]) -> str:
+        kind, _, wall = stall
+        if kind == "workers":
+            return f"waiting for workers: 0 connected since {_clock(wall)}"
+        return f"waiting for the scheduler at {self.where}: unreachable since {_clock(wall)}"
+
+    def _reconnect(self) -> None:
+        """Dask's client gave up reconnecting: try a new one (every :data:`RECONNECT_S`)."""
+        from distributed import Client
+
+        if time.monotonic() < self._next_connect or self._closed.is_set():
+            return
+        self._next_connect = time.monotonic() + RECONNECT_S
+        try:
+            client = Client(self.address, timeout=RECONNECT_S, set_as_default=False)
+        except Exception:  # noqa: BLE001 - still unreachable
+            return
+        with self._lock:
+            old, self.client = self.client, client
+        try:
+            old.close()
+        except Exception:  # noqa: BLE001 - it was closed already
+            pass
+        log.warning("reconnected to the Dask scheduler at %s", self.where)
+        self._register_upload()
+
+    def _register_upload(self) -> None:
+        """Register the bot upload plugin again (a new scheduler does not know it)."""
+        if self._upload is None or self.plugin is None:
+            return
+        try:
+            self.client.register_plugin(self._upload, name=self.plugin)
+        except Exception as e:  # noqa: BLE001 - the next look tries nothing more: say so
+            log.error("could not ship the bots to the new scheduler's workers: %r", e)
+
+    def stalled(self) -> Optional[tuple[str, float]]:
+        """What games are waiting for (``waiting for workers: 0 connected since 14:02``) and
+        since when (``time.monotonic()``), or None while the cluster can play them."""
+        stall = self._stall
+        if stall is None and time.monotonic() - self._seen > PROBE_TIMEOUT_S:
+            # the watch is stuck in a call the scheduler does not answer
+            wall = time.time() - (time.monotonic() - self._seen)
+            return (f"waiting for the scheduler at {self.where}: not answering since "
+                    f"{_clock(wall)}", self._seen)
+        if stall is None:
+            return None
+        return self._describe(stall), stall[1]
+
+    # ---- calls -------------------------------------------------------------------------
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """Run ``fn(*args, **kwargs)`` as a Dask task (``key=`` names it).  Never raises for
+        the cluster's state: while the scheduler is gone the future fails at once as
+        cancelled (a lost call, to be made again)."""
+        from concurrent.futures import CancelledError
+
+        if self._closed.is_set():
+            raise RuntimeError("cannot submit to a closed Dask pool")
+        key = kwargs.pop("key", None) or f"{getattr(fn, '__name__', 'call')} {uuid.uuid4().hex}"
+        out: Future[Any] = Future()
+        with self._lock:
+            client = self.client
+        try:
+            if client.status not in ("running", "connecting"):
+                raise OSError(f"the client is {client.status}")
+            task = client.submit(fn, *args, key=key, pure=False, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the scheduler went away meanwhile
+            out.set_exception(CancelledError(f"the Dask scheduler at {self.where} is "
+                                             f"unreachable ({e})"))
+            return out
+        self._live[key] = task
+        task.add_done_callback(lambda done: self._deliver(done, out))
+        return out
+
+    def _deliver(self, task: Any, out: Future[Any]) -> None:
+        """A task ended (on Dask's callback thread): its outcome to ``out``, then release."""
+        from concurrent.futures import InvalidStateError
+
+        try:
+            value = task.result()
+        except BaseException as e:  # noqa: BLE001 - KilledWorker, cancelled, the game's own
+            try:
+                out.set_exception(e)
+            except InvalidStateError:  # abandoned meanwhile
+                pass
+        else:
+            try:
+                out.set_result(value)
+            except InvalidStateError:
+                pass
+        finally:
+            self._live.pop(task.key, None)
+            try:
+                task.release()
+            except Exception:  # noqa: BLE001 - its client is closed
+                pass
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop the watch, cancel the calls still running when ``cancel_futures`` (or when
+        not ``wait``), and release the cluster (see :func:`_release`).  Dask cannot stop a
+        task that runs on a worker of an existing cluster: it runs to its end there, its
+        result dropped.  Twice does nothing."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(2 * WATCH_S)  # a look under way ends first (it says nothing)
+        live = list(self._live.values())
+        if live and wait and not cancel_futures:
+            from distributed import wait as dask_wait
+
+            try:
+                dask_wait(live)
+            except Exception:  # noqa: BLE001 - the scheduler went away
+                pass
+        elif live:
+            try:
+                self.client.cancel(live)
+            except Exception:  # noqa: BLE001 - the scheduler went away
+                pass
+        _release(self.client, self.cluster, self.plugin)
+
+
+@dataclass(frozen=True)
+class PlyTrace:
+    """A game watched move by move (the job's ``on_move``): each event names the side to
+    move, sent to the scheduler as a Dask event (``log_event`` on :data:`TRACE_TOPIC`), so
+    that when the worker playing it dies the client knows which bot was thinking.  Used
+    only for a game whose workers have died (one message per ply)."""
+
+    game_id: str
+
+    def begin(self) -> None:
+        """The attempt starts (the bots start; White's first move follows)."""
+        _trace_event(self.game_id, None, 0)
+
+    def __call__(self, position: Any, info: Any) -> None:
+        _trace_event(self.game_id, ("white", "black")[position.turn],
+                     int(getattr(position, "ply", -1)))
+
+
+def _trace_event(game_id: str, side: Optional[str], ply: int) -> None:
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+        worker.log_event(TRACE_TOPIC, {"game": game_id, "side": side, "ply": ply,
+                                       "worker": worker.address})
+    except Exception:  # noqa: BLE001 - not on a worker (a test), or leaving
+        pass
+
+
+def given_up_record(job: GameJob, side: str, deaths: int, worker: str) -> GameRecord:
+    """The forfeit of the bot that was to move (``side``) each time a worker playing ``job``
+    died, given up after ``deaths`` deaths: its record, as the referee would write a crash
+    (``termination`` crash, the other side wins), without moves."""
+    from datetime import datetime, timezone
+
+    from arena.records import PlayerInfo
+
+    slot = job.slot
+    spec = job.white if side == "white" else job.black
+
+    def info(bot: Any) -> PlayerInfo:
+        return PlayerInfo(name=bot.name, bot=getattr(bot, "folder_name", ""), path=bot.path,
+                          options=dict(bot.options))
+
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    level = getattr(getattr(job.isolation, "level", None), "value", "")
+    return GameRecord(
+        game_id=slot.game_id, variant=slot.variant.name, variant_params=slot.variant.to_dict(),
+        white=info(job.white), black=info(job.black),
+        result="0-1" if side == "white" else "1-0", termination="crash", forfeit=side,
+        detail=(f"{side} ({spec.name}) was to move when the worker playing this game died; "
+                f"{deaths} workers died playing it, so it was given up (a bot that takes its "
+                f"machine down: try it alone with arena play and watch its memory and "
+                f"processes)"),
+        opening=list(slot.opening), time_control=job.time_control.to_dict(), seed=slot.seed,
+        tournament=job.tournament, round=slot.round, pair=slot.pair, started=now,
+        finished=now, worker=worker, isolation=level or "", restart=job.restart)
+
+
+# --------------------------------------------------------------------------------------
 # The executor
 # --------------------------------------------------------------------------------------
 
 
 class DaskExecutor:
     """The ``dask`` :class:`~arena.executors.GameExecutor`: each game is a call of
-    :func:`play_on_worker` on a Dask worker, through Dask's ``client.get_executor()``.
+    :func:`play_on_worker` on a Dask worker, through a :class:`DaskPool`.
 
-    :meth:`capacity` is the cluster's current thread count, looked up at most every
-    :data:`SIZE_REFRESH_S` seconds: workers that join during a run get games too, and no game
-    waits in a worker's queue, where a worker that dies would take it down as well (Dask
-    counts a death against every task a worker holds, run or not).
+    :meth:`capacity` is the cluster's thread count as the pool last saw it (every
+    :data:`WATCH_S` seconds): workers that join during a run get games at once, and no game
+    waits in a worker's queue, where a worker that dies would take it down as well.
+    :meth:`stalled` is the pool's: the runner shows it and stops after ``cluster.wait``.
 
-    The executor owns what :func:`open_cluster` set up for it (the client, a local cluster,
-    the bot upload plugin) and releases it on :meth:`close`.
+    A lost game (:meth:`after_loss`): a game the scheduler took with it is played again (up
+    to :data:`MAX_REQUEUES` times in a run).  A game whose worker died is played again by
+    Dask itself on another worker, up to ``allowed-failures`` times (the scheduler's
+    ``distributed.scheduler.allowed-failures``, 3 by default), then ``KilledWorker``; the
+    runner then plays it once more, watched move by move (:class:`PlyTrace`), and if that
+    attempt's workers die as often, the bot that was to move forfeits it
+    (:func:`given_up_record`): ``2 x (allowed-failures + 1)`` deaths in all, 8 by default.
+    Died before its first move (the bots starting), it is left unplayed, logged, for the
+    next run.
+
+    The executor owns its pool and releases it on :meth:`close`.
     """
 
-    def __init__(self, client: Any, context: WorkerContext, *, cluster: Any = None,
-                 plugin: Optional[str] = None) -> None:
-        self.client = client
+    def __init__(self, pool: DaskPool, context: WorkerContext, *,
+                 allowed_failures: int = 3) -> None:
+        self.pool = pool
         self.context = context
-        self.cluster = cluster
-        self.plugin = plugin
-        self._inner = client.get_executor(pure=False)
-        self._size = (0, -SIZE_REFRESH_S)
-        self._closed = False
+        self.allowed_failures = allowed_failures
+        self._deaths: dict[str, int] = {}
+        self._requeued: dict[str, int] = {}
+
+    @property
+    def client(self) -> Any:
+        """The Dask client in use now (a new one after the scheduler came back)."""
+        return self.pool.client
+
+    @property
+    def cluster(self) -> Any:
+        """The local cluster started for the run (None on an existing cluster)."""
+        return self.pool.cluster
 
     def capacity(self) -> int:
         """The number of worker threads in the cluster now (at least 1)."""
-        threads, seen = self._size
-        if time.monotonic() - seen >= SIZE_REFRESH_S:
-            try:
-                info = self.client.scheduler_info(n_workers=0)
-                threads = int(info.get("total_threads", threads))
-            except Exception:  # keep the last figure while the scheduler is unreachable
-                pass
-            self._size = (threads, time.monotonic())
-        return max(1, threads)
+        return max(1, self.pool.threads)
+
+    def stalled(self) -> Optional[tuple[str, float]]:
+        """See :meth:`DaskPool.stalled`."""
+        return self.pool.stalled()
 
     def submit(self, job: GameJob) -> Future[GameRecord]:
-        """Play ``job`` on a worker; the future resolves on this side.
-
-        :raises ClusterError: the client is closed (the scheduler went away).
-        """
-        if self.client.status in ("closing", "closed"):
-            raise ClusterError("the Dask client is closed: the scheduler went away; finished "
-                               "games are saved, run again to resume")
+        """Play ``job`` on a worker; the future resolves on this side (as a lost game while
+        the scheduler is unreachable)."""
         key = f"game {job.slot.game_id} {uuid.uuid4().hex[:8]}"
-        future: Future[GameRecord] = self._inner.submit(play_on_worker, job, self.context,
-                                                        key=key)
+        future: Future[GameRecord] = self.pool.submit(play_on_worker, job, self.context,
+                                                      key=key)
         return future
 
     def is_lost(self, error: BaseException) -> bool:
@@ -361,7 +677,46 @@ class DaskExecutor:
         return is_lost_game(error)
 
     def broken(self, error: BaseException) -> Optional[str]:
-        """Never: a cluster that cannot go on fails :meth:`submit` instead."""
+        """Never: a cluster that cannot play is :meth:`stalled`, which the runner waits for
+        up to ``cluster.wait``."""
+        return None
+
+    def after_loss(self, job: GameJob, error: BaseException) -> Union[GameJob, GameRecord,
+                                                                     None]:
+        """What to do with ``job``, lost with ``error`` (see the class): the job to play
+        again, the record of its forfeit, or None (left unplayed for the next run)."""
+        game = job.slot.game_id
+        killed = _killed_worker_type()
+        if killed is None or not isinstance(error, killed):
+            self._requeued[game] = self._requeued.get(game, 0) + 1
+            return job if self._requeued[game] <= MAX_REQUEUES else None
+        allowed = getattr(error, "allowed_failures", self.allowed_failures)
+        deaths = self._deaths[game] = self._deaths.get(game, 0) + int(allowed) + 1
+        worker = str(getattr(getattr(error, "last_worker", None), "address", "") or "")
+        if not isinstance(job.on_move, PlyTrace):
+            log.warning("game %s: %d worker%s died playing it (the last %s); it is played "
+                        "once more, watched move by move, to tell which bot takes its worker "
+                        "down", game, deaths, "" if deaths == 1 else "s", worker or "?")
+            return dataclasses.replace(job, on_move=PlyTrace(game))
+        side = self._last_side(game)
+        if side is None:
+            log.error("game %s: %d workers died playing it, before its first move (its bots "
+                      "starting): it is given up for this run and left unplayed", game, deaths)
+            return None
+        return given_up_record(job, side, deaths, worker)
+
+    def _last_side(self, game: str) -> Optional[str]:
+        """The side to move in the last event of ``game``'s trace (None: before a move)."""
+        for attempt in range(3):
+            try:
+                events = self.pool.client.get_events(TRACE_TOPIC)
+            except Exception:  # noqa: BLE001 - the scheduler went away
+                return None
+            mine = [msg for _, msg in events if isinstance(msg, dict) and msg.get("game") == game]
+            if mine:
+                side = mine[-1].get("side")
+                return side if side in ("white", "black") else None
+            time.sleep(0.5)
         return None
 
     def close(self, *, cancel: bool = True) -> None:
@@ -369,11 +724,12 @@ class DaskExecutor:
         client and a local cluster (which ends the games still running there).  Games running
         on an existing cluster run to their end there, whatever ``cancel``: Dask cannot stop
         a running task.  Closing twice does nothing."""
-        if self._closed:
-            return
-        self._closed = True
-        self._inner.shutdown(wait=False)
-        _release(self.client, self.cluster, self.plugin)
+        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+def _killed_worker_type() -> Optional[type]:
+    distributed = sys.modules.get("distributed")
+    return getattr(distributed, "KilledWorker", None) if distributed is not None else None
 
 
 def _release(client: Any, cluster: Any, plugin: Optional[str]) -> None:
@@ -417,25 +773,72 @@ def open_cluster(config: TournamentConfig) -> DaskExecutor:
                  else f"reach the Dask scheduler at {address}")
         raise ClusterError(f"cannot {where}: {e}") from None
     plugin: Optional[str] = None
+    upload: Any = None
     try:
         try:
-            facts = check_workers(client, address)
+            facts = check_workers(client, address, wait_s=config.cluster_wait)
             shipped = None
             if config.executor.ship_bots:
-                shipped, plugin = ship_bots(client, [b.path for b in config.bots])
+                shipped, plugin, upload = ship_bots(client, [b.path for b in config.bots])
+            allowed = allowed_failures(client)
         except OSError as e:  # the scheduler went away (TimeoutError is an OSError)
             raise ClusterError(f"lost the Dask scheduler at {address}: {e}") from None
-        executor = DaskExecutor(client, WorkerContext(shipped, sys.executable,
-                                                      quiet=cluster is not None),
-                                cluster=cluster, plugin=plugin)
+        pool = DaskPool(client, None if cluster is not None else address, cluster=cluster,
+                        plugin=plugin, upload=upload)
+        executor = DaskExecutor(pool, WorkerContext(shipped, sys.executable,
+                                                    quiet=cluster is not None),
+                                allowed_failures=allowed)
     except BaseException:
         _release(client, cluster, plugin)
         raise
-    log.info("dask executor: scheduler %s, %d workers on %s; bots %s",
+    log.info("dask executor: scheduler %s, %d workers on %s; bots %s; a game whose worker "
+             "dies is played again, and given up as a forfeit after %d deaths (2 x "
+             "(allowed-failures %d + 1)); no worker for %s (cluster.wait) stops the run",
              client.scheduler.address, len(facts),
              ", ".join(sorted({f["host"] for f in facts.values()})),
-             "shipped" if shipped else "at a shared path")
+             "shipped" if shipped else "at a shared path", 2 * (allowed + 1), allowed,
+             _duration(config.cluster_wait))
     return executor
+
+
+def connect_pool(address: str) -> DaskPool:
+    """A :class:`DaskPool` connected to the scheduler at ``address`` (the competition
+    server's judge: its games are calls of its own; no worker is waited for).
+
+    :raises ClusterUnavailable: distributed is not installed.
+    :raises ClusterError: the scheduler cannot be reached within :data:`CONNECT_TIMEOUT_S`.
+    """
+    require_distributed()
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    return DaskPool(client, address)
+
+
+def allowed_failures(client: Any) -> int:
+    """The scheduler's ``distributed.scheduler.allowed-failures`` (this process's Dask
+    setting when the scheduler does not tell)."""
+    def read(dask_scheduler: Any) -> int:
+        return int(dask_scheduler.allowed_failures)
+
+    try:
+        return int(client.run_on_scheduler(read))
+    except Exception:  # noqa: BLE001 - an older or locked-down scheduler
+        import dask
+
+        return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
+
+
+def _duration(seconds: float) -> str:
+    """``10 min``, ``45 s``, ``1.5 h``."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
 
 
 @contextmanager
@@ -472,19 +875,25 @@ def start_local_cluster(workers: int) -> Any:
 _LOCAL_WORKER_SETUP = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
 
 
-def check_workers(client: Any, address: str) -> dict[str, dict[str, str]]:
-    """Wait for a first worker, check that every worker imports the same arena, and warn
-    about workers with more than one thread.  Returns each worker's facts.
+def check_workers(client: Any, address: str, *,
+                  wait_s: float = WORKER_WAIT_S) -> dict[str, dict[str, str]]:
+    """Wait for a first worker (up to ``wait_s``, saying so at once when there is none),
+    check that every worker imports the same arena, and warn about workers with more than
+    one thread.  Returns each worker's facts.
 
-    :raises ClusterError: no worker within :data:`WORKER_WAIT_S`, or a worker cannot run
-        arena's code.
+    :raises ClusterError: no worker within ``wait_s``, or a worker cannot run arena's code.
     """
+    if not client.scheduler_info(n_workers=0).get("n_workers", 1):
+        log.warning("waiting for workers: 0 connected since %s (up to %s, cluster.wait): "
+                    "start some with `dask worker %s --nthreads 1`", _clock(time.time()),
+                    _duration(wait_s), address)
     try:
-        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        client.wait_for_workers(1, timeout=wait_s)
     except TimeoutError:
         raise ClusterError(f"no worker joined the Dask scheduler at {address} within "
-                           f"{WORKER_WAIT_S:.0f} s: start some with `dask worker {address} "
-                           f"--nthreads 1` (see docs/CLUSTER.md)") from None
+                           f"{_duration(wait_s)} (cluster.wait): start some with `dask worker "
+                           f"{address} --nthreads 1` (see docs/CLUSTER.md), then run the same "
+                           f"command again") from None
     answers = client.run(_worker_facts, on_error="return")
     facts: dict[str, dict[str, str]] = {}
     for worker, answer in sorted(answers.items()):
@@ -505,11 +914,12 @@ def check_workers(client: Any, address: str) -> dict[str, dict[str, str]]:
     return facts
 
 
-def ship_bots(client: Any, folders: Sequence[str]) -> tuple[ShippedBots, str]:
+def ship_bots(client: Any, folders: Sequence[str]) -> tuple[ShippedBots, str, Any]:
     """Upload the bot folders to every worker, present and future (Dask's ``UploadFile``
     worker plugin, under a name of our own so that it can be removed after the run).
 
-    Returns the shipped bots and the plugin's name.
+    Returns the shipped bots, the plugin's name and the plugin (to register it again on a
+    scheduler that restarts during the run).
     """
     from distributed.diagnostics.plugin import UploadFile
 
@@ -522,9 +932,11 @@ def ship_bots(client: Any, folders: Sequence[str]) -> tuple[ShippedBots, str]:
     client.register_plugin(plugin, name=name)
     log.info("shipped %d bot folders (%.1f kB) to the workers as %s", len(shipped.folders),
              len(shipped.data) / 1024, shipped.archive)
-    return dataclasses.replace(shipped, data=b""), name
+    return dataclasses.replace(shipped, data=b""), name, plugin
 
 
-__all__ = ["ClusterError", "ClusterUnavailable", "DaskExecutor", "ShippedBots", "WorkerContext",
-           "cluster_executor", "is_lost_game", "open_cluster", "pack_bots", "play_on_worker",
-           "relocate", "require_distributed", "start_local_cluster", "unpack_bots"]
+__all__ = ["ClusterError", "ClusterUnavailable", "DaskExecutor", "DaskPool", "PlyTrace",
+           "ShippedBots", "WorkerContext", "allowed_failures", "cluster_executor",
+           "connect_pool", "given_up_record", "is_lost_game", "open_cluster", "pack_bots",
+           "play_on_worker", "relocate", "require_distributed", "start_local_cluster",
+           "unpack_bots"]

@@ -30,7 +30,7 @@ import time
 from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol, Union
 
 from arena.config import TournamentConfig
 from arena.errors import ConfigError
@@ -49,6 +49,17 @@ class GameExecutor(Protocol):
 
     The runner calls :meth:`submit` from one thread, keeps at most :meth:`capacity` games
     submitted, and calls :meth:`close` once, at the end of the run, on an executor it opened.
+
+    Two methods are optional (the runner looks for them; the local pool has neither), for
+    executors whose workers come and go (:class:`arena.cluster.DaskExecutor`):
+
+    * ``stalled() -> tuple[str, float] | None``: what games are waiting for and since when
+      (``time.monotonic()``), e.g. ``("waiting for workers: 0 connected since 14:02", t)``,
+      or None while games can be played.  The runner submits nothing meanwhile, shows the
+      text on the progress line, and stops the run after ``cluster.wait``.
+    * ``after_loss(job, error) -> GameJob | GameRecord | None``: for a game :meth:`is_lost`
+      says was lost, the job to play again (the same one, or changed), the record to save
+      instead (a forfeit: the game was given up), or None to leave it for the next run.
     """
 
     def submit(self, job: GameJob) -> Future[GameRecord]:
@@ -67,8 +78,8 @@ class GameExecutor(Protocol):
     def is_lost(self, error: BaseException) -> bool:
         """True when a game's future failed with ``error`` because the executor lost the
         game (its worker died, it was cancelled): it was not played.  False for a failure
-        of the referee.  The runner leaves the game unplayed either way, and counts it as
-        lost or failed."""
+        of the referee.  A failed game is left for the next run; a lost one too, unless the
+        executor's optional ``after_loss`` says otherwise (see the class)."""
         ...
 
     def broken(self, error: BaseException) -> Optional[str]:
@@ -185,6 +196,79 @@ def stop_pool(executor: Executor) -> None:
 
 
 # --------------------------------------------------------------------------------------
+# The runner's side of the optional methods
+# --------------------------------------------------------------------------------------
+
+
+def after_loss(games: GameExecutor, job: GameJob,
+               error: BaseException) -> Union[GameJob, GameRecord, None]:
+    """``games.after_loss(job, error)`` when the executor has it, else None (the game is
+    left for the next run, as on the local pool)."""
+    after = getattr(games, "after_loss", None)
+    verdict: Union[GameJob, GameRecord, None] = after(job, error) if after else None
+    return verdict
+
+
+class StallWatch:
+    """The runner's side of an executor that can stall (its optional ``stalled()``): while
+    it does, :meth:`check` is true (submit nothing), the live progress line (``progress``,
+    an :class:`arena.progress.Progress`) carries the note, redrawn about once a second (the
+    executor logs each change itself), and once ``wait_s`` (``cluster.wait``) has passed it
+    raises ``stop(text)`` (the runner's exception, which says what is saved and how to
+    resume)."""
+
+    def __init__(self, games: GameExecutor, wait_s: float, progress: Any,
+                 stop: Callable[[str], Exception]) -> None:
+        self.stalled: Optional[Callable[[], Optional[tuple[str, float]]]] = getattr(
+            games, "stalled", None)
+        self.wait_s = wait_s
+        self.progress = progress
+        self.stop = stop
+        self.text: Optional[str] = None
+        self._shown = 0.0
+
+    def check(self) -> bool:
+        """True while the executor cannot play games.
+
+        :raises Exception: ``stop(...)``, once it has not for ``wait_s``.
+        """
+        stall = self.stalled() if self.stalled is not None else None
+        if stall is None:
+            self.text = None
+            return False
+        text, since = stall
+        self.text = text
+        waited = time.monotonic() - since
+        if waited >= self.wait_s:
+            raise self.stop(f"{text}, for longer than {wait_text(self.wait_s)} (cluster.wait)")
+        if time.monotonic() - self._shown >= 1.0:
+            self._shown = time.monotonic()
+            self.show(f"{text}; the run stops in {wait_text(self.wait_s - waited)} without one")
+        return True
+
+    def show(self, note: str) -> None:
+        """The live progress line with ``note`` after it (a terminal only)."""
+        progress = self.progress
+        with progress.lock:
+            if progress.live:
+                progress.stream.write("\r\x1b[K" + progress.status() + f" [{note}]")
+                progress.stream.flush()
+                progress.shown = True
+
+
+def one_line(error: BaseException) -> str:
+    """An error's text on one line, cut to 200 characters."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def wait_text(seconds: float) -> str:
+    """A wait for messages: ``10 min`` from 2 minutes on, else ``45 s``."""
+    seconds = max(0.0, seconds)
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+
+
+# --------------------------------------------------------------------------------------
 # The registry
 # --------------------------------------------------------------------------------------
 
@@ -251,5 +335,6 @@ def open_executor(config: TournamentConfig) -> GameExecutor:
     return executor_kind(config).open(config)
 
 
-__all__ = ["EXECUTORS", "ExecutorKind", "FuturesExecutor", "GameExecutor", "WORKER_STOP_GRACE_S",
-           "executor_kind", "open_executor", "process_pool", "stop_pool", "wrap_executor"]
+__all__ = ["EXECUTORS", "ExecutorKind", "FuturesExecutor", "GameExecutor", "StallWatch",
+           "WORKER_STOP_GRACE_S", "after_loss", "executor_kind", "one_line", "open_executor",
+           "process_pool", "stop_pool", "wait_text", "wrap_executor"]

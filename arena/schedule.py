@@ -30,13 +30,17 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import Iterator, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Container, Iterator, Literal, Mapping, Optional, Sequence
 
 from arena.openings import Book, BookOrder, book_opening
 from arena.protocol import SEED_MAX
 from arena.ranges import GAMES_MAX
 from arena.rules import Position
 from arena.variants import Variant
+
+if TYPE_CHECKING:
+    from arena.config import TournamentConfig
+    from arena.records import GameRecord
 
 FormatKind = Literal["round-robin", "gauntlet", "match"]
 FORMAT_KINDS: tuple[FormatKind, ...] = ("round-robin", "gauntlet", "match")
@@ -314,3 +318,75 @@ def _scheme_1(players: Sequence[str], variants: Sequence[Variant], fmt: Format, 
                                    pair=pair, game=game, white=white, black=black,
                                    opening=opening, seed=derive_seed(seed, "game", game_id))
                         index += 1
+
+
+class PendingSlots:
+    """The games of a schedule left to play, in its order, taken from ``slots`` (an
+    :func:`iter_schedule`) as they are asked for: a runner near the game cap never holds
+    its schedule (about 350 bytes a game when listed).
+
+    Games whose id is in ``done`` are skipped, their places noted in ``order`` (id ->
+    index); ``limit`` stops after that many games.  ``exhausted`` once the schedule is
+    walked to its end; :meth:`finish` walks the rest (only noting places)."""
+
+    def __init__(self, slots: Iterator[Slot], done: Container[str], order: dict[str, int],
+                 limit: Optional[int] = None) -> None:
+        self._slots = slots
+        self._done = done
+        self._order = order
+        self._next: Optional[Slot] = None
+        self.left = limit
+        self.exhausted = False
+
+    def _fill(self) -> None:
+        while self._next is None and not self.exhausted:
+            slot = next(self._slots, None)
+            if slot is None:
+                self.exhausted = True
+            elif slot.game_id in self._done:
+                self._order[slot.game_id] = slot.index
+            else:
+                self._next = slot
+
+    def __bool__(self) -> bool:
+        if self.left is not None and self.left <= 0:
+            return False
+        self._fill()
+        return self._next is not None
+
+    def popleft(self) -> Slot:
+        """The next game to play (call while true)."""
+        self._fill()
+        slot, self._next = self._next, None
+        if slot is None:
+            raise IndexError("no game left to play")
+        if self.left is not None:
+            self.left -= 1
+        return slot
+
+    def finish(self) -> None:
+        """Walk the rest of the schedule, noting the places of the games in ``done``."""
+        self._next = None
+        for slot in self._slots:
+            if slot.game_id in self._done:
+                self._order[slot.game_id] = slot.index
+        self.exhausted = True
+
+
+def config_slots(config: TournamentConfig) -> Iterator[Slot]:
+    """``config.schedule()`` made one slot at a time (:func:`iter_schedule`)."""
+    book = config.book
+    return iter_schedule(config.players, config.variants, config.format,
+                         games_per_pairing=config.games_per_pairing,
+                         opening_turns=config.opening_turns, seed=config.seed,
+                         books=book.books if book is not None else None,
+                         book_order=book.order if book is not None else "sequential",
+                         scheme=config.scheme)
+
+
+def in_schedule_order(config: TournamentConfig,
+                      records: Mapping[str, GameRecord]) -> list[GameRecord]:
+    """The ``records`` (by game id) of games in ``config``'s schedule, in its order (one
+    walk of the schedule, holding only the records' places)."""
+    places = {s.game_id: s.index for s in config_slots(config) if s.game_id in records}
+    return sorted((records[i] for i in places), key=lambda r: places[r.game_id])

@@ -41,17 +41,17 @@ import logging
 import signal
 import sys
 import threading
-import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence, TextIO, Union
+from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 from arena.config import TournamentConfig
 from arena.errors import ArenaError, BotError, ConfigError
-from arena.executors import ExecutorKind, GameExecutor, executor_kind, wrap_executor
+from arena.executors import (ExecutorKind, GameExecutor, StallWatch, after_loss, executor_kind,
+                             one_line, wrap_executor)
 from arena.jobs import KEPT, GameJob
 from arena.lock import LOCK_FILE, FolderLock
 from arena.pgn import add_game, catch_up, open_pgn
@@ -60,7 +60,7 @@ from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            repair_records, write_games_csv)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
-from arena.schedule import Slot, count_games, iter_schedule
+from arena.schedule import PendingSlots, Slot, config_slots, count_games, in_schedule_order
 from arena.standings import (Standing, compute_standings, format_standings,
                              write_standings_csv)
 
@@ -384,83 +384,6 @@ def _by_id(records: Sequence[GameRecord], ids: Optional[set[str]]) -> dict[str, 
     return out
 
 
-def schedule_slots(config: TournamentConfig) -> Iterator[Slot]:
-    """``config.schedule()`` made one slot at a time (:func:`arena.schedule.iter_schedule`)."""
-    return iter_schedule(config.players, config.variants, config.format,
-                         games_per_pairing=config.games_per_pairing,
-                         opening_turns=config.opening_turns, seed=config.seed,
-                         books=config.book.books if config.book is not None else None,
-                         book_order=config.book.order if config.book is not None
-                         else "sequential", scheme=config.scheme)
-
-
-def in_schedule_order(config: TournamentConfig,
-                      records: dict[str, GameRecord]) -> list[GameRecord]:
-    """The ``records`` (by id) of games in ``config``'s schedule, in its order (one walk of
-    the schedule, holding nothing but the records' places)."""
-    places = {s.game_id: s.index for s in schedule_slots(config) if s.game_id in records}
-    return sorted((records[i] for i in places), key=lambda r: places[r.game_id])
-
-
-class Pending:
-    """The games left to play, in schedule order, made from the schedule as they are taken
-    (a tournament near the game cap is never held whole: about 350 bytes a game).
-
-    Games already in ``done`` are skipped, their places noted in ``order``; ``limit``
-    (``max_games``) stops after that many.  ``exhausted`` once the schedule is walked to its
-    end; :meth:`finish` walks the rest (only noting places)."""
-
-    def __init__(self, slots: Iterator[Slot], done: dict[str, GameRecord],
-                 order: dict[str, int], limit: Optional[int] = None) -> None:
-        self._slots = slots
-        self._done = done
-        self._order = order
-        self._next: Optional[Slot] = None
-        self.left = limit
-        self.exhausted = False
-
-    def _fill(self) -> None:
-        while self._next is None and not self.exhausted:
-            slot = next(self._slots, None)
-            if slot is None:
-                self.exhausted = True
-            elif slot.game_id in self._done:
-                self._order[slot.game_id] = slot.index
-            else:
-                self._next = slot
-
-    def __bool__(self) -> bool:
-        if self.left is not None and self.left <= 0:
-            return False
-        self._fill()
-        return self._next is not None
-
-    def popleft(self) -> Slot:
-        """The next game to play (call when true)."""
-        self._fill()
-        slot, self._next = self._next, None
-        if slot is None:
-            raise IndexError("no game left to play")
-        if self.left is not None:
-            self.left -= 1
-        return slot
-
-    def count(self, total: int) -> int:
-        """How many games are left, at most (``total`` less the games saved, or the
-        limit)."""
-        left = max(0, total - len(self._done))
-        return left if self.left is None else min(left, self.left)
-
-    def finish(self) -> None:
-        """Walk the rest of the schedule, noting the places of the saved games."""
-        if self._next is not None:
-            self._next = None
-        for slot in self._slots:
-            if slot.game_id in self._done:
-                self._order[slot.game_id] = slot.index
-        self.exhausted = True
-
-
 class StopFlag:
     """Set by SIGINT/SIGTERM while a run is in progress (main thread only; the handlers only
     set it, the previous ones come back at the end).  True once set; ``event`` is the same
@@ -540,15 +463,15 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     done = _by_id(kept, None)
     #: each saved game's place in the schedule, learnt as the schedule is walked
     order: dict[str, int] = {}
-    pending: Union[deque[Slot], Pending]
+    pending: Union[deque[Slot], PendingSlots]
     if config.restart == "per-pairing":  # its games are regrouped: the schedule is listed
-        slots = list(schedule_slots(config))
+        slots = list(config_slots(config))
         order.update((s.game_id, s.index) for s in slots if s.game_id in done)
         pending = pairing_order([s for s in slots if s.game_id not in done])
         if max_games is not None:
             pending = deque(list(pending)[:max_games])
     else:  # made as the games are submitted: only the games in flight are held
-        pending = Pending(schedule_slots(config), done, order, max_games)
+        pending = PendingSlots(config_slots(config), done, order, max_games)
 
     live = console.isatty() if live is None else live
     progress = Progress(total, len(done), console, live=live, records=done.values())
@@ -565,7 +488,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                         folder / REJECTED_FILE)
         log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
                  total, len(done), len(pending) if isinstance(pending, deque) else
-                 pending.count(total), where)
+                 min(total - len(done), max_games or total), where)
         log_clock(config.time_control)
         catch_up(config.pgn_out, in_schedule_order(config, done) if config.pgn_out else [])
         if pending:
@@ -586,11 +509,11 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
             if result.interrupted:
                 log.warning("interrupted: %d of %d games saved in %s; run again to resume",
                             result.finished, result.total, folder)
-        if isinstance(pending, Pending) and not result.interrupted:
+        if isinstance(pending, PendingSlots) and not result.interrupted:
             pending.finish()  # the places of saved games it has not walked past (max_games)
         records = (sorted((r for r in done.values() if r.game_id in order),
                           key=lambda r: order[r.game_id])
-                   if not isinstance(pending, Pending) or pending.exhausted
+                   if not isinstance(pending, PendingSlots) or pending.exhausted
                    else list(done.values()))  # interrupted early: as saved
         result.finished = len(records)
         result.standings = compute_standings(records, config.players)
@@ -662,19 +585,17 @@ def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> 
 
 
 def _play_all(config: TournamentConfig, games: GameExecutor,
-              pending: Union[deque[Slot], Pending], games_path: Path, progress: Progress,
+              pending: Union[deque[Slot], PendingSlots], games_path: Path, progress: Progress,
               result: TournamentResult, stop: StopFlag, done: dict[str, GameRecord],
               order: dict[str, int]) -> None:
     """The submit / as-completed loop.  Each finished game is saved (and added to ``done``,
     the records of ``games.jsonl`` by id, its place to ``order``) before it is counted.
 
     The executor's ``capacity()`` is the number of games to keep submitted (asked again as
-    games finish: a cluster may grow during the run).  An executor that can stall (a
-    cluster without workers or scheduler: its optional ``stalled()``) gets no game while it
-    does, the progress line says why, and after ``cluster.wait`` the run stops
-    (:class:`WorkerFailure`).  A game the executor lost is played again when its optional
-    ``after_loss(job, error)`` says so (or recorded as the forfeit it returns), else left
-    for the next run."""
+    games finish: a cluster may grow during the run).  The optional ``stalled()`` and
+    ``after_loss()`` of an executor (:class:`~arena.executors.GameExecutor`): no game while
+    it stalls, the run stops after ``cluster.wait``; a lost game is played again, saved as
+    the forfeit it returns, or left for the next run."""
     in_flight: dict[Future[GameRecord], GameJob] = {}
     try:
         _loop(config, games, pending, games_path, progress, result, stop, in_flight, done,
@@ -684,7 +605,7 @@ def _play_all(config: TournamentConfig, games: GameExecutor,
             future.cancel()
 
 
-def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Slot], Pending],
+def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Slot], PendingSlots],
           games_path: Path, progress: Progress, result: TournamentResult, stop: StopFlag,
           in_flight: dict[Future[GameRecord], GameJob], done: dict[str, GameRecord],
           order: dict[str, int]) -> None:
@@ -692,7 +613,7 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Sl
     last = (_last_of_pairings(pending) if config.restart == "per-pairing"
             and isinstance(pending, deque) else set())
     again: deque[GameJob] = deque()  # lost games, played again first
-    waiting = Waiting(games, config.cluster_wait, progress, result)
+    waiting = StallWatch(games, config.cluster_wait, progress, lambda why: _stopped(why, result))
     while (again or pending or in_flight) and not stop:
         cap = 0 if waiting.check() else games.capacity()
         while (again or pending) and len(in_flight) < cap:
@@ -723,18 +644,18 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Sl
                     result.failed += 1
                     log.error("game %s failed in the referee: %r", slot.game_id, e)
                     continue
-                verdict = _after_loss(games, job, e)
+                verdict = after_loss(games, job, e)
                 if isinstance(verdict, GameJob):  # played again, on another worker
                     result.replayed += 1
                     log.warning("game %s was lost on the cluster (%s: %s); it is played "
-                                "again", slot.game_id, type(e).__name__, _short(e))
+                                "again", slot.game_id, type(e).__name__, one_line(e))
                     again.append(verdict)
                     continue
                 if verdict is None:  # not played; left for the next run
                     result.lost += 1
                     log.error("game %s was lost on the cluster (%s: %s); it is left "
                               "unplayed for the next run", slot.game_id, type(e).__name__,
-                              _short(e))
+                              one_line(e))
                     continue
                 record = verdict  # given up: the forfeit the executor made of it
             if record.game_id in done:  # a copy of a game played twice: saved once
@@ -763,83 +684,13 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Sl
             progress.add(record)
 
 
-def _after_loss(games: GameExecutor, job: GameJob,
-                error: BaseException) -> Union[GameJob, GameRecord, None]:
-    """The executor's ``after_loss(job, error)`` when it has one, else None (the game is
-    left unplayed, as for the local pool)."""
-    after = getattr(games, "after_loss", None)
-    verdict: Union[GameJob, GameRecord, None] = after(job, error) if after else None
-    return verdict
-
-
-def _short(error: BaseException) -> str:
-    """An error's text on one line, cut to 200 characters."""
-    text = " ".join(str(error).split())
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-class Waiting:
-    """The runner's side of an executor that can stall (its optional ``stalled()``: what
-    games wait for, and since when): while it does, the progress line says so (a terminal's
-    live line; the executor logs each change), no game is submitted, and once ``wait_s``
-    (``cluster.wait``) has passed the run stops with :class:`WorkerFailure`, its message
-    saying what was saved and how to resume."""
-
-    def __init__(self, games: GameExecutor, wait_s: float, progress: Progress,
-                 result: TournamentResult) -> None:
-        self.stalled: Optional[Callable[[], Optional[tuple[str, float]]]] = getattr(
-            games, "stalled", None)
-        self.wait_s = wait_s
-        self.progress = progress
-        self.result = result
-        self.text: Optional[str] = None
-        self._drawn = 0.0
-
-    def check(self) -> bool:
-        """True while the executor cannot play games.
-
-        :raises WorkerFailure: it has not for ``wait_s``.
-        """
-        stall = self.stalled() if self.stalled is not None else None
-        if stall is None:
-            if self.text is not None:
-                self.text = None
-                self.progress.redraw()
-            return False
-        text, since = stall
-        waited = time.monotonic() - since
-        if waited >= self.wait_s:
-            message = (f"{text}, for longer than {_minutes(self.wait_s)} (cluster.wait): the run "
-                       f"stops. {self.result.finished}/{self.result.total} games are saved in "
-                       f"{self.result.folder}; start Dask workers (or the scheduler), then run "
-                       f"the same command again to resume (docs/CLUSTER.md)")
-            log.error("%s", message)
-            raise WorkerFailure(message)
-        self.text = text
-        now = time.monotonic()
-        if now - self._drawn >= 1.0:
-            self._drawn = now
-            left = self.wait_s - waited
-            _draw_note(self.progress, f"{text}; the run stops in {_minutes(left)} without one")
-        return True
-
-
-def _minutes(seconds: float) -> str:
-    """``10 min``, ``45 s``, ``1:30 h``-free wording for a wait."""
-    seconds = max(0.0, seconds)
-    if seconds >= 120:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds:.0f} s"
-
-
-def _draw_note(progress: Progress, note: str) -> None:
-    """The live progress line with ``note`` after it (a terminal only: elsewhere the
-    executor's log lines say it)."""
-    with progress.lock:
-        if progress.live:
-            progress.stream.write("\r\x1b[K" + progress.status() + f" [{note}]")
-            progress.stream.flush()
-            progress.shown = True
+def _stopped(why: str, result: TournamentResult) -> WorkerFailure:
+    """The run stops: the executor could play no game for ``cluster.wait`` (logged)."""
+    message = (f"{why}: the run stops. {result.finished}/{result.total} games are saved in "
+               f"{result.folder}; start Dask workers (or the scheduler), then run the same "
+               f"command again to resume (docs/CLUSTER.md)")
+    log.error("%s", message)
+    return WorkerFailure(message)
 
 
 def _write_tables(folder: Path, records: list[GameRecord],

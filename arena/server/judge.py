@@ -21,7 +21,10 @@
 Nothing lives only in memory: a killed server's running work is requeued at the next start
 (:meth:`~arena.server.service.Competition.recover`) and a game counts once, when its record
 is stored.  A bot's failure is its game's result; an exception of the referee or the
-executor requeues the game (given up after a few attempts), never stops the judge.
+executor requeues the game (given up after a few attempts), never stops the judge.  On
+Dask (:class:`arena.cluster.DaskPool`) no game is handed out while the cluster has no
+worker or no scheduler (the log says so, and when it is back), and a game the scheduler
+took with it is played again at once, without an attempt charged.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ MAX_LOG = 100_000
 CANCEL_POLL_S = 0.5
 #: seconds between two looks at whether the final is to start or is done
 FINAL_POLL_S = 1.0
+#: a game the dispatcher claimed: (id, white, black, variant, pair, game, seed)
+Claimed = tuple[int, int, int, str, int, int, int]
 
 
 class Judge:
@@ -61,6 +66,10 @@ class Judge:
         #: the checks' one-process pools in use (ended at stop)
         self._check_pools: set[Executor] = set()
         self._pools_lock = threading.Lock()
+        #: what a Dask executor waits for, as last logged (None: it can play)
+        self._stall_text: Optional[str] = None
+        #: games on Dask submitted again after their scheduler went away, by game id
+        self._requeued: dict[int, int] = {}
 
     def start(self) -> None:
         """Remove what a killed server left (its checks' processes, cgroups and scratch
@@ -94,8 +103,8 @@ class Judge:
 
             if isinstance(self._executor, ProcessPoolExecutor):
                 stop_pool(self._executor)
-            else:  # Dask's ClientExecutor: wait=False cancels what is running or queued
-                self._executor.shutdown(wait=False)
+            else:  # a DaskPool: cancels what is running or queued, closes the client
+                self._executor.shutdown(wait=False, cancel_futures=True)
         for t in self._threads:
             t.join(10)
 
@@ -210,7 +219,7 @@ class Judge:
     # ---- games ---------------------------------------------------------------------
 
     def _game_loop(self) -> None:
-        running: dict[Future[Any], int] = {}
+        running: dict[Future[Any], Claimed] = {}
         capacity = 2 * max(1, self.competition.config.workers)
         final_look = 0.0
         while not self._stop.is_set():
@@ -220,19 +229,59 @@ class Judge:
                         time.monotonic() >= final_look:
                     final_look = time.monotonic() + FINAL_POLL_S
                     self._final()
-                if not paused:
+                if not paused and not self._cluster_stalled():
                     for claimed in self.competition.claim_games(capacity - len(running)):
-                        running[self._submit(claimed)] = claimed[0]
+                        running[self._submit(claimed)] = claimed
                 if not running:
                     self._stop.wait(POLL_S)
                     continue
                 done, _ = wait(list(running), timeout=POLL_S, return_when=FIRST_COMPLETED)
                 for future in done:
-                    game_id = running.pop(future)
-                    self._store(game_id, future)
+                    claimed = running.pop(future)
+                    if self._lost_with_scheduler(claimed[0], future):
+                        running[self._submit(claimed)] = claimed  # at once: still running
+                    else:
+                        self._store(claimed[0], future)
             except Exception:  # noqa: BLE001 - the judge never dies of one bad game
                 log.exception("the game dispatcher failed; going on")
                 self._stop.wait(1.0)
+
+    def _cluster_stalled(self) -> bool:
+        """True while a Dask executor can play no game (no worker, or its scheduler gone:
+        :meth:`arena.cluster.DaskPool.stalled`, which logs each change): no game is handed
+        out meanwhile, so that none is charged an attempt for the cluster's state.  The
+        server waits as long as it takes (it has no ``cluster.wait``)."""
+        stalled = getattr(self._executor, "stalled", None)
+        stall = stalled() if stalled is not None else None
+        if stall is None:
+            self._stall_text = None
+            return False
+        if stall[0] != self._stall_text:
+            self._stall_text = stall[0]
+            log.warning("the judge hands out no game while %s", stall[0].replace(
+                "waiting for", "it waits for"))
+        return True
+
+    def _lost_with_scheduler(self, game_id: int, future: Future[Any]) -> bool:
+        """True when a game on Dask was cancelled by the cluster (its scheduler went away,
+        not a worker's death): it is submitted again, still ``running``, without an attempt
+        charged (up to :data:`arena.cluster.MAX_REQUEUES` times; then, as any lost game, it
+        goes back to the queue).  A game whose workers died (``KilledWorker``, after Dask
+        gave it to other workers ``allowed-failures`` times) is stored as lost: requeued
+        with an attempt charged, ``failed`` after ``MAX_ATTEMPTS`` of them."""
+        from concurrent.futures import CancelledError
+
+        if not hasattr(self._executor, "stalled") or not future.done() or future.cancelled():
+            return False
+        if not isinstance(future.exception(), CancelledError):
+            return False
+        from arena.cluster import MAX_REQUEUES
+
+        again = self._requeued[game_id] = self._requeued.get(game_id, 0) + 1
+        if again > MAX_REQUEUES:
+            return False
+        log.warning("game %d was lost with the Dask scheduler; it is played again", game_id)
+        return True
 
     def _final(self) -> None:
         """Start the final when it is due; freeze its standings when it is done."""
@@ -242,7 +291,7 @@ class Judge:
         if self.competition.finish_final():
             log.info("the final is done: its standings are frozen")
 
-    def _submit(self, claimed: tuple[int, int, int, str, int, int, int]) -> Future[Any]:
+    def _submit(self, claimed: Claimed) -> Future[Any]:
         from arena.jobs import GameJob
         from arena.schedule import Slot
         from arena.variants import get_variant
@@ -362,11 +411,10 @@ def _sweep(pids: set[int]) -> None:
 
 def _open_executor(competition: Competition) -> Executor:
     cfg = competition.config
-    if cfg.executor == "dask":
-        from distributed import Client
+    if cfg.executor == "dask":  # a client that outlives its workers and its scheduler
+        from arena.cluster import connect_pool
 
-        client = Client(cfg.scheduler)
-        return client.get_executor()
+        return connect_pool(cfg.scheduler)
     from arena.executors import process_pool
 
     return process_pool(cfg.workers, threaded=True)
