@@ -20,6 +20,8 @@ from arena.sandbox import Isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = ROOT / "bots" / "random"
+#: times no instant bot misses on a loaded machine (a bot's start included)
+SLACK = ("--movetime", "2000", "--handshake", "60000")
 
 
 def test_an_engine_string_becomes_a_bot_spec(tmp_path: Path,
@@ -83,7 +85,7 @@ def test_arena_play_with_an_engine_string_plays_sandboxed(tmp_path: Path) -> Non
     the default (best) isolation level."""
     record = tmp_path / "game.json"
     res = CliRunner().invoke(cli, ["play", _random_engine(), str(RANDOM), "--quiet",
-                                   "--variant", "three-mens-morris", "--movetime", "500",
+                                   "--variant", "three-mens-morris", *SLACK,
                                    "--record", str(record)])
     assert res.exit_code == 0, res.output
     assert res.output.startswith("x (white) vs random (black): three-mens-morris")
@@ -134,8 +136,7 @@ def test_an_engine_folder_is_read_only_to_it(tmp_path: Path) -> None:
     record = tmp_path / "game.json"
     engine = f"cmd='{{python}} writer.py' dir={folder} legal_moves=true"
     res = CliRunner().invoke(cli, ["play", engine, str(RANDOM), "--quiet", "--variant",
-                                   "three-mens-morris", "--movetime", "500",
-                                   "--record", str(record)])
+                                   "three-mens-morris", *SLACK, "--record", str(record)])
     assert res.exit_code == 0, res.output
     assert "writer (white)" in res.output
     data = json.loads(record.read_text())
@@ -147,7 +148,8 @@ def test_bad_engine_strings_and_options_exit_2_in_one_line(tmp_path: Path) -> No
     runner = CliRunner()
     for args, message in (
             (["play", "cmd=./a proto=uci", str(RANDOM)], "unknown key 'proto'"),
-            (["play", _random_engine().replace("Seed", "Sed"), str(RANDOM), "--quiet"],
+            (["play", _random_engine().replace("Seed", "Sed"), str(RANDOM), "--quiet",
+              *SLACK],
              "Sed: engine x declares no such option (did you mean Seed?"),
             (["check", "cmd=./a dir=/no/such"], "dir: no such folder"),
             (["sprt", "name=a", str(RANDOM), "--out", str(tmp_path / "s")], "cmd is required")):
@@ -159,7 +161,7 @@ def test_bad_engine_strings_and_options_exit_2_in_one_line(tmp_path: Path) -> No
 def test_arena_check_takes_engine_strings_for_the_bot_and_the_opponent() -> None:
     res = CliRunner().invoke(cli, ["check", _random_engine("mine"), "--opponent",
                                    _random_engine("opp", 4), "--variant",
-                                   "three-mens-morris", "--games", "2", "--movetime", "500"])
+                                   "three-mens-morris", "--games", "2", *SLACK])
     assert res.exit_code == 0, res.output
     assert "opponent opp" in res.output and "PASS" in res.output
 

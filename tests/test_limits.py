@@ -202,7 +202,7 @@ def test_arena_play_options(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(cli, ["play", bot, bot, "--quiet", "--nodes", "1000", "--depth", "2",
                               "--variant", "three-mens-morris", "--isolation", "none",
-                              "--charge", "wall"])
+                              "--charge", "wall", "--handshake", "60000"])
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[0].endswith(
         f"1000 nodes/move, depth 2/move (capped at {P.LIMIT_CAP_MS} ms/move)")
@@ -227,7 +227,7 @@ def _go_lines(log: Path) -> list[P.Go]:
 
 def test_nodes_reach_the_bot_as_go_nodes(tmp_path: Path) -> None:
     spec = load_bot(echo_bot(tmp_path / "echo"))
-    tc = TimeControl(movetime_ms=None, nodes=1000, margin_ms=500)
+    tc = TimeControl(movetime_ms=None, nodes=1000, margin_ms=500, handshake_ms=60_000)
     record = play_game(spec, spec, "three-mens-morris", tc, seed=1, isolation=NONE)
     assert record.termination not in ("timeout", "crash", "protocol-error"), record.detail
     assert record.time_control["nodes"] == 1000 and record.time_control["movetime_ms"] is None
@@ -236,12 +236,12 @@ def test_nodes_reach_the_bot_as_go_nodes(tmp_path: Path) -> None:
 
 
 def test_a_moves_per_period_clock_in_a_real_game(tmp_path: Path) -> None:
-    """4/1+0.1 (cutechess's 40/60+0.6 scaled down): each bot's clock gets 1 s again after
-    every 4th move, the increment after each, and the go lines say so."""
+    """4/10+0.1 (cutechess's 40/60+0.6 with shorter periods): each bot's clock gets 10 s
+    again after every 4th move, the increment after each, and the go lines say so."""
     logs = tmp_path / "white.log", tmp_path / "black.log"
     white = load_bot(echo_bot(tmp_path / "w", logs[0]))
     black = load_bot(echo_bot(tmp_path / "b", logs[1]))
-    tc = TimeControl.parse("4/1+0.1", margin_ms=500, clock="wall")
+    tc = TimeControl.parse("4/10+0.1", margin_ms=500, clock="wall", handshake_ms=60_000)
     record = play_game(white, black, "nine-mens-morris", tc, seed=1, isolation=NONE)
     assert record.termination not in ("timeout", "crash", "protocol-error"), record.detail
     assert record.time_control["period_moves"] == 4
@@ -250,14 +250,14 @@ def test_a_moves_per_period_clock_in_a_real_game(tmp_path: Path) -> None:
         gos = _go_lines(log)
         mine = moves[color::2]
         assert len(gos) == len(mine) >= 9  # past two refills
-        left = 1000.0
+        left = 10_000.0
         for k, (go, move) in enumerate(zip(gos, mine)):
             assert go.movestogo == 4 - k % 4
             assert go.winc == go.binc == 100 and go.movetime is None
             sent = go.wtime if color == 0 else go.btime
             assert sent == int(left)  # the referee's clock, as the record's times charge it
-            left = max(0.0, left - move.wall_ms) + 100 + (1000 if (k + 1) % 4 == 0 else 0)
-        assert int(left) > 1000  # refilled: never run down to the bare increments
+            left = max(0.0, left - move.wall_ms) + 100 + (10_000 if (k + 1) % 4 == 0 else 0)
+        assert int(left) > 10_000  # refilled: never run down to the bare increments
 
 
 def test_a_tournament_with_time_nodes_sends_go_nodes(tmp_path: Path,
@@ -276,7 +276,7 @@ def test_a_tournament_with_time_nodes_sends_go_nodes(tmp_path: Path,
     (tmp_path / "t.yaml").write_text(
         "name: nodes\nbots: [echo, {path: echo, name: echo-2}]\n"
         "variants: [three-mens-morris]\ngames_per_pairing: 2\nworkers: 1\nreport: false\n"
-        "time: {nodes: 1000, charge: wall}\n", encoding="utf-8")
+        "time: {nodes: 1000, charge: wall, handshake: 60000}\n", encoding="utf-8")
     config = load_config(tmp_path / "t.yaml")
     assert config.time_control.describe().startswith("1000 nodes/move (capped at")
     console = io.StringIO()
@@ -295,7 +295,7 @@ def test_a_tournament_with_time_nodes_sends_go_nodes(tmp_path: Path,
 def test_alphabeta_keeps_go_depth(tmp_path: Path) -> None:
     """The example bot searches exactly the depth it is sent (its info says so)."""
     spec = load_bot(ROOT / "bots" / "alphabeta")
-    tc = TimeControl(movetime_ms=None, depth=2, margin_ms=500)
+    tc = TimeControl(movetime_ms=None, depth=2, margin_ms=500, handshake_ms=60_000)
     record = play_game(spec, spec, "three-mens-morris", tc, seed=3, isolation=NONE)
     depths = {m.info.get("depth") for m in record.moves if m.info and not m.opening}
     assert depths and depths <= {0, 1, 2} and 2 in depths, depths

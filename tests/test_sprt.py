@@ -442,7 +442,7 @@ def test_sprt_rotates_pairs_over_variants_and_reports_each(tmp_path: Path) -> No
     engine = f"cmd='{{python}} bot.py' dir={GREEDY} name=greedy"
     args = ["sprt", engine, RANDOM, "--variant", "three-mens-morris", "--variant",
             "six-mens-morris", "--movetime", "50", "--alpha", "0.001", "--beta", "0.001",
-            "--max-pairs", "4", "--seed", "5", "--out", str(out)]
+            "--max-pairs", "4", "--seed", "5", "--handshake", "60000", "--out", str(out)]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 1, res.output
     assert "variants three-mens-morris, six-mens-morris (pairs rotate)" in res.output
