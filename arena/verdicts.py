@@ -58,10 +58,13 @@ def timeout_text(timeout: BotTimeout, allowed_ms: float, tc: TimeControl,
     may be the time left on it)."""
     text = str(timeout)
     clock_left = clocked and (tc.movetime_ms is None or allowed_ms < tc.movetime_ms)
+    capped = not clocked and tc.movetime_ms is None  # a nodes or depth move: the cap
     wall_cap = tc.clock == "cpu" and text.startswith("no bestmove")
     parts = allowance_text(allowed_ms, tc.margin_ms, clock_left=clock_left,
                            cpu=tc.clock == "cpu" and not wall_cap,
                            wall_factor=tc.wall_factor if wall_cap else None)
+    if capped:  # say what the allowance is: no movetime was given, only nodes or depth
+        parts = parts.replace("its movetime", "the referee's cap on a nodes/depth move", 1)
     measured = ""
     if timeout.cpu_ms is not None and timeout.wait_ms is not None:
         measured = (f"; meanwhile it used {timeout.cpu_ms:.0f} ms of CPU and waited "
