@@ -113,11 +113,15 @@ def tablebase_verdict(position: Position, folder: str) -> Optional[Verdict]:
     tables = tablebase_for(folder)
     if tables is None:
         return None
-    from arena.tablebase import NotCovered
+    from arena.tablebase import NotCovered, TablebaseError
 
     try:
         probe = tables.probe(position)
     except NotCovered:
+        return None
+    except TablebaseError as e:  # a damaged table: said once, the game plays on
+        log.warning("tablebase adjudication off for %s: %s", folder or "the default tables", e)
+        _TABLES[folder] = None
         return None
     if probe.value == "draw":
         return Verdict("1/2-1/2", "tablebase", f"the endgame tables say this position is a "
