@@ -141,6 +141,7 @@ def results(folder: str, db_url: Optional[str]) -> None:
     from arena.server.service import RESULT_COLUMNS, Competition, NotReady
 
     comp = Competition(folder, db_url=db_url)
+    deadline = comp.deadline_text()
     try:
         kind, rows = comp.results()
     except NotReady as e:
@@ -162,8 +163,9 @@ def results(folder: str, db_url: Optional[str]) -> None:
         out.writerow([cell(row[k]) for k in RESULT_COLUMNS])
     sys.stdout.flush()
     if kind == "ladder":
-        click.echo("before the deadline: the ladder's current standings (the final's come "
-                   "after it)", err=True)
+        click.echo(f"the ladder's current standings: the final's come after the deadline, "
+                   f"{deadline}" if deadline else "the ladder's current standings (no deadline "
+                   "is set, so no final)", err=True)
 
 
 @server.command()

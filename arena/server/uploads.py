@@ -376,7 +376,12 @@ class Uploads(Ladder):
 
         queued = 0
         ladder = passed and not self.deadline_passed()
-        ratings = self.ladder_ratings() if ladder else {}
+        ratings: dict[str, dict[int, float]] = {}
+        if ladder:  # the ratings choose the opponents when not all of them are played
+            with self.sessions() as s:
+                active = s.scalar(select(func.count(Bot.id)).where(Bot.status == "active")) or 0
+            if self.config.ladder.opponents_for(active) < active:
+                ratings = self.ladder_ratings()
         with self.sessions.begin() as s:
             job, bot = s.get(Job, job_id), s.get(Bot, bot_id)
             if job is None or bot is None or job.status != "running":

@@ -81,6 +81,22 @@ class Views(Ladder):
                 out["archive"] = bot.archive_bytes > 0
         return out
 
+    def bot_owner(self, bot_id: int) -> int:
+        """The id of a bot's owner (kept until the database changes).
+
+        :raises NotFound: no such bot."""
+        if not valid_id(bot_id):
+            raise NotFound(f"no bot {bot_id}")
+
+        def owner() -> int:
+            with self.sessions() as s:
+                found = s.scalar(select(Bot.owner_id).where(Bot.id == bot_id))
+            if found is None:
+                raise NotFound(f"no bot {bot_id}")
+            return int(found)
+
+        return self.cached(("owner", bot_id), owner)
+
     def _public_bot(self, bot_id: int, games_limit: Optional[int]) -> dict[str, Any]:
         with self.sessions() as s:
             bot = self._bot(s, bot_id)

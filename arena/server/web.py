@@ -7,17 +7,10 @@ library's typed errors into status codes (:class:`~arena.server.service.NotFound
 :class:`~arena.server.service.Forbidden` 403 — 401 when nobody is logged in —,
 :class:`~arena.server.service.Refused` 400, :class:`~arena.server.service.RateLimited` 429).
 
-Around them, one layer each (outermost first):
-
-* :class:`_Front`: the client's address and scheme (``X-Forwarded-For`` and
-  ``X-Forwarded-Proto`` believed from ``trusted_proxies`` only: the right-most address that
-  is not a trusted proxy is the client), and the same security headers on every response
-  (``X-Frame-Options``, ``X-Content-Type-Options``, ``Referrer-Policy`` and a
-  ``Content-Security-Policy`` whose scripts need the response's nonce);
-* :class:`_RateLimit`: every request counts against its participant's or its address's
-  moving window (429 with ``Retry-After`` beyond);
-* :class:`_BodyLimit`: a body over the upload limit, or of unknown size, is refused before
-  it is read.
+Around them, the layers of :mod:`arena.server.layers`: the client's address and the
+security headers (:class:`~arena.server.layers.Front`), the request rate limit
+(:class:`~arena.server.layers.RateLimit`) and the body limit
+(:class:`~arena.server.layers.BodyLimit`).
 
 The visitors' pages read views that the library keeps until the database changes, and a
 finished game's viewer page is rendered once (only its script's nonce differs per answer):
@@ -32,10 +25,7 @@ live board follows a game through a server-sent event stream
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
-import math
-import secrets
 import threading
 import time
 from html import escape
@@ -47,16 +37,18 @@ from fastapi.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTe
                                RedirectResponse, Response, StreamingResponse)
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.errors import ArenaError
 from arena.server import csrf as C
-from arena.server.config import RateLimits, proxy_networks
+from arena.server.config import proxy_networks
+from arena.server.layers import (COOKIE, SECURITY_HEADERS, BodyLimit, Front, RateLimit,
+                                 client_and_scheme, security_headers)
 from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
                                   Refused, Viewer)
 
-COOKIE = "arena_token"
+__all__ = ["create_app", "serve", "game_filters", "client_and_scheme", "security_headers",
+           "SECURITY_HEADERS", "COOKIE"]  # the last four: arena.server.layers', here too
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: bytes a request body may have beyond the upload limit (the multipart framing)
 _BODY_SLACK = 64 * 1024
@@ -71,12 +63,6 @@ KEEPALIVE_S = 15.0
 MAX_STREAMS = 1000
 #: a game the live board follows (any other status ends its stream)
 _LIVE = ("queued", "running")
-_CSP = ("default-src 'none'; script-src 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "
-        "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
-        "frame-ancestors 'none'; base-uri 'none'")
-SECURITY_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
-                    "Referrer-Policy": "same-origin"}
-_Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: what a shared page holds where each answer puts the visitor's name, form token and
 #: nonce (control characters: no name, token or text of a page can contain them)
 _NAME_MARK, _CSRF_MARK, _NONCE_MARK = "\x01name\x01", "\x01csrf\x01", "\x01nonce\x01"
@@ -104,146 +90,6 @@ def _status(error: ArenaError, viewer: Viewer) -> int:
 def _known_id(value: int) -> bool:
     """Whether ``value`` can be a row's id (anything else is nobody's: 404)."""
     return 0 < value <= _MAX_ID
-
-
-def _header(scope: Scope, name: bytes) -> list[str]:
-    return [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == name]
-
-
-def _address(text: str) -> Optional[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    try:
-        return ipaddress.ip_address(text.strip())
-    except ValueError:
-        return None
-
-
-def client_and_scheme(scope: Scope, trusted: tuple[_Network, ...]) -> tuple[str, Optional[str]]:
-    """The client's address and, if a trusted proxy said so, the scheme it was reached by.
-
-    ``X-Forwarded-For`` is read only when the peer is one of the ``trusted`` proxies; its
-    addresses are walked from the right (each proxy appends the address it was reached
-    from), and the first that is not a trusted proxy is the client (all trusted: the
-    left-most).  ``X-Forwarded-Proto`` likewise (its last value)."""
-    peer = scope["client"][0] if scope.get("client") else ""
-
-    def is_trusted(text: str) -> bool:
-        addr = _address(text)
-        return addr is not None and any(addr in net for net in trusted)
-
-    if not trusted or not is_trusted(peer):
-        return peer, None
-    client = peer
-    hops = [h.strip() for value in _header(scope, b"x-forwarded-for") for h in value.split(",")]
-    for hop in reversed([h for h in hops if h]):
-        client = hop[:64]
-        if not is_trusted(hop):
-            break
-    proto = [p.strip().lower() for value in _header(scope, b"x-forwarded-proto")
-             for p in value.split(",")]
-    scheme = proto[-1] if proto and proto[-1] in ("http", "https") else None
-    return client, scheme
-
-
-class _Front:
-    """The outermost layer: the client's address and scheme (from trusted proxies only:
-    :func:`client_and_scheme`) put in the request's scope, a nonce for the page's scripts,
-    and the security headers on every response that the app sends."""
-
-    def __init__(self, app: ASGIApp, trusted: tuple[_Network, ...]) -> None:
-        self.app = app
-        self.trusted = trusted
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        client, scheme = client_and_scheme(scope, self.trusted)
-        port = scope["client"][1] if scope.get("client") else 0
-        scope["client"] = (client, port)
-        if scheme is not None:
-            scope["scheme"] = scheme
-        nonce = secrets.token_urlsafe(16)
-        scope["arena.nonce"] = nonce
-
-        async def send_secured(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(raw=list(message.get("headers", [])))
-                for name, value in security_headers(nonce).items():
-                    headers[name] = value
-                message["headers"] = headers.raw
-            await send(message)
-
-        await self.app(scope, receive, send_secured)
-
-
-def security_headers(nonce: str) -> dict[str, str]:
-    """The headers every response carries (``nonce``: the one its scripts may run with)."""
-    return {**SECURITY_HEADERS, "Content-Security-Policy": _CSP.format(nonce=nonce)}
-
-
-class _BodyLimit:
-    """Refuse a request whose declared body is over the upload limit before reading it, and
-    a POST that does not declare its size (chunked: it could fill the disk while the
-    multipart parser spools it)."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            lengths = _header(scope, b"content-length")
-            length = lengths[0].strip() if lengths else None
-            refused: Optional[JSONResponse] = None
-            if scope["method"] == "POST" and length is None:  # chunked: size unknown
-                refused = JSONResponse({"detail": "a request body needs a Content-Length"}, 411)
-            elif length is not None and (len(lengths) > 1 or not length.isdigit()
-                                         or not length.isascii() or int(length) > self.limit):
-                refused = JSONResponse({"detail": "the request is over the upload limit"}, 413)
-            if refused is not None:
-                await refused(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-class _RateLimit:
-    """Every request counts against a moving window (the ``limits`` library, in memory):
-    its participant's, or its client address's when it carries no valid token; beyond it,
-    429 with ``Retry-After`` (seconds).  Admins are not limited."""
-
-    def __init__(self, app: ASGIApp, rates: RateLimits, who: Callable[[Request], Viewer]) -> None:
-        from limits import parse, storage, strategies
-
-        self.app = app
-        self.limiter = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
-        self.participant, self.anonymous = parse(rates.participant), parse(rates.anonymous)
-        self.who = who
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope)
-        if "authorization" in request.headers or COOKIE in request.cookies:
-            viewer = await run_in_threadpool(self.who, request)  # a database read
-        else:
-            viewer = ANONYMOUS
-        if not viewer.is_admin:
-            address = request.client.host if request.client else "?"
-            item, key = ((self.participant, f"participant:{viewer.id}") if viewer.known else
-                         (self.anonymous, f"address:{address}"))
-            if not self.limiter.hit(item, key):
-                reset = self.limiter.get_window_stats(item, key).reset_time
-                retry = str(max(1, math.ceil(reset - time.time())))
-                text = f"too many requests ({item}): try again in {retry} s"
-                headers = {"Retry-After": retry}
-                response: Response = (
-                    JSONResponse({"detail": text}, 429, headers=headers)
-                    if request.url.path.startswith("/api/")
-                    else PlainTextResponse(text, 429, headers=headers))
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 class _LiveStates:
@@ -355,9 +201,9 @@ def create_app(comp: Competition) -> FastAPI:
 
     # the last added is the outermost: the rate limit counts refused bodies too, and every
     # response, refused ones included, gets the security headers
-    app.add_middleware(_BodyLimit, limit=comp.config.upload.max_bytes + _BODY_SLACK)
-    app.add_middleware(_RateLimit, rates=comp.config.rate_limit, who=any_viewer)
-    app.add_middleware(_Front, trusted=proxy_networks(comp.config))
+    app.add_middleware(BodyLimit, limit=comp.config.upload.max_bytes + _BODY_SLACK)
+    app.add_middleware(RateLimit, rates=comp.config.rate_limit, who=any_viewer)
+    app.add_middleware(Front, trusted=proxy_networks(comp.config))
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, e: Exception) -> Response:
@@ -680,16 +526,19 @@ def create_app(comp: Competition) -> FastAPI:
     @app.get("/bots/{bot_id}", response_class=HTMLResponse)
     def bot_page(request: Request, bot_id: int) -> HTMLResponse:
         viewer = page_viewer(request)
+        variants = [v.name for v in comp.config.variants]
         try:
             if not _known_id(bot_id):
                 raise NotFound(f"no bot {bot_id}")
+            if not comp.may_see_private(viewer, comp.bot_owner(bot_id)):
+                # not its owner's view: the same for every visitor
+                return shared_page(request, "bot.html", viewer, ("bot", bot_id), lambda: {
+                    "bot": comp.bot_view(bot_id, viewer, private=False,
+                                         games_limit=BOT_GAMES),
+                    "opponents": [], "variants": variants})
             bot = comp.bot_view(bot_id, viewer, private=False, games_limit=BOT_GAMES)
         except ArenaError as e:
             return page_error(request, e, viewer)
-        variants = [v.name for v in comp.config.variants]
-        if "verdict" not in bot:  # not its owner's view: the same for every visitor
-            return shared_page(request, "bot.html", viewer, ("bot", bot_id), lambda: {
-                "bot": bot, "opponents": [], "variants": variants})
         opponents = ([b for b in comp.leaderboard(fresh=False) if b["id"] != bot_id]
                      if bot["status"] == "active" else [])
         return page(request, "bot.html", viewer, bot=bot, opponents=opponents,
