@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,6 +38,8 @@ MAX_ID = (1 << 63) - 1
 CACHE_ENTRIES = 2048
 #: seconds a request waits for another's computation of the same view before its own
 FLIGHT_WAIT_S = 10.0
+#: seconds a view may be kept after the judge's writes while it has games in flight
+STALE_S = 1.0
 T = TypeVar("T")
 
 
@@ -123,9 +126,13 @@ class State:
         self._board_cache: tuple[Any, Any] = (None, [])
         #: the views' results for the database's current version (:meth:`cached`)
         self._cache_lock = threading.Lock()
-        self._cache: dict[Hashable, Any] = {}
-        self._cache_version = -1
-        self._flights: dict[tuple[int, Hashable], _Flight] = {}
+        #: key -> (database version, generation, monotonic time, result)
+        self._cache: dict[Hashable, tuple[int, int, float, Any]] = {}
+        #: bumped by :meth:`touch` (what people do through this library)
+        self._generation = 0
+        self._flights: dict[tuple[int, int, Hashable], _Flight] = {}
+        #: games the judge of this process has handed out and not stored yet (it sets it)
+        self.games_in_flight = 0
         self._version_lock = threading.Lock()
         self._version_db: Optional[sqlite3.Connection] = None
         if self.engine.dialect.name == "sqlite" and self.engine.url.database not in (
@@ -153,24 +160,39 @@ class State:
             row = self._version_db.execute("PRAGMA data_version").fetchone()
         return int(row[0])
 
-    def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+    def cached(self, key: Hashable, compute: Callable[[], T], *, stale_ok: bool = True) -> T:
         """``compute()``, kept until the database changes (:meth:`data_version`): the
         pages read the same rows many times between two games.  The version is read before
         computing, so a result is never kept under a version newer than its rows; requests
         that miss at once wait for one computation (fifty visitors after a game ends cost
-        one query, not fifty).  Without a version (PostgreSQL) every call computes.
-        Callers must not change the result."""
+        one query, not fifty).
+
+        While the judge of this process has games in flight (:attr:`games_in_flight`), a
+        result younger than :data:`STALE_S` is kept even though the judge's writes changed
+        the database (``stale_ok``): a finished game shows within a second, and the views
+        are not computed again at every claim and every stored record.  An action of a
+        participant or an admin through this library (:meth:`touch`: an upload, a retire,
+        a test match...) is seen at once, and with no game in flight every result is exact.
+        Without a version (PostgreSQL) every call computes.  Callers must not change the
+        result."""
         version = self.data_version()
         if version is None:
             return compute()
+        now = time.monotonic()
         with self._cache_lock:
-            if self._cache_version == version and key in self._cache:
-                found: T = self._cache[key]
+            entry = self._cache.get(key)
+            if entry is not None and entry[0] == version and entry[1] == self._generation:
+                found: T = entry[3]
                 return found
-            flight = self._flights.get((version, key))
+            if (entry is not None and stale_ok and self.games_in_flight
+                    and entry[1] == self._generation and now - entry[2] < STALE_S):
+                kept: T = entry[3]
+                return kept
+            generation = self._generation
+            flight = self._flights.get((version, generation, key))
             leader = flight is None
             if flight is None:
-                flight = self._flights[(version, key)] = _Flight()
+                flight = self._flights[(version, generation, key)] = _Flight()
         if not leader:
             if flight.done.wait(FLIGHT_WAIT_S) and flight.ok:
                 shared: T = flight.value
@@ -181,14 +203,20 @@ class State:
             flight.value, flight.ok = value, True
         finally:
             with self._cache_lock:
-                del self._flights[(version, key)]
-                if flight.ok:
-                    if version > self._cache_version:
-                        self._cache, self._cache_version = {}, version
-                    if version == self._cache_version and len(self._cache) < CACHE_ENTRIES:
-                        self._cache[key] = value
+                del self._flights[(version, generation, key)]
+                old = self._cache.get(key)
+                if flight.ok and (old is None or (old[1], old[0]) <= (generation, version)):
+                    if len(self._cache) >= CACHE_ENTRIES:
+                        self._cache = {}
+                    self._cache[key] = (version, generation, now, value)
             flight.done.set()
         return value
+
+    def touch(self) -> None:
+        """Something a person did changed the database: every kept view is computed again
+        at its next call (:meth:`cached` keeps none of them for a moment longer)."""
+        with self._cache_lock:
+            self._generation += 1
 
     def uncache(self, key: Hashable) -> None:
         """Forget ``key``'s kept result (it is computed again at the next call)."""

@@ -232,6 +232,7 @@ class Judge:
                 if not paused and not self._cluster_stalled():
                     for claimed in self.competition.claim_games(capacity - len(running)):
                         running[self._submit(claimed)] = claimed
+                self.competition.games_in_flight = len(running)
                 if not running:
                     self._stop.wait(POLL_S)
                     continue
@@ -241,7 +242,10 @@ class Judge:
                     if self._lost_with_scheduler(claimed[0], future):
                         running[self._submit(claimed)] = claimed  # at once: still running
                     else:
+                        # the views are exact again before the last game's record is seen
+                        self.competition.games_in_flight = len(running)
                         self._store(claimed[0], future)
+                self.competition.games_in_flight = len(running)
             except Exception:  # noqa: BLE001 - the judge never dies of one bad game
                 log.exception("the game dispatcher failed; going on")
                 self._stop.wait(1.0)

@@ -298,7 +298,7 @@ class Ladder(State):
         that is at most a moment behind.  When no game is queued or running, and always
         with ``fresh``, the rows are exact."""
         if fresh:
-            return self.cached("leaderboard", lambda: self._leaderboard(True))
+            return self.cached("leaderboard", lambda: self._leaderboard(True), stale_ok=False)
         return self.cached("leaderboard-shown", lambda: self._leaderboard(False))
 
     def _leaderboard(self, fresh: bool) -> list[dict[str, Any]]:

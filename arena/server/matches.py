@@ -85,4 +85,6 @@ class Matches(State):
                         requested_by=viewer.id)
             s.add(game)
             s.flush()
-            return int(game.id)
+            game_id = int(game.id)
+        self.touch()
+        return game_id

@@ -75,6 +75,7 @@ class Participants(State):
             if s.scalar(select(User).where(User.name == name)) is not None:
                 raise ConfigError(f"participant {name!r} exists already")
             s.add(User(name=name, token_hash=hash_token(token), is_admin=admin))
+        self.touch()
         return token
 
     def add_users(self, people: list[tuple[str, bool]]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -103,6 +104,7 @@ class Participants(State):
                 token = secrets.token_urlsafe(32)
                 s.add(User(name=name, token_hash=hash_token(token), is_admin=admin))
                 made.append((name, token))
+        self.touch()
         return made, existing
 
     def authenticate(self, token: Optional[str]) -> Viewer:

@@ -86,6 +86,7 @@ class Competition(Participants, Uploads, Final, Matches, Views):
             raise Forbidden("only admins may pause the judge")
         with self.sessions.begin() as s:
             s.merge(Setting(key="paused", value="1" if paused else ""))
+        self.touch()
 
     def paused(self) -> bool:
         """Whether an admin paused the judge."""
@@ -95,8 +96,8 @@ class Competition(Participants, Uploads, Final, Matches, Views):
 
     def status(self) -> dict[str, Any]:
         """Counts for the pages and the tests: bots by status, games by status, paused
-        (kept until the database changes)."""
-        return self.cached("status", self._status)
+        (kept until the database changes; always exact)."""
+        return self.cached("status", self._status, stale_ok=False)
 
     def _status(self) -> dict[str, Any]:
         with self.sessions() as s:

@@ -159,6 +159,7 @@ class Uploads(Ladder):
             if archive is not None:
                 _remove_upload_files(self.folder, bot_id)
             raise
+        self.touch()
         return {"id": bot_id, "status": "checking"}
 
     def _count_attempt(self, viewer: Viewer) -> None:
@@ -221,6 +222,7 @@ class Uploads(Ladder):
             if checking:
                 who = "its owner" if viewer.id == bot.owner_id else "an admin"
                 self._cancel_jobs(s, bot, f"the bot was retired by {who}")
+        self.touch()
 
     def cancel_check(self, bot_id: int, viewer: Viewer) -> None:
         """Stop a bot's check without retiring it (admins): a running check ends at once, a
@@ -237,6 +239,7 @@ class Uploads(Ladder):
                                                                  "cancelled by an admin"):
                 raise NotFound(f"bot {bot_id} has no check to cancel")
             bot.status = "rejected"
+        self.touch()
 
     def _cancel_jobs(self, s: Any, bot: Bot, reason: str) -> int:
         """Drop ``bot``'s queued checks (their verdict: cancelled before it ran) and ask its
@@ -271,6 +274,7 @@ class Uploads(Ladder):
             bot.status = "checking"
             bot.verdict = ""
             s.add(Job(kind="check", bot_id=bot.id))
+        self.touch()
 
     def archive(self, bot_id: int, viewer: Viewer) -> tuple[Path, str]:
         """The archive of an upload as it was received, for its owner and admins: (its

@@ -266,10 +266,11 @@ def create_app(comp: Competition) -> FastAPI:
                 _CSRF_MARK, tokens.form_token(viewer.id, session_of(request)))
         return HTMLResponse(html)
 
-    def shared_json(key: Any, data: Callable[[], Any]) -> Response:
+    def shared_json(key: Any, data: Callable[[], Any], stale_ok: bool = True) -> Response:
         """JSON that is the same for everyone, serialised once per database version."""
         body = comp.cached(("json", key), lambda: json.dumps(
-            data(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+            data(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"),
+            stale_ok=stale_ok)
         return Response(body, media_type="application/json")
 
     def page_error(request: Request, e: ArenaError, viewer: Viewer) -> HTMLResponse:
@@ -455,7 +456,7 @@ def create_app(comp: Competition) -> FastAPI:
 
     @app.get("/api/status")
     def api_status() -> Response:
-        return shared_json("status", comp.status)
+        return shared_json("status", comp.status, stale_ok=False)
 
     # ---- pages ---------------------------------------------------------------------
 
