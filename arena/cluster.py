@@ -16,9 +16,12 @@ stamps the record with the worker's address (``GameRecord.worker``; the referee 
 ``host``).
 
 A worker that dies mid-game costs that game only: Dask gives its task to another worker
-(up to ``distributed.scheduler.allowed-failures`` times, then ``KilledWorker``, which
-:meth:`DaskExecutor.is_lost` reports as a lost game: the runner logs it and leaves it
-unplayed for the next run).
+(up to ``distributed.scheduler.allowed-failures`` times, then ``KilledWorker``), and then
+:meth:`DaskExecutor.after_loss` has the runner play it once more, watched move by move
+(:class:`PlyTrace`), before it is given up as the forfeit of the bot that was to move
+(:func:`given_up_record`).  The client itself (:class:`DaskPool`) is watched by a thread:
+no worker, or no scheduler, is said (:meth:`DaskPool.stalled`) and waited for (the runner
+stops after ``cluster.wait``); a client that lost its scheduler is made again.
 
 This module imports ``distributed`` only inside functions, so it can always be imported;
 :func:`require_distributed` turns a missing package into a one-line error that names the
