@@ -490,7 +490,7 @@ class DaskPool(Executor):
 
         if self._closed.is_set():
             raise RuntimeError("cannot submit to a closed Dask pool")
-        key = kwargs.pop("key", None) or f"{getattr(fn, '__name__', 'call')} {uuid.uuid4().hex}"
+        key = kwargs.pop("key", None) or f"{getattr(fn, '__name__', 'call')}-{uuid.uuid4().hex}"
         out: Future[Any] = Future()
         with self._lock:
             client = self.client

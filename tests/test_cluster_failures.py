@@ -360,3 +360,40 @@ def test_a_bot_that_kills_its_worker_forfeits_after_the_stated_deaths(cluster: C
         assert f"{side} (killer) was to move when the worker playing this game died" in r.detail
         assert "2 workers died playing it, so it was given up" in r.detail
     assert log.count("watched move by move") == 2
+
+
+@pytest.mark.slow
+def test_the_judge_hands_out_no_game_without_a_worker(cluster: Cluster, tmp_path: Path) -> None:
+    """The competition server's judge on a Dask scheduler with no worker yet: the ladder's
+    games stay queued (no attempt charged, none failed) and the log says why; a worker that
+    joins plays them all."""
+    pytest.importorskip("fastapi", reason="the server extra is not installed "
+                                          "(pip install -e '.[server]')")
+    from tests.test_server import (SETTINGS, Server, _competition, _judged, _settled, _wait,
+                                   bot_archive)
+
+    address = cluster.scheduler()
+    folder = tmp_path / "comp"
+    tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 1")
+                          + f"executor: {{kind: dask, scheduler: '{address}'}}\n")
+    server = Server(folder)
+    server.start()
+    try:
+        _, a = server.upload(tokens["alice"], "random.zip", bot_archive("random", "zip"))
+        _, b = server.upload(tokens["bob"], "greedy.tar.gz", bot_archive("greedy", "tgz"))
+        for who, bot in (("alice", a), ("bob", b)):
+            view = _wait(f"{who}'s verdict", lambda: _judged(server, tokens[who], bot["id"]))
+            assert view["status"] == "active", view
+        log = folder / "server.log"
+        until(lambda: b"the judge hands out no game while it waits for workers: 0 connected"
+              in log.read_bytes(), 30, "the judge's waiting line")
+        time.sleep(2)  # the judge looks again and again: still nothing handed out
+        games = server.get("/api/status")["games"]
+        assert games.get("queued", 0) >= 2 and not games.get("running") \
+            and not games.get("failed"), games
+        cluster.worker("late")
+        status = _wait("the ladder games", lambda: _settled(server, 2), timeout=180)
+        assert not status["games"].get("failed"), status
+        assert b"the cluster is back" in log.read_bytes()
+    finally:
+        server.stop()
