@@ -203,9 +203,16 @@ def stop_pool(executor: Executor) -> None:
 def after_loss(games: GameExecutor, job: GameJob,
                error: BaseException) -> Union[GameJob, GameRecord, None]:
     """``games.after_loss(job, error)`` when the executor has it, else None (the game is
-    left for the next run, as on the local pool)."""
+    left for the next run, as on the local pool); logged, but for a record (saved and
+    logged as any game)."""
     after = getattr(games, "after_loss", None)
     verdict: Union[GameJob, GameRecord, None] = after(job, error) if after else None
+    what = (f"game {job.slot.game_id} was lost on the cluster ({type(error).__name__}: "
+            f"{one_line(error)})")
+    if isinstance(verdict, GameJob):
+        log.warning("%s; it is played again", what)
+    elif verdict is None:
+        log.error("%s; it is left unplayed for the next run", what)
     return verdict
 
 
@@ -214,23 +221,24 @@ class StallWatch:
     it does, :meth:`check` is true (submit nothing), the live progress line (``progress``,
     an :class:`arena.progress.Progress`) carries the note, redrawn about once a second (the
     executor logs each change itself), and once ``wait_s`` (``cluster.wait``) has passed it
-    raises ``stop(text)`` (the runner's exception, which says what is saved and how to
-    resume)."""
+    logs and raises ``error`` (the runner's ``WorkerFailure``), saying what is saved (from
+    ``result``, the run's ``TournamentResult``) and how to resume."""
 
-    def __init__(self, games: GameExecutor, wait_s: float, progress: Any,
-                 stop: Callable[[str], Exception]) -> None:
+    def __init__(self, games: GameExecutor, wait_s: float, progress: Any, result: Any,
+                 error: Callable[[str], Exception]) -> None:
         self.stalled: Optional[Callable[[], Optional[tuple[str, float]]]] = getattr(
             games, "stalled", None)
         self.wait_s = wait_s
         self.progress = progress
-        self.stop = stop
+        self.result = result
+        self.error = error
         self.text: Optional[str] = None
         self._shown = 0.0
 
     def check(self) -> bool:
         """True while the executor cannot play games.
 
-        :raises Exception: ``stop(...)``, once it has not for ``wait_s``.
+        :raises Exception: ``error(message)``, once it has not for ``wait_s``.
         """
         stall = self.stalled() if self.stalled is not None else None
         if stall is None:
@@ -240,7 +248,13 @@ class StallWatch:
         self.text = text
         waited = time.monotonic() - since
         if waited >= self.wait_s:
-            raise self.stop(f"{text}, for longer than {wait_text(self.wait_s)} (cluster.wait)")
+            r = self.result
+            message = (f"{text}, for longer than {wait_text(self.wait_s)} (cluster.wait): the "
+                       f"run stops. {r.finished}/{r.total} games are saved in {r.folder}; start "
+                       f"Dask workers (or the scheduler), then run the same command again to "
+                       f"resume (docs/CLUSTER.md)")
+            log.error("%s", message)
+            raise self.error(message)
         if time.monotonic() - self._shown >= 1.0:
             self._shown = time.monotonic()
             self.show(f"{text}; the run stops in {wait_text(self.wait_s - waited)} without one")

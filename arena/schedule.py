@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Container, Iterator, Literal, Mapping, Optional, Sequence
+from typing import (TYPE_CHECKING, Callable, Container, Iterable, Iterator, Literal, Mapping,
+                    Optional, Sequence, TypeVar)
 
 from arena.openings import Book, BookOrder, book_opening
 from arena.protocol import SEED_MAX
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from arena.config import TournamentConfig
     from arena.records import GameRecord
 
+R = TypeVar("R")
 FormatKind = Literal["round-robin", "gauntlet", "match"]
 FORMAT_KINDS: tuple[FormatKind, ...] = ("round-robin", "gauntlet", "match")
 
@@ -327,16 +330,26 @@ class PendingSlots:
 
     Games whose id is in ``done`` are skipped, their places noted in ``order`` (id ->
     index); ``limit`` stops after that many games.  ``exhausted`` once the schedule is
-    walked to its end; :meth:`finish` walks the rest (only noting places)."""
+    walked to its end; :meth:`finish` walks the rest (only noting places).  With
+    ``regroup`` (a function of the games left, such as the runner's ``pairing_order``) the
+    schedule is listed at once instead, and ``listed`` holds the games left, regrouped."""
 
     def __init__(self, slots: Iterator[Slot], done: Container[str], order: dict[str, int],
-                 limit: Optional[int] = None) -> None:
+                 limit: Optional[int] = None, *,
+                 regroup: Optional[Callable[[list[Slot]], Iterable[Slot]]] = None) -> None:
         self._slots = slots
         self._done = done
         self._order = order
         self._next: Optional[Slot] = None
         self.left = limit
         self.exhausted = False
+        self.listed: Optional[deque[Slot]] = None
+        if regroup is not None:
+            every = list(slots)
+            order.update((s.game_id, s.index) for s in every if s.game_id in done)
+            games = list(regroup([s for s in every if s.game_id not in done]))
+            self.listed = deque(games if limit is None else games[:limit])
+            self.exhausted = True
 
     def _fill(self) -> None:
         while self._next is None and not self.exhausted:
@@ -349,6 +362,8 @@ class PendingSlots:
                 self._next = slot
 
     def __bool__(self) -> bool:
+        if self.listed is not None:
+            return bool(self.listed)
         if self.left is not None and self.left <= 0:
             return False
         self._fill()
@@ -356,6 +371,8 @@ class PendingSlots:
 
     def popleft(self) -> Slot:
         """The next game to play (call while true)."""
+        if self.listed is not None:
+            return self.listed.popleft()
         self._fill()
         slot, self._next = self._next, None
         if slot is None:
@@ -364,6 +381,12 @@ class PendingSlots:
             self.left -= 1
         return slot
 
+    def count(self, unsaved: int) -> int:
+        """How many games are to be played, of the ``unsaved`` ones (the limit's share)."""
+        if self.listed is not None:
+            return len(self.listed)
+        return unsaved if self.left is None else min(unsaved, self.left)
+
     def finish(self) -> None:
         """Walk the rest of the schedule, noting the places of the games in ``done``."""
         self._next = None
@@ -371,6 +394,14 @@ class PendingSlots:
             if slot.game_id in self._done:
                 self._order[slot.game_id] = slot.index
         self.exhausted = True
+
+    def in_order(self, records: Mapping[str, R]) -> list[R]:
+        """``records`` (by game id) of the schedule's games in its order, once it is walked
+        to its end; before, all of them as they are (a run stopped early)."""
+        if not self.exhausted:
+            return list(records.values())
+        return sorted((r for i, r in records.items() if i in self._order),
+                      key=lambda r: self._order[getattr(r, "game_id")])
 
 
 def config_slots(config: TournamentConfig) -> Iterator[Slot]:

@@ -51,7 +51,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO, Union
 from arena.config import TournamentConfig
 from arena.errors import ArenaError, BotError, ConfigError
 from arena.executors import (ExecutorKind, GameExecutor, StallWatch, after_loss, executor_kind,
-                             one_line, wrap_executor)
+                             wrap_executor)
 from arena.jobs import KEPT, GameJob
 from arena.lock import LOCK_FILE, FolderLock
 from arena.pgn import add_game, catch_up, open_pgn
@@ -461,17 +461,9 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     total = count_games(config.format, config.players, len(config.variants),
                         games_per_pairing=config.games_per_pairing)
     done = _by_id(kept, None)
-    #: each saved game's place in the schedule, learnt as the schedule is walked
-    order: dict[str, int] = {}
-    pending: Union[deque[Slot], PendingSlots]
-    if config.restart == "per-pairing":  # its games are regrouped: the schedule is listed
-        slots = list(config_slots(config))
-        order.update((s.game_id, s.index) for s in slots if s.game_id in done)
-        pending = pairing_order([s for s in slots if s.game_id not in done])
-        if max_games is not None:
-            pending = deque(list(pending)[:max_games])
-    else:  # made as the games are submitted: only the games in flight are held
-        pending = PendingSlots(config_slots(config), done, order, max_games)
+    order: dict[str, int] = {}  # each saved game's place, learnt as the schedule is walked
+    pending = PendingSlots(config_slots(config), done, order, max_games,  # walked lazily
+                           regroup=pairing_order if config.restart == "per-pairing" else None)
 
     live = console.isatty() if live is None else live
     progress = Progress(total, len(done), console, live=live, records=done.values())
@@ -487,8 +479,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                         "again", games_path, moved, "s" if moved > 1 else "",
                         folder / REJECTED_FILE)
         log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
-                 total, len(done), len(pending) if isinstance(pending, deque) else
-                 min(total - len(done), max_games or total), where)
+                 total, len(done), pending.count(total - len(done)), where)
         log_clock(config.time_control)
         catch_up(config.pgn_out, in_schedule_order(config, done) if config.pgn_out else [])
         if pending:
@@ -509,12 +500,9 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
             if result.interrupted:
                 log.warning("interrupted: %d of %d games saved in %s; run again to resume",
                             result.finished, result.total, folder)
-        if isinstance(pending, PendingSlots) and not result.interrupted:
-            pending.finish()  # the places of saved games it has not walked past (max_games)
-        records = (sorted((r for r in done.values() if r.game_id in order),
-                          key=lambda r: order[r.game_id])
-                   if not isinstance(pending, PendingSlots) or pending.exhausted
-                   else list(done.values()))  # interrupted early: as saved
+        if not result.interrupted:
+            pending.finish()  # the places of saved games not walked past (max_games)
+        records = pending.in_order(done)
         result.finished = len(records)
         result.standings = compute_standings(records, config.players)
         if not result.interrupted:
@@ -585,17 +573,15 @@ def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> 
 
 
 def _play_all(config: TournamentConfig, games: GameExecutor,
-              pending: Union[deque[Slot], PendingSlots], games_path: Path, progress: Progress,
+              pending: PendingSlots, games_path: Path, progress: Progress,
               result: TournamentResult, stop: StopFlag, done: dict[str, GameRecord],
               order: dict[str, int]) -> None:
     """The submit / as-completed loop.  Each finished game is saved (and added to ``done``,
     the records of ``games.jsonl`` by id, its place to ``order``) before it is counted.
 
     The executor's ``capacity()`` is the number of games to keep submitted (asked again as
-    games finish: a cluster may grow during the run).  The optional ``stalled()`` and
-    ``after_loss()`` of an executor (:class:`~arena.executors.GameExecutor`): no game while
-    it stalls, the run stops after ``cluster.wait``; a lost game is played again, saved as
-    the forfeit it returns, or left for the next run."""
+    games finish: a cluster may grow during the run).  An executor's optional ``stalled()``
+    and ``after_loss()`` (see :class:`~arena.executors.GameExecutor`) are used."""
     in_flight: dict[Future[GameRecord], GameJob] = {}
     try:
         _loop(config, games, pending, games_path, progress, result, stop, in_flight, done,
@@ -605,15 +591,14 @@ def _play_all(config: TournamentConfig, games: GameExecutor,
             future.cancel()
 
 
-def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Slot], PendingSlots],
+def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
           games_path: Path, progress: Progress, result: TournamentResult, stop: StopFlag,
           in_flight: dict[Future[GameRecord], GameJob], done: dict[str, GameRecord],
           order: dict[str, int]) -> None:
     bots = config.bots
-    last = (_last_of_pairings(pending) if config.restart == "per-pairing"
-            and isinstance(pending, deque) else set())
+    last = _last_of_pairings(pending.listed) if pending.listed is not None else set()
     again: deque[GameJob] = deque()  # lost games, played again first
-    waiting = StallWatch(games, config.cluster_wait, progress, lambda why: _stopped(why, result))
+    waiting = StallWatch(games, config.cluster_wait, progress, result, WorkerFailure)
     while (again or pending or in_flight) and not stop:
         cap = 0 if waiting.check() else games.capacity()
         while (again or pending) and len(in_flight) < cap:
@@ -644,18 +629,13 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Sl
                     result.failed += 1
                     log.error("game %s failed in the referee: %r", slot.game_id, e)
                     continue
-                verdict = after_loss(games, job, e)
+                verdict = after_loss(games, job, e)  # (logged there)
                 if isinstance(verdict, GameJob):  # played again, on another worker
                     result.replayed += 1
-                    log.warning("game %s was lost on the cluster (%s: %s); it is played "
-                                "again", slot.game_id, type(e).__name__, one_line(e))
                     again.append(verdict)
                     continue
                 if verdict is None:  # not played; left for the next run
                     result.lost += 1
-                    log.error("game %s was lost on the cluster (%s: %s); it is left "
-                              "unplayed for the next run", slot.game_id, type(e).__name__,
-                              one_line(e))
                     continue
                 record = verdict  # given up: the forfeit the executor made of it
             if record.game_id in done:  # a copy of a game played twice: saved once
@@ -682,15 +662,6 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: Union[deque[Sl
                     record.black.name, record.result, record.termination,
                     f": {record.detail}" if record.forfeit else "", extra=extra)
             progress.add(record)
-
-
-def _stopped(why: str, result: TournamentResult) -> WorkerFailure:
-    """The run stops: the executor could play no game for ``cluster.wait`` (logged)."""
-    message = (f"{why}: the run stops. {result.finished}/{result.total} games are saved in "
-               f"{result.folder}; start Dask workers (or the scheduler), then run the same "
-               f"command again to resume (docs/CLUSTER.md)")
-    log.error("%s", message)
-    return WorkerFailure(message)
 
 
 def _write_tables(folder: Path, records: list[GameRecord],
