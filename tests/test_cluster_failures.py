@@ -9,8 +9,12 @@ status and its console are what is tested.
   then finishes the run;
 * no worker for longer than ``cluster.wait``: a clean stop, exit status 2 with resume
   advice, and the next run (a worker back) finishes it;
+* the scheduler SIGKILLed: said the same way, and a scheduler and worker started again let
+  the run finish;
 * a bot that takes its worker down: its games are given up after the stated number of
-  deaths and recorded as its forfeits.
+  deaths and recorded as its forfeits;
+* the competition server's judge on a scheduler without workers: no game handed out (none
+  charged an attempt), a late worker plays them.
 
 Slow (each starts Dask processes on a 2-core machine); every wait polls with a deadline.
 Skipped with a reason where the ``cluster`` extra is missing.
@@ -108,6 +112,7 @@ class Cluster:
         self.folder = folder
         self.procs: list[subprocess.Popen[bytes]] = []
         self.address = ""
+        self.scheduler_proc: Optional[subprocess.Popen[bytes]] = None
 
     def _start(self, args: list[str], log: Path, env: Optional[dict[str, str]] = None
                ) -> subprocess.Popen[bytes]:
@@ -118,13 +123,14 @@ class Cluster:
         self.procs.append(proc)
         return proc
 
-    def scheduler(self, env: Optional[dict[str, str]] = None) -> str:
-        port = free_port()
-        log = self.folder / "scheduler.log"
+    def scheduler(self, env: Optional[dict[str, str]] = None, port: int = 0) -> str:
+        port = port or free_port()
+        log = self.folder / f"scheduler-{len(self.procs)}.log"
         self._start([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
                      "--no-dashboard"], log, env)
         self.address = f"tcp://127.0.0.1:{port}"
         until(lambda: b"Scheduler at:" in log.read_bytes(), 60, "the scheduler started")
+        self.scheduler_proc = self.procs[-1]
         return self.address
 
     def worker(self, name: str, *, nanny: bool = False) -> subprocess.Popen[bytes]:
@@ -296,6 +302,34 @@ def test_no_worker_for_longer_than_cluster_wait_stops_cleanly(cluster: Cluster,
     assert finish(again, 240) == 0, (tmp_path / "console2.txt").read_text()
     ids = saved(tmp_path / "short")
     assert ids[:len(before)] == before and len(ids) == len(set(ids)) == 12
+
+
+@pytest.mark.slow
+def test_a_lost_scheduler_is_waited_for_and_the_run_goes_on(cluster: Cluster,
+                                                            tmp_path: Path) -> None:
+    """The scheduler SIGKILLed mid-run: said within seconds; its worker exits with it (Dask);
+    a scheduler started again on the same port and a new worker let the run finish, the
+    games it had in flight played again, every id once, exit status 0."""
+    address = cluster.scheduler()
+    cluster.worker("first")
+    config = write(tmp_path, "sched", 12, 120)
+    console = tmp_path / "console.txt"
+    run = arena_run(config, address, console)
+    games_file = tmp_path / "sched" / "games.jsonl"
+    until(lambda: lines(games_file) >= 3 or run.poll() is not None, 120, "three games saved")
+    assert cluster.scheduler_proc is not None
+    os.kill(cluster.scheduler_proc.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    until(lambda: f"waiting for the scheduler at {address}: unreachable since".encode()
+          in console.read_bytes(), 30, "the waiting message")
+    assert time.monotonic() - killed < 10
+    cluster.scheduler(port=int(address.rsplit(":", 1)[1]))
+    cluster.worker("second")
+    assert finish(run, 240) == 0, console.read_text()
+    text = console.read_text()
+    assert "restarted: the games it held are played again" in text
+    ids = saved(tmp_path / "sched")
+    assert len(ids) == len(set(ids)) == 12, text
 
 
 KILLER = '''\
