@@ -418,6 +418,7 @@ def _open_executor(competition: Competition) -> Executor:
     if cfg.executor == "dask":  # a client that outlives its workers and its scheduler
         from arena.cluster import connect_pool
 
+        assert cfg.scheduler is not None  # the settings' check: dask needs a scheduler
         return connect_pool(cfg.scheduler)
     from arena.executors import process_pool
 
