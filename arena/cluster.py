@@ -1,8 +1,9 @@
 """Playing a tournament on a Dask cluster: the ``dask`` executor (see ``docs/CLUSTER.md``).
 
 :class:`DaskExecutor` is a :class:`~arena.executors.GameExecutor` over a Dask ``Client``
-(Dask's own ``client.get_executor()``), connected to a scheduler given by address or to a
-``LocalCluster`` started for the run (``workers`` processes of one thread each);
+(a :class:`DaskPool`, the competition server's judge's executor too), connected to a
+scheduler given by address or to a ``LocalCluster`` started for the run (``workers``
+processes of one thread each);
 :func:`open_cluster` makes it (the registry in :mod:`arena.executors` calls it for
 ``executor: dask``), :func:`cluster_executor` is the same as a context manager.  The runner
 submits one :class:`~arena.jobs.GameJob` per game and writes each record as its future
@@ -25,7 +26,10 @@ stops after ``cluster.wait``); a client that lost its scheduler is made again.
 
 This module imports ``distributed`` only inside functions, so it can always be imported;
 :func:`require_distributed` turns a missing package into a one-line error that names the
-``cluster`` extra.  It imports :mod:`arena.jobs` (the unit of work), never the runner.
+``cluster`` extra.  It imports :mod:`arena.jobs` (the unit of work), never the runner.  It
+is longer than the usual 700 lines because it is the one module that knows Dask: what runs
+on the workers (shipped bots, a job, the move-by-move watch) and on the client (the watched
+pool, the executor) is kept together, so that no other module depends on ``distributed``.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ import hashlib
 import random
 from collections import deque
 from dataclasses import dataclass
-from typing import (TYPE_CHECKING, Callable, Container, Iterable, Iterator, Literal, Mapping,
-                    Optional, Sequence, TypeVar)
+from typing import (TYPE_CHECKING, Any, Callable, Container, Iterable, Iterator, Literal,
+                    Mapping, Optional, Sequence, TypeVar)
 
 from arena.openings import Book, BookOrder, book_opening
 from arena.protocol import SEED_MAX
@@ -41,7 +41,6 @@ from arena.rules import Position
 from arena.variants import Variant
 
 if TYPE_CHECKING:
-    from arena.config import TournamentConfig
     from arena.records import GameRecord
 
 R = TypeVar("R")
@@ -323,6 +322,27 @@ def _scheme_1(players: Sequence[str], variants: Sequence[Variant], fmt: Format, 
                         index += 1
 
 
+def pairing_key(slot: Slot) -> str:
+    """The games that share kept bot processes (``restart: per-pairing``): a meeting of two
+    bots in one variant and round (its game id without the pair and game)."""
+    low, high = sorted((slot.white, slot.black))
+    return f"{slot.variant.name}/r{slot.round}/{low}-{high}"
+
+
+def pairing_order(slots: Sequence[Slot]) -> deque[Slot]:
+    """``slots`` with each pairing's games together (in the order of each pairing's first
+    game, then their own), so that kept processes play them one after another."""
+    groups: dict[str, list[Slot]] = {}
+    for slot in slots:
+        groups.setdefault(pairing_key(slot), []).append(slot)
+    return deque(slot for group in groups.values() for slot in group)
+
+
+def last_of_pairings(slots: Sequence[Slot]) -> set[int]:
+    """The indexes of the last game of each pairing in ``slots`` (its bots end with it)."""
+    return {slot.index for slot in {pairing_key(s): s for s in slots}.values()}
+
+
 class PendingSlots:
     """The games of a schedule left to play, in its order, taken from ``slots`` (an
     :func:`iter_schedule`) as they are asked for: a runner near the game cap never holds
@@ -331,7 +351,7 @@ class PendingSlots:
     Games whose id is in ``done`` are skipped, their places noted in ``order`` (id ->
     index); ``limit`` stops after that many games.  ``exhausted`` once the schedule is
     walked to its end; :meth:`finish` walks the rest (only noting places).  With
-    ``regroup`` (a function of the games left, such as the runner's ``pairing_order``) the
+    ``regroup`` (a function of the games left, such as :func:`pairing_order`) the
     schedule is listed at once instead, and ``listed`` holds the games left, regrouped."""
 
     def __init__(self, slots: Iterator[Slot], done: Container[str], order: dict[str, int],
@@ -404,8 +424,9 @@ class PendingSlots:
                       key=lambda r: self._order[getattr(r, "game_id")])
 
 
-def config_slots(config: TournamentConfig) -> Iterator[Slot]:
-    """``config.schedule()`` made one slot at a time (:func:`iter_schedule`)."""
+def config_slots(config: Any) -> Iterator[Slot]:
+    """``config.schedule()`` of an :class:`arena.config.TournamentConfig` (a layer above
+    this one) made one slot at a time (:func:`iter_schedule`)."""
     book = config.book
     return iter_schedule(config.players, config.variants, config.format,
                          games_per_pairing=config.games_per_pairing,
@@ -415,8 +436,7 @@ def config_slots(config: TournamentConfig) -> Iterator[Slot]:
                          scheme=config.scheme)
 
 
-def in_schedule_order(config: TournamentConfig,
-                      records: Mapping[str, GameRecord]) -> list[GameRecord]:
+def in_schedule_order(config: Any, records: Mapping[str, GameRecord]) -> list[GameRecord]:
     """The ``records`` (by game id) of games in ``config``'s schedule, in its order (one
     walk of the schedule, holding only the records' places)."""
     places = {s.game_id: s.index for s in config_slots(config) if s.game_id in records}

@@ -60,7 +60,8 @@ from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            repair_records, write_games_csv)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
-from arena.schedule import PendingSlots, Slot, config_slots, count_games, in_schedule_order
+from arena.schedule import (PendingSlots, config_slots, count_games, in_schedule_order,
+                            last_of_pairings, pairing_key, pairing_order)
 from arena.standings import (Standing, compute_standings, format_standings,
                              write_standings_csv)
 
@@ -546,27 +547,6 @@ def _preflight_bots(config: TournamentConfig) -> list[str]:
     return failures
 
 
-def pairing_key(slot: Slot) -> str:
-    """The games that share kept bot processes (``restart: per-pairing``): a meeting of two
-    bots in one variant and round (its game id without the pair and game)."""
-    low, high = sorted((slot.white, slot.black))
-    return f"{slot.variant.name}/r{slot.round}/{low}-{high}"
-
-
-def pairing_order(slots: Sequence[Slot]) -> deque[Slot]:
-    """``slots`` with each pairing's games together (in the order of each pairing's first
-    game, then their own), so that kept processes play them one after another."""
-    groups: dict[str, list[Slot]] = {}
-    for slot in slots:
-        groups.setdefault(pairing_key(slot), []).append(slot)
-    return deque(slot for group in groups.values() for slot in group)
-
-
-def _last_of_pairings(slots: Sequence[Slot]) -> set[int]:
-    """The indexes of the last game of each pairing in ``slots`` (its bots end with it)."""
-    return {slot.index for slot in {pairing_key(s): s for s in slots}.values()}
-
-
 def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> GameExecutor:
     """An executor passed to :func:`run_tournament`, as a game executor."""
     return wrap_executor(executor, workers) if isinstance(executor, Executor) else executor
@@ -596,7 +576,7 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
           in_flight: dict[Future[GameRecord], GameJob], done: dict[str, GameRecord],
           order: dict[str, int]) -> None:
     bots = config.bots
-    last = _last_of_pairings(pending.listed) if pending.listed is not None else set()
+    last = last_of_pairings(pending.listed) if pending.listed is not None else set()
     again: deque[GameJob] = deque()  # lost games, played again first
     waiting = StallWatch(games, config.cluster_wait, progress, result, WorkerFailure)
     while (again or pending or in_flight) and not stop:
