@@ -442,13 +442,16 @@ def measure(code: Path, tmp: Path, quick: bool, echo: Callable[[str], Any]) -> d
         latencies, failed = open_loop(port, list(routes), seconds)
         # the stress: every route in turn, in short slices, several rounds (the judge's
         # work and the machine's load fall on every route alike)
-        rounds, per_slice = (2, 0.75) if quick else (4, 1.0)
+        rounds, per_slice = (3, 0.5) if quick else (8, 0.6)
         slices: dict[str, list[dict[str, float]]] = {p: [] for p in routes}
         for _ in range(rounds):
             for path in routes:
                 _drain(port)
                 slices[path].append(closed_loop(port, path, per_slice, proc.pid))
         stress = {p: _merge(s) for p, s in slices.items()}
+        for p, s in slices.items():  # each slice beside the reference's of the same round
+            stress[p]["round_ratio"] = statistics.median(
+                a["rps"] / max(1e-9, b["rps"]) for a, b in zip(s, slices["/api/status"]))
         _drain(port)
         try:
             status = client.get_json("/api/status")
@@ -498,7 +501,7 @@ def _report(label: str, m: dict[str, Any], echo: Callable[[str], Any]) -> dict[s
          f"{CLIENTS} clients, each route in {m['rounds']} slices of {m['per_slice']:g} s "
          f"taken in turn (/api/status's slices: {lo:.0f} to {hi:.0f} req/s)")
     echo(f"    {'route':<30} {'n':>4} {'p50':>6} {'p95':>6} {'fail':>4} | {'req/s':>6} "
-         f"{'ratio':>5} {'p50':>6} {'p95':>6} {'cpu/req':>8}")
+         f"{'ratio':>5} {'rnd':>5} {'p50':>6} {'p95':>6} {'cpu/req':>8}")
     figures = {}
     for path, name in m["routes"].items():
         lat = m["latencies"][path]
@@ -509,14 +512,17 @@ def _report(label: str, m: dict[str, Any], echo: Callable[[str], Any]) -> dict[s
             "" if ratio >= TARGET_RATIO else " ratio!")
         fails = m["failed"][path] + int(s["failed"])
         echo(f"    {name:<30} {len(lat):>4} {p50:6.0f} {p95:6.0f} {m['failed'][path]:>4} | "
-             f"{s['rps']:6.0f} {ratio:5.2f} {s['p50']:6.0f} {s['p95']:6.0f} "
+             f"{s['rps']:6.0f} {ratio:5.2f} {s['round_ratio']:5.2f} {s['p50']:6.0f} "
+             f"{s['p95']:6.0f} "
              f"{s['cpu_ms']:6.2f}ms{flags}{f' ({fails} failed)' if fails else ''}")
         key = name.split(" (")[0].replace(" ", "_").replace("'", "").replace(",", "")
         figures.update({f"{label}_{key}_p95_ms": p95, f"{label}_{key}_ratio": ratio,
+                        f"{label}_{key}_round_ratio": s["round_ratio"],
                         f"{label}_{key}_cpu_ms": s["cpu_ms"]})
     echo("    (n, p50, p95, fail: the class's load, ms from the scheduled arrival, requests "
          f"failed or unanswered after {GIVE_UP_S:.0f} s; then the stress: req/s, its ratio to "
-         "/api/status, p50, p95 ms, the server's CPU per request)")
+         "/api/status's, the median of that ratio within each round (rnd), p50, p95 ms, the "
+         "server's CPU per request)")
     return figures
 
 
