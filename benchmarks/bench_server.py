@@ -495,8 +495,8 @@ def _multipart(data: bytes) -> tuple[bytes, str]:
 def _report(label: str, m: dict[str, Any], echo: Callable[[str], Any]) -> dict[str, float]:
     ref = m["stress"]["/api/status"]["rps"]
     lo, hi = m["reference_spread"]
-    echo(f"  {label}: 5,000 games seeded in {m['seeding']:.1f} s; the judge playing "
-         f"{m['judging']:.1f} s after the uploads; games at the end: {m['status']['games']}")
+    echo(f"  {label}: {GAMES:,} games seeded in {m['seeding']:.1f} s; games at the end: "
+         f"{m['status']['games']}")
     echo(f"  class load: {RATE:.0f} req/s open-loop for {m['seconds']:.0f} s | stress: "
          f"{CLIENTS} clients, each route in {m['rounds']} slices of {m['per_slice']:g} s "
          f"taken in turn (/api/status's slices: {lo:.0f} to {hi:.0f} req/s)")

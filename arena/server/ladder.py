@@ -197,8 +197,9 @@ class LadderGames:
         top = s.scalar(select(func.max(Game.id))) or 0
         with self._lock:
             low = self._low
+        # a Core query on the session's connection: no ORM row handling for 200,000 rows
         fetched = {gid: (w, b, SCORES[result], pair, variant)
-                   for gid, w, b, result, pair, variant in s.execute(
+                   for gid, w, b, result, pair, variant in s.connection().execute(
                        select(Game.id, Game.white_id, Game.black_id, Game.result, Game.pair,
                               Game.variant)
                        .where(Game.kind == "ladder", Game.status == "done", Game.id >= low))
