@@ -162,6 +162,7 @@ def process_pool(workers: int, *, threaded: bool = False) -> ProcessPoolExecutor
     methods = multiprocessing.get_all_start_methods()
     context: Any
     if threaded and "forkserver" in methods:
+        _short_socket_folder()
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(FORKSERVER_PRELOAD)
         ids = (0, os.getpid())  # the workers' parent is the fork server: they watch this one
@@ -170,6 +171,31 @@ def process_pool(workers: int, *, threaded: bool = False) -> ProcessPoolExecutor
         ids = (os.getpid(), 0)
     return ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                initializer=init_worker, initargs=ids)
+
+
+#: the longest folder the fork server's socket may be made in: its path (the folder, then
+#: ``pymp-XXXXXXXX/listener-XXXXXXXX``, about 40 characters) must fit a Unix socket's 107
+_SOCKET_FOLDER_MAX = 60
+
+
+def _short_socket_folder() -> None:
+    """Give multiprocessing a short temporary folder when the usual one (``TMPDIR``) is too
+    long for the fork server's Unix socket ("AF_UNIX path too long": a TMPDIR deep in a test
+    or build tree stopped every check of the competition server)."""
+    import tempfile
+
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
+    if config.get("tempdir") is not None or len(tempfile.gettempdir()) <= _SOCKET_FOLDER_MAX:
+        return
+    for base in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
+            import atexit
+            import shutil
+
+            folder = tempfile.mkdtemp(prefix="pymp-", dir=base)
+            atexit.register(shutil.rmtree, folder, True)
+            config["tempdir"] = folder
+            return
 
 
 def stop_pool(executor: Executor) -> None:

@@ -61,6 +61,14 @@ def test_doctor_warns_a_normal_user_that_basic_runs_bots_as_them(
     _as_normal_user(monkeypatch)
     for where in (sandbox, levels):  # the CLI looks it up on the package, doctor's checks in levels
         monkeypatch.setattr(where, "best_level", lambda: Level.BASIC)
+    # a machine without bubblewrap: the advice is to install it (with bwrap installed and
+    # working, it says to choose it; installed and not working, why)
+    monkeypatch.setattr(levels, "available_levels", lambda: [Level.NONE, Level.BASIC])
+    import shutil
+
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which",
+                        lambda name, *a, **k: None if name == "bwrap" else real_which(name, *a, **k))
     result = CliRunner().invoke(cli, ["doctor"])
     warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
     assert warnings == ["warning: isolation basic: bots run as you: they can read and write "
