@@ -142,15 +142,25 @@ class Cluster:
         return proc
 
     def stop(self) -> None:
-        for proc in self.procs:
+        """Workers first (they would wait for their scheduler), each process's session with
+        it (a nanny's worker too): SIGTERM, up to 3 s, then SIGKILL."""
+        for proc in reversed(self.procs):
             if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGTERM)
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 3
         for proc in self.procs:
             try:
-                proc.wait(15)
+                proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(5)
+                pass
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # its session: nothing of it is left
+            except ProcessLookupError:
+                pass
+            proc.wait(5)
 
 
 @pytest.fixture

@@ -279,7 +279,7 @@ def chart_game_lengths(records: Sequence[GameRecord]) -> Optional[bytes]:
         for t, color in zip(terms, tcolors):
             counts = [ends[v, t] for v in variants]
             shares = [100.0 * c / n if n else 0.0 for c, n in zip(counts, totals)]
-            ax2.barh(ys, shares, left=left, color=color, label=short(t, 24))
+            ax2.barh(ys, shares, left=left, color=color, label=short(t or "unfinished", 24))
             left = [a + b for a, b in zip(left, shares)]
         ax2.set_yticks(ys, [short(v, 24) for v in variants])
         ax2.set_xlim(0, 100)
