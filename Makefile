@@ -1,10 +1,15 @@
 # Morris Arena: `make demo` runs the demo tournament, `make test` type-checks the package
 # (mypy, configured in pyproject.toml) and runs the test suite (which checks the import layers).
 # Both create .venv on first use and install the package into it.
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 BASE   := $(VENV)/.base
+# pip warns once per package about index folders of the machine's own pip configuration that
+# do not exist (not the project's); those lines alone are dropped, pip's status is kept
+PIP    := set -o pipefail; $(BIN)/python -m pip
+QUIET  := 2>&1 | { grep -v "^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$$" || true; }
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test bench clean
@@ -12,13 +17,13 @@ STAMP  := $(VENV)/.installed
 # the package and what a tournament needs (the demo); the extras for the tests on top
 $(BASE): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(PIP) install --quiet --upgrade pip $(QUIET)
+	$(PIP) install --quiet -e . $(QUIET)
 	$(BIN)/python -m compileall -q arena bots >/dev/null
 	touch $(BASE)
 
 $(STAMP): $(BASE)
-	$(BIN)/python -m pip install --quiet -e '.[test,cluster,server]'
+	$(PIP) install --quiet -e '.[test,cluster,server]' $(QUIET)
 	touch $(STAMP)
 
 # The demo includes bots/c-first, a C bot compiled by its `build:` step; where no C compiler

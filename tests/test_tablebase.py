@@ -11,6 +11,8 @@ without flying, a variant with every unusual rule the tables hold)."""
 
 from __future__ import annotations
 
+import os
+
 import json
 import random
 import subprocess
@@ -542,6 +544,9 @@ def test_the_bot_converts_won_positions_against_alphabeta(nmm_dir: Path, nmm_tb:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("MORRIS_ARENA_EXHAUSTIVE") != "1",
+                    reason="builds the 4-4 tables and plays six games: about a minute; run "
+                           "with MORRIS_ARENA_EXHAUSTIVE=1 (the 3-3 conversion is tested above)")
 def test_the_bot_converts_won_4_men_positions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From 4-3 and 4-4 positions: a capture into 3-3, then the 3-3 win (a minute or two)."""
     from arena.clock import TimeControl
