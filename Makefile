@@ -17,13 +17,15 @@ STAMP  := $(VENV)/.installed
 # the package and what a tournament needs (the demo); the extras for the tests on top
 $(BASE): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip $(QUIET)
-	$(PIP) install --quiet -e . $(QUIET)
+	@echo "pip install --upgrade pip; pip install -e . (into $(VENV))"
+	@$(PIP) install --quiet --upgrade pip $(QUIET)
+	@$(PIP) install --quiet -e . $(QUIET)
 	$(BIN)/python -m compileall -q arena bots >/dev/null
 	touch $(BASE)
 
 $(STAMP): $(BASE)
-	$(PIP) install --quiet -e '.[test,cluster,server]' $(QUIET)
+	@echo "pip install -e '.[test,cluster,server]' (into $(VENV))"
+	@$(PIP) install --quiet -e '.[test,cluster,server]' $(QUIET)
 	touch $(STAMP)
 
 # The demo includes bots/c-first, a C bot compiled by its `build:` step; where no C compiler
