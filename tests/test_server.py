@@ -130,13 +130,18 @@ class Server:
         return status, json.loads(out)
 
 
-def _wait(what: str, predicate: Callable[[], Any], timeout: float = 90) -> Any:
+def _wait(what: str, predicate: Callable[[], Any], timeout: float = 90,
+          state: Optional[Callable[[], Any]] = None) -> Any:
+    """``predicate()``'s first true value within ``timeout`` seconds; on a timeout the
+    assertion says what was waited for and, with ``state``, what was seen last."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        if time.monotonic() >= deadline:
+            seen = f"; last seen: {state()}" if state is not None else ""
+            raise AssertionError(f"timed out waiting for {what}{seen}")
         time.sleep(0.2)
 
 
@@ -218,7 +223,9 @@ def play_two_uploads(server: Server, tokens: dict[str, str], games: int) -> list
     for who, bot in (("alice", a), ("bob", b)):
         view = _wait(f"{who}'s verdict", lambda: _judged(server, tokens[who], bot["id"]))
         assert view["status"] == "active" and view["verdict"].startswith("PASS"), view
-    _wait("the ladder games", lambda: _settled(server, games))
+    _wait("the ladder games", lambda: _settled(server, games),
+          state=lambda: (server.get("/api/status"), server.get("/api/games"),
+                         (server.folder / "server.log").read_text()[-3000:]))
     rows: list[Any] = server.get("/api/leaderboard")
     assert {(r["bot"], r["owner"], r["games"]) for r in rows} == {
         ("random", "alice", games), ("greedy", "bob", games)}

@@ -12,7 +12,7 @@ import stat
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
@@ -720,6 +720,55 @@ def check_judges_queue(tmp_path: Path, url: str | None) -> None:
 
 
 # ---- the live board --------------------------------------------------------------------
+
+
+def test_verdicts_stored_at_once_queue_every_pairing(tmp_path: Path) -> None:
+    check_verdicts_at_once(tmp_path, lambda _round: None)
+
+
+def check_verdicts_at_once(tmp_path: Path, url_for: Callable[[int], str | None],
+                           bots: int = 5, rounds: int = 3) -> None:
+    """Checks that end at the same moment (the judge stores its verdicts from several
+    threads) still queue a meeting between every two active bots: each verdict's
+    transaction sees the others' (on PostgreSQL, read committed, two new bots each saw
+    the other still being checked, and neither queued their games)."""
+    import threading
+
+    from arena.server.service import Competition, init_competition
+
+    for r in range(rounds):
+        folder = tmp_path / f"c{r}"
+        init_competition(folder, ServerConfig(pairs=1, db_url=url_for(r)))
+        comp = Competition(folder)
+        try:
+            users = [comp.authenticate(comp.add_user(f"u{r}-{i}")) for i in range(bots)]
+            ids = [comp.submit(u, "a.zip", _bot_zip(tmp_path, name=f"b{i}"))["id"]
+                   for i, u in enumerate(users)]
+            claimed = [comp.claim_check() for _ in ids]
+            assert all(c is not None for c in claimed)
+            start = threading.Barrier(bots)
+            errors: list[BaseException] = []
+
+            def finish(job: int, bot: int) -> None:
+                try:
+                    start.wait(10)
+                    comp.finish_check(job, bot, True, "PASS", "log")
+                except BaseException as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=finish, args=(c[0], c[1]))
+                       for c in claimed if c is not None]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            assert not errors, errors
+            meetings = {frozenset((g[1], g[2])) for g in comp.claim_games(1000)}
+            missing = {frozenset((a, b)) for i, a in enumerate(ids)
+                       for b in ids[i + 1:]} - meetings
+            assert not missing, f"round {r}: no games between {sorted(map(sorted, missing))}"
+        finally:
+            comp.close()
 
 
 def test_a_played_games_plies_are_written_as_they_come(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ pytest.importorskip("psycopg", reason="no psycopg (pip install -e '.[server]')")
 from tests.test_server import (SETTINGS, Server, _competition,  # noqa: E402
                                play_two_uploads)
 from tests.test_server_parts import (check_judges_queue, check_library,  # noqa: E402
-                                     check_migrations)
+                                     check_migrations, check_verdicts_at_once)
 
 PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
                 key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0)
@@ -131,6 +131,11 @@ def test_the_library_on_postgresql(postgres: Callable[[str], str], tmp_path: Pat
 
 def test_the_judges_queue_on_postgresql(postgres: Callable[[str], str], tmp_path: Path) -> None:
     check_judges_queue(tmp_path, postgres("queue"))
+
+
+def test_verdicts_stored_at_once_on_postgresql(postgres: Callable[[str], str],
+                                               tmp_path: Path) -> None:
+    check_verdicts_at_once(tmp_path, lambda r: postgres(f"verdicts{r}"))
 
 
 @pytest.mark.slow

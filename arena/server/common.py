@@ -20,11 +20,13 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Hashable, Optional, TypeVar
+from contextlib import contextmanager
+from typing import Any, Callable, Hashable, Iterator, Optional, TypeVar
 
 from arena.errors import ArenaError, ConfigError
 from arena.server.config import CONFIG_FILE, load_server_config
-from arena.server.db import database_url, migrate, open_engine, session_factory
+from arena.server.db import (database_url, migrate, one_writer, open_engine,
+                             session_factory)
 
 SECRET_FILE = "secret"
 UPLOADS = "uploads"
@@ -139,6 +141,15 @@ class State:
                 None, "", ":memory:"):
             self._version_db = sqlite3.connect(str(self.engine.url.database),
                                                check_same_thread=False)
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        """A session in a write transaction, committed at the end (rolled back on an
+        error), and the only writing one on the database meanwhile
+        (:func:`~arena.server.db.one_writer`).  Every change goes through here."""
+        with self.sessions.begin() as s:
+            one_writer(s)
+            yield s
 
     def close(self) -> None:
         """Release the database connections."""

@@ -2,7 +2,10 @@
 migrations (Alembic revisions shipped in the package, run by :func:`migrate`), sessions.
 
 SQLite runs in WAL mode with a busy timeout, so that the web threads read while the judge
-writes.  Nothing here generates migrations at run time: ``migrations/versions`` holds them.
+writes.  Write transactions are one at a time on every database (:func:`one_writer`):
+SQLite's lock does it, PostgreSQL takes an advisory lock, so that a transaction that reads
+before it writes (a new bot's verdict queueing games against the active bots) sees every
+write committed before it began to write.  Nothing here generates migrations at run time: ``migrations/versions`` holds them.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.errors import ConfigError
@@ -55,6 +58,21 @@ def open_engine(url: str) -> Engine:
     except Exception as e:  # noqa: BLE001 - SQLAlchemy's errors for a bad URL vary
         raise ConfigError(f"cannot use database {url.split('@')[-1]!r}: {e}") from None
     return engine
+
+
+#: the key of the advisory lock that PostgreSQL's write transactions take (any constant
+#: 64-bit number; other programs sharing the database would have to avoid it)
+WRITE_LOCK = 0x6D6F72726973  # "morris"
+
+
+def one_writer(session: Session) -> None:
+    """Make ``session``'s transaction the only writing one until it ends: on PostgreSQL,
+    a transaction-level advisory lock (released at commit or rollback); on SQLite nothing
+    (its write lock already serialises writers, and a transaction's reads after its first
+    write see every commit).  Without it, two read-committed transactions on PostgreSQL
+    that each activate a bot and then look for active opponents miss each other."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK})
 
 
 def migrate(engine: Engine) -> None:

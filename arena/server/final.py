@@ -79,7 +79,7 @@ class Final(Ladder):
         transaction.  Returns the games queued (0 when it was not due)."""
         if not self.final_due(now):
             return 0
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             if self.final_state(s):
                 return 0
             latest = (select(Bot.owner_id, func.max(Bot.id).label("bot"))
@@ -106,7 +106,7 @@ class Final(Ladder):
         """If the final is running and none of its games is queued or running: its
         standings computed and stored, and its state ``done``, in one transaction (they
         are never computed again).  Returns whether it was done now."""
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             state = self.final_state(s)
             if state.get("status") != "running":
                 return False

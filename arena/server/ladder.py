@@ -239,7 +239,7 @@ class Ladder(State):
         if n <= 0:
             return []
         kinds = ["match", "final"] + ([] if self.deadline_passed() else ["ladder"])
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             games = s.scalars(select(Game).where(Game.status == "queued", Game.kind.in_(kinds))
                               .order_by(_PRIORITY, Game.id).limit(n)).all()
             for g in games:
@@ -255,7 +255,7 @@ class Ladder(State):
         The record is stored without the server's folders (the players' paths are the
         bots' places in the competition folder, ``<competition>/bots/<id>``); its result
         and the side that forfeited, if any, go in columns too (the standings' input)."""
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             game = s.get(Game, game_id)
             if game is None or game.status != "running":
                 return False

@@ -71,7 +71,7 @@ class Participants(State):
             raise ConfigError(f"a participant's name is 1..64 letters, digits, '.', '_' or "
                               f"'-', got {name[:70]!r}")
         token = secrets.token_urlsafe(32)
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             if s.scalar(select(User).where(User.name == name)) is not None:
                 raise ConfigError(f"participant {name!r} exists already")
             s.add(User(name=name, token_hash=hash_token(token), is_admin=admin))
@@ -95,7 +95,7 @@ class Participants(State):
             seen.add(name)
         made: list[tuple[str, str]] = []
         existing: list[str] = []
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             taken = set(s.scalars(select(User.name).where(User.name.in_(seen))).all())
             for name, admin in people:
                 if name in taken:
@@ -139,7 +139,7 @@ class Participants(State):
     def _set_token_hash(self, user: int | str, viewer: Viewer, token_hash: str) -> None:
         if not viewer.is_admin:
             raise Forbidden("only admins may change a participant's token")
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             found = s.scalar(select(User).where(
                 User.id == user if isinstance(user, int) else User.name == user))
             if found is None:

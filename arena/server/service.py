@@ -84,7 +84,7 @@ class Competition(Participants, Uploads, Final, Matches, Views):
         """Pause or resume the judge (admins).  :raises Forbidden:"""
         if not viewer.is_admin:
             raise Forbidden("only admins may pause the judge")
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             s.merge(Setting(key="paused", value="1" if paused else ""))
         self.touch()
 

@@ -114,7 +114,7 @@ class Uploads(Ladder):
             self._check_quota(viewer, len(data))
         archive: Optional[Path] = None
         try:
-            with self.sessions.begin() as s:
+            with self.writing() as s:
                 since = utcnow() - timedelta(hours=1)
                 recent = s.scalar(select(func.count(Bot.id)).where(
                     Bot.owner_id == viewer.id, Bot.created_at >= since)) or 0
@@ -213,7 +213,7 @@ class Uploads(Ladder):
 
         :raises NotFound, Forbidden:
         """
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             bot = self._bot_row(s, bot_id)
             if not self.may_see_private(viewer, bot.owner_id):
                 raise Forbidden("only its owner and admins may retire a bot")
@@ -233,7 +233,7 @@ class Uploads(Ladder):
         """
         if not viewer.is_admin:
             raise Forbidden("only admins may cancel a check (owners may retire their bot)")
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             bot = self._bot_row(s, bot_id)
             if bot.status != "checking" or not self._cancel_jobs(s, bot,
                                                                  "cancelled by an admin"):
@@ -262,7 +262,7 @@ class Uploads(Ladder):
         """
         if not viewer.is_admin:
             raise Forbidden("only admins may re-judge a bot")
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             bot = self._bot_row(s, bot_id)
             if bot.removed_at is not None:
                 raise NotFound(f"bot {bot_id}'s files were removed (disk rules): it cannot "
@@ -308,7 +308,7 @@ class Uploads(Ladder):
         attempts fails with the reason instead, and one asked to stop is cancelled.
         Returns (checks, games) requeued."""
         requeued = 0
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             for job in s.scalars(select(Job).where(Job.status == "running")).all():
                 bot = s.get(Bot, job.bot_id)
                 if job.cancel or bot is None or bot.status != "checking" \
@@ -337,7 +337,7 @@ class Uploads(Ladder):
         conditional update finds it still queued."""
         with self._claim_lock:
             while True:
-                with self.sessions.begin() as s:
+                with self.writing() as s:
                     picked = s.execute(_next_check()).first()
                     if picked is None:
                         return None
@@ -386,7 +386,7 @@ class Uploads(Ladder):
                 active = s.scalar(select(func.count(Bot.id)).where(Bot.status == "active")) or 0
             if self.config.ladder.opponents_for(active) < active:
                 ratings = self.ladder_ratings()
-        with self.sessions.begin() as s:
+        with self.writing() as s:
             job, bot = s.get(Job, job_id), s.get(Bot, bot_id)
             if job is None or bot is None or job.status != "running":
                 return 0
@@ -456,7 +456,7 @@ class Uploads(Ladder):
                 _remove_upload_files(self.folder, bot.id)
             else:
                 shutil.rmtree(self.folder / BOTS / str(bot.id), ignore_errors=True)
-            with self.sessions.begin() as s:
+            with self.writing() as s:
                 row = s.get(Bot, bot.id)
                 if row is not None:
                     row.folder_bytes = 0
