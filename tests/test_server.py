@@ -657,7 +657,7 @@ def test_hostile_uploads_are_checked_aside_and_the_ladder_goes_on(tmp_path: Path
     folder = tmp_path / "comp"
     tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 1").replace(
         "{movetime: 50}", "{movetime: 50, handshake: 3000}")  # the spinners fail sooner
-                          + "check_workers: 2\ncheck_timeout: 8\n")
+                          + "check_workers: 2\ncheck_timeout: 5\n")
     server = Server(folder)
     server.start()
     manifest = 'name: {}\ncommand: "{{python}} bot.py"\n'
@@ -697,7 +697,7 @@ def test_hostile_uploads_are_checked_aside_and_the_ladder_goes_on(tmp_path: Path
         views = {name: _wait(f"{name}'s verdict", lambda: _judged(server, tokens["bob"], i))
                  for name, i in ids.items()}
         assert all(v["status"] == "rejected" for v in views.values()), views
-        assert "longer than 8 s (check_timeout)" in views["sleeper"]["verdict"]
+        assert "longer than 5 s (check_timeout)" in views["sleeper"]["verdict"]
         assert views["spinner"]["verdict"].startswith("FAIL")
         assert views["chatter"]["verdict"].startswith("FAIL")
         assert len(views["chatter"]["check_log"]) < 200_000

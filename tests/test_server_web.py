@@ -1156,9 +1156,9 @@ def test_the_pages_work_under_the_csp_in_a_browser(site: Site, driver: Any) -> N
 
 def test_the_live_board_does_not_spend_the_participants_budget(limited: Site,
                                                                driver: Any) -> None:
-    """Watching a live game in the browser for 15 s (alice: 20 requests a minute) costs
+    """Watching a live game in the browser for 7 s (alice: 20 requests a minute) costs
     its page and one stream; alice has most of her budget left afterwards.  (Polling every
-    half second, the old page spent 30 requests in those 15 s.)"""
+    half second, the old page spent 14 requests in those 7 s.)"""
     from selenium.webdriver.common.by import By
 
     url, games = limited.server.url, limited.games
@@ -1170,9 +1170,9 @@ def test_the_live_board_does_not_spend_the_participants_budget(limited: Site,
     games.play(gid, moves[:1])
     stop = threading.Event()
 
-    def play() -> None:  # a move every 0.3 s, as a game at 300 ms a move
+    def play() -> None:  # a move every 0.15 s, as a game at 150 ms a move
         for n in range(2, len(moves) + 1):
-            if stop.wait(0.3):
+            if stop.wait(0.15):
                 return
             games.play(gid, moves[n - 1:n])
 
@@ -1183,7 +1183,7 @@ def test_the_live_board_does_not_spend_the_participants_budget(limited: Site,
         driver.execute_script("window.notReloaded = true;")
         started = time.monotonic()
         seen = []
-        while time.monotonic() - started < 15:
+        while time.monotonic() - started < 7:
             seen.append(int(driver.find_element(By.ID, "live-board").get_attribute("data-ply")))
             time.sleep(0.5)
         assert driver.execute_script("return window.notReloaded === true;")
