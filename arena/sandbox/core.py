@@ -249,8 +249,8 @@ class Sandbox:
     def preexec(self) -> Optional[Callable[[], None]]:
         """The function to run in the child before ``exec`` (None at level ``none``).
 
-        It joins the bot's cgroups (so every descendant is born inside them), sets the
-        rlimits and the parent-death signal.  Only system calls: safe after ``fork``.
+        It joins the bot's cgroups (so every descendant is born inside them), confines it
+        (``basic`` as root), then sets the rlimits and the parent-death signal.  Only system calls: safe after ``fork``.
         """
         if self.level is Level.NONE:
             return None
@@ -268,14 +268,14 @@ class Sandbox:
                     os.write(fd, me)
                 finally:
                     os.close(fd)
-            for res, values in rlimits:
-                resource.setrlimit(res, values)
-            if confine is not None:
-                try:
+            if confine is not None:  # before the limits: it opens a file per folder shown,
+                try:                   # while the referee's own files are still open here
                     confine.apply()
                 except OSError as e:  # seen by the referee as a start failure with this line
                     os.write(2, f"morris-arena: cannot confine the bot: {e}\n".encode())
                     os._exit(126)
+            for res, values in rlimits:  # lowered only, so allowed after the uid's change
+                resource.setrlimit(res, values)
             prctl(ctypes.c_int(procs.PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL),
                   ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
             if os.getppid() != parent:  # the referee died before the signal was armed

@@ -96,6 +96,24 @@ def test_environment_is_cleared_and_limits_set(level: Level, tmp_path: Path,
         assert seen["home"] == "/tmp"  # its private tmpfs
 
 
+@pytest.mark.parametrize("level", ISOLATING, ids=lambda lv: lv.value)
+def test_a_tight_open_files_limit_whatever_the_referee_holds_open(level: Level,
+                                                                   tmp_path: Path) -> None:
+    """The referee holds 200 files open when it starts a bot limited to 20: the bot starts
+    (its confinement, which opens a file per folder it shows, runs before the limits) and
+    has its 20.  (The limits came first, and a referee with many files open, as a test
+    worker or a busy server is, saw 'cannot confine the bot: Too many open files'.)"""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(200)]
+    try:
+        sb = Sandbox(level, tmp_path, limits=Limits(open_files=20))
+        run = run_in(sb, PROBE)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert run.returncode == 0, run.stderr
+    assert run.json()["nofile"] == [20, 20]
+
+
 def test_level_none_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MORRIS_SECRET_TOKEN", "visible")
     sb = Sandbox(Level.NONE, tmp_path)
