@@ -413,7 +413,7 @@ def test_checks_ended_by_timeout_cancel_or_a_killed_server_leave_no_folder(
     from arena.server.service import OPERATOR
 
     folder = tmp_path / "comp"
-    tokens = _competition(folder, "name: leftovers\ncheck_timeout: 6\n")
+    tokens = _competition(folder, "name: leftovers\ncheck_timeout: 4\n")
     for extra in ("carol", "dave"):
         tokens[extra] = _arena_user(folder, extra)
     server = TempServer(folder, tmp_path / "tmp")
@@ -437,7 +437,7 @@ def test_checks_ended_by_timeout_cancel_or_a_killed_server_leave_no_folder(
         alice = _wait("alice's verdict", lambda: _verdict(server, tokens["alice"],
                                                           ids["alice"]), 60)
         assert alice["verdict"].startswith(
-            "FAIL: the check took longer than 6 s (check_timeout) and was stopped while "
+            "FAIL: the check took longer than 4 s (check_timeout) and was stopped while "
             "building: echo hello"), alice["verdict"]
         assert "hello from the 42nd build" in alice["check_log"]  # its output, not the command
         assert _wait("their folders to go", lambda: not _leftovers(server.tmp), 20)

@@ -28,7 +28,7 @@ from .conftest import processes_in, wait_gone
 ROOT = Path(__file__).resolve().parents[2]
 TC = TimeControl(movetime_ms=500, handshake_ms=15000, margin_ms=300)
 #: seconds the spinner is watched while its bot waits for the next game
-IDLE_S = 1.5
+IDLE_S = 0.8
 
 #: at its first game the bot forks a child that spins on the CPU for ever (ignoring
 #: SIGTERM), then plays the first legal move, a little slowly
@@ -54,7 +54,7 @@ class Spinner(Bot):
                     n += 1
 
     def choose(self, position, clock):
-        time.sleep(0.02)
+        time.sleep(0.005)
         return position.legal_moves()[0]
 
 
