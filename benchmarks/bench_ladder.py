@@ -41,7 +41,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from arena.server.ladder import choose_opponents, fit_standings  # noqa: E402
+from arena.server.ladder import IDLE_NEAREST, choose_opponents, fit_standings  # noqa: E402
 
 PAIRS = 2
 REFIT_EVERY = 25
@@ -101,11 +101,51 @@ class Ladder:
         return int(sum(w.size for w in self.white))
 
 
+def idle_round(ladder: Ladder) -> None:
+    """One round of ``ladder.idle_games`` for every active bot, least played first: a pair
+    against one of the :data:`~arena.server.ladder.IDLE_NEAREST` nearest in the latest
+    ratings (the server queues one such pair whenever its queue is empty: over a round it
+    reaches every bot, in this order)."""
+    for games in (ladder.white, ladder.black, ladder.score, ladder.pair):
+        games[:] = [np.concatenate(games)]  # one array each: the rounds add many small ones
+    active = list(ladder.active.values())
+    played: dict[int, int] = dict.fromkeys(active, 0)
+    for side in (ladder.white[0], ladder.black[0]):
+        counts = np.bincount(side, minlength=max(ladder.truth) + 1)
+        for b in active:
+            played[b] += int(counts[b])
+    known = sorted(ladder.ratings[b] for b in active if b in ladder.ratings)
+    middle = known[len(known) // 2] if known else 0.0
+    by_rating = sorted(active, key=lambda b: ladder.ratings.get(b, middle))
+    where = {b: i for i, b in enumerate(by_rating)}
+    half = IDLE_NEAREST // 2
+    for bot in sorted(active, key=lambda b: (played[b], ladder.pick.random())):
+        i = where[bot]
+        lo = max(0, min(i - half, len(by_rating) - IDLE_NEAREST - 1))
+        near = [b for b in by_rating[lo:lo + IDLE_NEAREST + 1] if b != bot][:IDLE_NEAREST]
+        ladder.play(bot, [ladder.pick.choice(near)], 1)
+        ladder.per_upload.pop()  # not an upload's games
+
+
+def _errors(ladder: Ladder) -> tuple[float, float]:
+    """The RMS error of the active bots' fitted Elo against the truth (both centred), and
+    the rank correlation."""
+    ratings = ladder.fit()
+    active = list(ladder.active.values())
+    fitted = np.asarray([ratings.get(b, 0.0) for b in active])
+    true = np.asarray([ladder.truth[b] for b in active])
+    fitted, true = fitted - fitted.mean(), true - true.mean()
+    rank = np.corrcoef(np.argsort(np.argsort(fitted)), np.argsort(np.argsort(true)))[0, 1]
+    return float(np.sqrt(np.mean((fitted - true) ** 2))), float(rank)
+
+
 def simulate(bots: int, uploads: int, k: Optional[int], seed: int = 26,
-             pairs: int = PAIRS) -> dict[str, float]:
+             pairs: int = PAIRS, idle: tuple[int, ...] = ()) -> dict[str, float]:
     """Build a ladder of ``bots`` uploads, then ``uploads`` new versions, each playing
     ``pairs`` pairs against every active bot (``k`` None) or ``k`` chosen by the server's
-    rule; the figures after the last upload."""
+    rule; the figures after the last upload.  ``idle``: then rounds of idle games
+    (:func:`idle_round`), the RMS error after each number of idle rounds given
+    (``idle_<n>_rms``, ``idle_<n>_games``: the games in all then)."""
     ladder = Ladder(seed)
     strengths = ladder.rng.normal(0.0, 200.0, bots)
     next_id = 0
@@ -139,16 +179,22 @@ def simulate(bots: int, uploads: int, k: Optional[int], seed: int = 26,
         p = ladder.pick.randrange(bots)
         previous = ladder.active[p]
         upload(p, ladder.truth[previous] + ladder.rng.normal(30.0, 60.0), previous)
-    ratings = ladder.fit()
-    active = list(ladder.active.values())
-    fitted = np.asarray([ratings.get(b, 0.0) for b in active])
-    true = np.asarray([ladder.truth[b] for b in active])
-    fitted, true = fitted - fitted.mean(), true - true.mean()
-    rank = np.corrcoef(np.argsort(np.argsort(fitted)), np.argsort(np.argsort(true)))[0, 1]
+    rms, rank = _errors(ladder)
     later = ladder.per_upload[build:]
-    return {"rms": float(np.sqrt(np.mean((fitted - true) ** 2))), "rank": float(rank),
-            "per_upload": float(np.mean(later)), "max_per_upload": float(max(later)),
-            "games": float(ladder.games()), "seconds": time.perf_counter() - started}
+    out = {"rms": rms, "rank": rank,
+           "per_upload": float(np.mean(later)), "max_per_upload": float(max(later)),
+           "games": float(ladder.games())}
+    rounds = 0
+    for target in idle:
+        while rounds < target:
+            if rounds % 5 == 0:
+                ladder.fit()  # the server refits at most every second: many pairs a fit
+            idle_round(ladder)
+            rounds += 1
+        out[f"idle_{target}_rms"], out[f"idle_{target}_rank"] = _errors(ladder)
+        out[f"idle_{target}_games"] = float(ladder.games())
+    out["seconds"] = time.perf_counter() - started
+    return out
 
 
 def leaderboard_fit(bots: int, games: int) -> dict[str, float]:
@@ -239,6 +285,17 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
     echo(f"  {f'K={k} at all-play-all budget':<28} {same['per_upload']:7.0f} games per upload "
          f"({budget} pairs per opponent) | RMS error {same['rms']:5.1f} Elo "
          f"({same['rms'] / apa['rms']:.2f}x all-play-all's)")
+    # ladder.idle_games: the K = 40 ladder, then rounds of idle games (a pair per bot each)
+    checkpoints = (10, 40, 160) if quick else (10, 40, 160, 640)
+    idle = simulate(bots, uploads, k, idle=checkpoints)
+    for n in checkpoints:
+        ratio = idle[f"idle_{n}_rms"] / apa["rms"]
+        echo(f"  {f'K={k}, then {n} idle rounds':<28} {idle[f'idle_{n}_games']:>10,.0f} games "
+             f"in all ({idle[f'idle_{n}_games'] / apa['games']:.2f}x all-play-all's) | RMS "
+             f"error {idle[f'idle_{n}_rms']:5.1f} Elo ({ratio:.2f}x all-play-all's), rank "
+             f"correlation {idle[f'idle_{n}_rank']:.3f}")
+        figures.update({f"idle_{n}_rms": idle[f"idle_{n}_rms"], f"idle_{n}_ratio": ratio,
+                        f"idle_{n}_games": idle[f"idle_{n}_games"]})
     figures.update({"ratio_games": kk["per_upload"] / apa["per_upload"],
                     "ratio_rms": kk["rms"] / apa["rms"], "same_budget_rms": same["rms"],
                     "same_budget_ratio": same["rms"] / apa["rms"]})

@@ -233,6 +233,34 @@ def play_two_uploads(server: Server, tokens: dict[str, str], games: int) -> list
     return rows
 
 
+@pytest.mark.slow
+def test_an_idle_ladder_keeps_playing_until_stopped(tmp_path: Path) -> None:
+    """``ladder.idle_games: true``: after the two uploads' own games (2 with ``pairs: 1``)
+    the judge goes on playing pairs between them, every one on the leaderboard, and a
+    SIGINT still stops the server at once."""
+    folder = tmp_path / "comp"
+    tokens = _competition(folder, SETTINGS.replace("pairs: 2", "pairs: 1")
+                          + "ladder: {idle_games: true}\n")
+    server = Server(folder)
+    server.start()
+    try:
+        for who, bot in (("alice", "random"), ("bob", "greedy")):
+            status, out = server.upload(tokens[who], f"{bot}.zip", bot_archive(bot, "zip"))
+            assert status == 201, out
+        status = _wait("idle games", lambda: (lambda st: st if st["games"].get("done", 0) >= 6
+                                              else None)(server.get("/api/status")), 120,
+                       state=lambda: server.get("/api/status"))
+        assert set(status["games"]) <= {"done", "queued", "running"}
+        rows = _wait("the leaderboard to show them (it may be a moment behind)",
+                     lambda: (lambda r: r if min(x["games"] for x in r) >= 6 else None)(
+                         server.get("/api/leaderboard")), 30)
+        assert len(rows) == 2 and rows[0]["games"] == rows[1]["games"]
+    finally:
+        started = time.monotonic()
+        server.stop()
+    assert time.monotonic() - started < 15
+
+
 def test_uploads_need_a_valid_token(ladder: tuple[Server, dict[str, str]]) -> None:
     server, _ = ladder
     data = bot_archive("random", "zip")

@@ -25,7 +25,7 @@ pytest.importorskip("fastapi", reason="the server extra is not installed")
 from arena.cli import cli  # noqa: E402
 from arena.errors import ConfigError  # noqa: E402
 from arena.server.config import (LadderSettings, MatchSettings, ServerConfig,  # noqa: E402
-                                 UploadLimits)
+                                 UploadLimits, parse_server_config)
 from arena.server.service import (OPERATOR, Competition, Forbidden, NotFound,  # noqa: E402
                                   NotReady, RateLimited, Refused, Viewer, init_competition)
 from tests.synth_records import make_record  # noqa: E402
@@ -439,6 +439,90 @@ def test_a_new_version_plays_k_opponents_near_its_old_rating(tmp_path: Path) -> 
         assert set(nearest) <= opponents
     finally:
         comp.close()
+
+
+def test_an_idle_pair_is_the_least_played_bot_against_one_near_it() -> None:
+    from arena.server.ladder import IDLE_NEAREST, choose_idle_pair
+
+    rng = random.Random(2)
+    ratings = {i: 10.0 * i for i in range(50)}
+    games = {i: 20 for i in range(50)}
+    games[30] = 3
+    seen = set()
+    for _ in range(200):
+        pair = choose_idle_pair(games, ratings, rng)
+        assert pair is not None and pair[0] == 30
+        seen.add(pair[1])
+    # one of the IDLE_NEAREST nearest in rating, each of them in turn
+    assert seen == {29, 31, 28, 32} and len(seen) == IDLE_NEAREST
+    # fewest games: a random one of them; a bot without a rating counts as at the median
+    games.update({7: 0, 40: 0, 99: 0})
+    firsts = {choose_idle_pair(games, ratings, rng)[0] for _ in range(100)}  # type: ignore[index]
+    assert firsts == {7, 40, 99}
+    assert choose_idle_pair({1: 0}, {}, rng) is None
+
+
+def test_an_idle_ladder_keeps_playing_and_stops_for_real_work(tmp_path: Path) -> None:
+    """``ladder.idle_games``: with nothing queued, a pair for the least-played bot; nothing
+    while uploads' games are queued, with the setting off, or after the deadline."""
+    init_competition(tmp_path / "c", ServerConfig(pairs=1, upload=UploadLimits(per_hour=100),
+                                                  ladder=LadderSettings(idle_games=True)))
+    comp = Competition(tmp_path / "c")
+    try:
+        people = [comp.authenticate(comp.add_user(f"p{i}")) for i in range(4)]
+        bots = [_active(comp, people[i], f"b{i}") for i in range(3)]
+        assert comp.queue_idle_games() == 0  # the uploads' own games are queued
+        _play(comp, 100)
+        played = {r["id"]: r["games"] for r in comp.leaderboard()}
+        assert played == {b: 4 for b in bots}
+        from sqlalchemy import select
+
+        from arena.server.models import Game
+
+        def queued() -> list[tuple[int, int]]:
+            with comp.sessions() as s:
+                return [(w, b) for w, b in s.execute(select(Game.white_id, Game.black_id)
+                                                     .where(Game.status == "queued")).all()]
+
+        for _ in range(6):
+            least = {b for b, n in played.items() if n == min(played.values())}
+            assert comp.queue_idle_games() == 2
+            assert comp.queue_idle_games() == 0  # not while they wait
+            (w, b), (w2, b2) = queued()
+            assert (w2, b2) == (b, w) and w in least  # a pair, the least played first
+            _play(comp, 100)
+            played = {r["id"]: r["games"] for r in comp.leaderboard()}
+        assert sum(played.values()) == 2 * (6 + 6 * 2)  # each game counts for both bots
+        # a new upload: its own games come first, then the idle ones go on
+        late = _active(comp, people[3], "b3")
+        assert comp.queue_idle_games() == 0
+        _play(comp, 100)
+        assert comp.queue_idle_games() == 2
+        assert queued()[0][0] == late  # the fewest games: the newcomer
+        _play(comp, 100)
+        _passed(comp)
+        assert comp.queue_idle_games() == 0  # after the deadline: the final's time
+    finally:
+        comp.close()
+    init_competition(tmp_path / "off", ServerConfig(pairs=1))
+    off = Competition(tmp_path / "off")
+    try:
+        people = [off.authenticate(off.add_user(f"q{i}")) for i in range(2)]
+        for i, p in enumerate(people):
+            _active(off, p, f"c{i}")
+        _play(off, 100)
+        assert off.queue_idle_games() == 0
+    finally:
+        off.close()
+
+
+def test_idle_games_in_the_settings() -> None:
+    config = parse_server_config({"ladder": {"idle_games": True}})
+    assert config.ladder.idle_games
+    assert parse_server_config(config.to_dict()).ladder.idle_games
+    assert not parse_server_config({}).ladder.idle_games
+    with pytest.raises(ConfigError, match="ladder.idle_games"):
+        parse_server_config({"ladder": {"idle_games": "often"}})
 
 
 def test_the_leaderboard_fit_from_columns_is_rate_on_the_records(tmp_path: Path) -> None:

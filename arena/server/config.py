@@ -32,6 +32,8 @@ path.  Every key is optional::
     ladder:
       opponents: 40                # a new version's ladder opponents (default: every active bot
                                    #   while there are at most 40, else 40)
+      idle_games: false            # true: with nothing queued, the judge plays pairs between
+                                   #   the bot with the fewest games and one near it in rating
     matches:
       per_hour: 20                 # unrated test matches a participant may ask for per hour
 """
@@ -64,7 +66,7 @@ _TIME = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
 _EXECUTOR = ("kind", "scheduler")
 _RATE = ("participant", "anonymous")
 _FINAL = ("pairs",)
-_LADDER = ("opponents",)
+_LADDER = ("opponents", "idle_games")
 _MATCHES = ("per_hour",)
 
 PAIRS = R.Range(1, 100, "pairs")
@@ -126,6 +128,9 @@ class LadderSettings:
 
     #: None: every active bot while there are at most :data:`DEFAULT_OPPONENTS`, else that many
     opponents: Optional[int] = None
+    #: with nothing queued, keep playing: the bot with the fewest games against one of the
+    #: nearest in rating (:meth:`~arena.server.ladder.Ladder.queue_idle_games`)
+    idle_games: bool = False
 
     def opponents_for(self, active: int) -> int:
         """How many of ``active`` other bots a new version plays."""
@@ -205,8 +210,13 @@ class ServerConfig:
         if self.deadline is not None:
             out["deadline"] = self.deadline.isoformat()
         out["final"] = {"pairs": self.final.pairs}
+        ladder: dict[str, Any] = {}
         if self.ladder.opponents is not None:
-            out["ladder"] = {"opponents": self.ladder.opponents}
+            ladder["opponents"] = self.ladder.opponents
+        if self.ladder.idle_games:
+            ladder["idle_games"] = True
+        if ladder:
+            out["ladder"] = ladder
         out["matches"] = {"per_hour": self.matches.per_hour}
         return out
 
@@ -389,8 +399,11 @@ def parse_server_config(data: Any) -> ServerConfig:
     final = FinalSettings(pairs=FINAL_PAIRS.check(fin.get("pairs", 10), "final.pairs"))
     lad = _mapping(top.get("ladder") or {}, "ladder", _LADDER)
     opponents = lad.get("opponents")
+    idle = lad.get("idle_games", False)
+    if not isinstance(idle, bool):
+        raise ConfigError(f"expected true or false, not {idle!r}", "ladder.idle_games")
     ladder = LadderSettings(None if opponents is None
-                            else OPPONENTS.check(opponents, "ladder.opponents"))
+                            else OPPONENTS.check(opponents, "ladder.opponents"), idle)
     mat = _mapping(top.get("matches") or {}, "matches", _MATCHES)
     matches = MatchSettings(MATCHES_PER_HOUR.check(mat.get("per_hour", 20), "matches.per_hour"))
     return ServerConfig(

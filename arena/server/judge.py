@@ -220,7 +220,8 @@ class Judge:
 
     def _game_loop(self) -> None:
         running: dict[Future[Any], Claimed] = {}
-        capacity = 2 * max(1, self.competition.config.workers)
+        workers = max(1, self.competition.config.workers)
+        capacity = 2 * workers
         final_look = 0.0
         while not self._stop.is_set():
             try:
@@ -232,6 +233,8 @@ class Judge:
                 if not paused and not self._cluster_stalled():
                     for claimed in self.competition.claim_games(capacity - len(running)):
                         running[self._submit(claimed)] = claimed
+                    if len(running) < workers and self.competition.queue_idle_games():
+                        continue  # ladder.idle_games: hand them out at once
                 self.competition.games_in_flight = len(running)
                 if not running:
                     self._stop.wait(POLL_S)

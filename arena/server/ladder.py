@@ -42,6 +42,9 @@ NEAREST_SHARE = 0.5
 #: seconds between two fits of the leaderboard made in the background while games are
 #: played (longer when a fit takes long: four times its time)
 REFIT_EVERY_S = 1.0
+#: an idle ladder's next meeting: the bot with the fewest games against one of this many
+#: others nearest to it in rating (at random: the graph of who played whom stays connected)
+IDLE_NEAREST = 4
 #: White's score by result (other results are not counted)
 SCORES = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 #: the order the dispatcher hands queued games out in: test matches (asked for now), the
@@ -77,6 +80,34 @@ def choose_opponents(candidates: Sequence[int], ratings: Mapping[int, float],
     return [c for c in candidates if c in chosen]
 
 
+def choose_idle_pair(games: Mapping[int, int], ratings: Mapping[int, float],
+                     rng: random.Random) -> Optional[tuple[int, int]]:
+    """The meeting an idle ladder plays next (``ladder.idle_games``): the bot with the fewest
+    ladder ``games`` (a random one of them), against one of the :data:`IDLE_NEAREST` others
+    nearest to it in ``ratings`` (at random; a bot without a rating counts as at the median).
+    None with fewer than two bots."""
+    if len(games) < 2:
+        return None
+    fewest = min(games.values())
+    bot = rng.choice(sorted(b for b, n in games.items() if n == fewest))
+    known = sorted(ratings[b] for b in games if b in ratings)
+    middle = known[len(known) // 2] if known else 0.0
+    mine = ratings.get(bot, middle)
+    others = sorted((b for b in games if b != bot),
+                    key=lambda b: (abs(ratings.get(b, middle) - mine), rng.random()))
+    return bot, rng.choice(others[:IDLE_NEAREST])
+
+
+def queue_pair(s: Any, a: int, b: int, variant: str, pair: int, kind: str = "ladder") -> int:
+    """Queue one colour-swapped pair (``a`` White first) with a seed of its own, as pair
+    number ``pair`` (in session ``s``).  Returns the games queued (2)."""
+    seed = new_seed()
+    for game, (w, k) in enumerate(((a, b), (b, a))):
+        s.add(Game(white_id=w, black_id=k, variant=variant, pair=pair, game=game, seed=seed,
+                   status="queued", kind=kind))
+    return 2
+
+
 def schedule_games(s: Any, bot: Bot, config: ServerConfig,
                    ratings: Optional[Mapping[str, Mapping[int, float]]] = None,
                    estimate: Optional[Mapping[str, float]] = None) -> int:
@@ -96,11 +127,7 @@ def schedule_games(s: Any, bot: Bot, config: ServerConfig,
         for other in opponents:
             for _ in range(config.pairs):
                 pair += 1
-                seed = new_seed()
-                for game, (w, b) in enumerate(((bot.id, other), (other, bot.id))):
-                    s.add(Game(white_id=w, black_id=b, variant=variant.name, pair=pair,
-                               game=game, seed=seed, status="queued", kind="ladder"))
-                    queued += 1
+                queued += queue_pair(s, bot.id, other, variant.name, pair)
     return queued
 
 
@@ -375,6 +402,35 @@ class Ladder(State):
                              "version": version, "owner": owner, "elo": None, "elo95": None,
                              "games": 0, "score": None, "wins": 0, "draws": 0, "losses": 0})
         return rows
+
+    def queue_idle_games(self) -> int:
+        """With ``ladder.idle_games`` on, while nothing is queued: per variant one
+        colour-swapped pair between the active bot with the fewest ladder games and one of
+        those nearest to it in rating (:func:`choose_idle_pair`), so that the ratings keep
+        converging while the judge has nothing else to do (the judge asks when it is not
+        paused).  Nothing after the deadline or with fewer than two active bots.  Returns
+        the games queued."""
+        if not self.config.ladder.idle_games or self.deadline_passed():
+            return 0
+        rows = self.leaderboard(fresh=False)
+        rng = random.Random(secrets.randbits(64))
+        queued = 0
+        with self.writing() as s:
+            if s.scalar(select(func.count(Game.id)).where(Game.status == "queued")):
+                return 0  # uploads' games, the final, test matches: theirs first
+            active = set(s.scalars(select(Bot.id).where(Bot.status == "active")).all())
+            pair = s.scalar(select(func.max(Game.pair))) or 0
+            for variant in self.config.variants:
+                mine = [r for r in rows if r["variant"] == variant.name and r["id"] in active]
+                chosen = choose_idle_pair(
+                    {r["id"]: r["games"] for r in mine},
+                    {r["id"]: r["elo"] for r in mine if r["elo"] is not None}, rng)
+                if chosen is not None:
+                    pair += 1
+                    queued += queue_pair(s, chosen[0], chosen[1], variant.name, pair)
+        if queued:
+            self.touch()
+        return queued
 
     def ladder_ratings(self) -> dict[str, dict[int, float]]:
         """Per variant, the Elo of every active bot that has one (from the leaderboard)."""
