@@ -15,6 +15,11 @@ active bots and 200,000 finished games.
 * Equal budgets: all-play-all is information per game at its worst (most of its games are
   between bots hundreds of Elo apart); the line "K=40 at all-play-all's budget" gives the
   K = 40 policy as many pairs per opponent as make its games per upload equal.
+* Idle games (``ladder.idle_games``): the K = 40 ladder after the same uploads, then rounds
+  of idle games (:func:`idle_round`: a pair for every active bot, least played first,
+  against one of the nearest in rating), and the RMS error after 10, 40, 160 and 640
+  rounds beside the games played in all: how the error comes down to all-play-all's while
+  each upload still costs at most ``2 * K * pairs * variants`` games.
 * The leaderboard: :meth:`~arena.server.service.Competition.leaderboard` on 1,000 bots and
   200,000 games in SQLite, cold (every row read) and after one more game (rows read
   incrementally: the fit alone), beside one pass over the games (the count matrices).
