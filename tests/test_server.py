@@ -643,7 +643,11 @@ def test_a_game_in_progress_moves_on_its_live_board(driver: Any, tmp_path: Path)
         assert len(moves) >= 2 and len(drawn) == 24
         assert f'data-ply="{len(moves)}"' in text
         _live_board_matches(moves, drawn)
-        live = server.get(f"/api/games/{gid}/live")
+        # the live state is read at most every 0.4 s whoever asks (the page just now read
+        # the board itself): it catches up with the page within a moment
+        live = _wait("the live state to show the page's moves", lambda: (
+            lambda lv: lv if len(lv["moves"]) >= len(moves) else None)(
+                server.get(f"/api/games/{gid}/live")), 10)
         assert live["status"] == "running" and live["moves"][:len(moves)] == moves
         assert server.request("GET", "/api/games/99999/live")[0] == 404
 
