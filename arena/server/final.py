@@ -30,7 +30,7 @@ from typing import Any, Optional
 from sqlalchemy import delete, func, select
 
 from arena.server.common import NotReady
-from arena.server.ladder import SCORES, Ladder, new_seed
+from arena.server.ladder import SCORES, Ladder, queue_pair
 from arena.server.models import Bot, Game, Job, Setting, User, utcnow
 
 #: the settings row of the final's state
@@ -91,11 +91,7 @@ class Final(Ladder):
                 for variant in self.config.variants:
                     for a, b in itertools.combinations(bots, 2):
                         pair += 1
-                        seed = new_seed()
-                        for game, (w, k) in enumerate(((a, b), (b, a))):
-                            s.add(Game(white_id=w, black_id=k, variant=variant.name, pair=pair,
-                                       game=game, seed=seed, status="queued", kind="final"))
-                            queued += 1
+                        queued += queue_pair(s, a, b, variant.name, pair, kind="final")
             s.execute(delete(Game).where(Game.kind == "ladder", Game.status == "queued"))
             state = {"status": "running", "bots": bots, "started": utcnow().isoformat(),
                      "games_total": queued}

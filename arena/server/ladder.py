@@ -412,6 +412,10 @@ class Ladder(State):
         the games queued."""
         if not self.config.ladder.idle_games or self.deadline_passed():
             return 0
+        with self.sessions() as s:  # the judge asks often: the cheap reasons first
+            if s.scalar(select(func.count(Game.id)).where(Game.status == "queued")) or (
+                    s.scalar(select(func.count(Bot.id)).where(Bot.status == "active")) or 0) < 2:
+                return 0
         rows = self.leaderboard(fresh=False)
         rng = random.Random(secrets.randbits(64))
         queued = 0
