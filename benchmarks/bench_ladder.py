@@ -67,6 +67,8 @@ class Ladder:
         self.pairs_played = 0
         self.ratings: dict[int, float] = {}
         self.per_upload: list[int] = []
+        #: the games played when :meth:`fit` last ran (no fit again on the same games)
+        self.fitted_at = -1
 
     def play(self, bot: int, opponents: list[int], pairs: int) -> None:
         """``pairs`` colour-swapped pairs of ``bot`` against each opponent, results drawn
@@ -100,6 +102,7 @@ class Ladder:
         table = fit_standings(white[keep], black[keep], np.concatenate(self.score)[keep],
                               np.concatenate(self.pair)[keep])
         self.ratings = {b: t.elo for b, t in table.items() if t.elo is not None}
+        self.fitted_at = self.games()
         return self.ratings
 
     def games(self) -> int:
@@ -108,9 +111,11 @@ class Ladder:
 
 def idle_round(ladder: Ladder) -> None:
     """One round of ``ladder.idle_games`` for every active bot, least played first: a pair
-    against one of the :data:`~arena.server.ladder.IDLE_NEAREST` nearest in the latest
-    ratings (the server queues one such pair whenever its queue is empty: over a round it
-    reaches every bot, in this order)."""
+    against one of :data:`~arena.server.ladder.IDLE_NEAREST` neighbours in the latest
+    ratings' order.  It approximates the server's rule
+    (:func:`~arena.server.ladder.choose_idle_pair`: the nearest by rating distance, one pair
+    whenever its queue is empty, over a round reaching every bot in this order) without
+    sorting the field once per pair."""
     for games in (ladder.white, ladder.black, ladder.score, ladder.pair):
         games[:] = [np.concatenate(games)]  # one array each: the rounds add many small ones
     active = list(ladder.active.values())
@@ -179,7 +184,7 @@ def simulate(bots: int, uploads: int, k: Optional[int], seed: int = 26,
             ladder.fit()
     build = len(ladder.per_upload)
     for n in range(uploads):
-        if k is not None and n % REFIT_EVERY == 0:
+        if k is not None and n % REFIT_EVERY == 0 and ladder.fitted_at != ladder.games():
             ladder.fit()
         p = ladder.pick.randrange(bots)
         previous = ladder.active[p]
@@ -188,17 +193,16 @@ def simulate(bots: int, uploads: int, k: Optional[int], seed: int = 26,
     later = ladder.per_upload[build:]
     out = {"rms": rms, "rank": rank,
            "per_upload": float(np.mean(later)), "max_per_upload": float(max(later)),
-           "games": float(ladder.games())}
+           "games": float(ladder.games()), "seconds": time.perf_counter() - started}
     rounds = 0
     for target in idle:
         while rounds < target:
-            if rounds % 5 == 0:
+            if rounds % 5 == 0 and ladder.fitted_at != ladder.games():
                 ladder.fit()  # the server refits at most every second: many pairs a fit
             idle_round(ladder)
             rounds += 1
         out[f"idle_{target}_rms"], out[f"idle_{target}_rank"] = _errors(ladder)
         out[f"idle_{target}_games"] = float(ladder.games())
-    out["seconds"] = time.perf_counter() - started
     return out
 
 
@@ -274,13 +278,15 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
          f"load average {load:.1f} on {os.cpu_count()} CPUs)")
     figures: dict[str, float] = {}
     results = {}
-    for label, policy, pairs in (("all-play-all", None, PAIRS), (f"K={k}", k, PAIRS)):
-        results[label] = r = simulate(bots, uploads, policy, pairs=pairs)
-        bound = "" if policy is None else f" (bound 2*K*pairs*variants = {2 * k * pairs})"
+    checkpoints = (10, 40, 160) if quick else (10, 40, 160, 640)
+    for label, policy, idle_at in (("all-play-all", None, ()), (f"K={k}", k, checkpoints)):
+        results[label] = r = simulate(bots, uploads, policy, idle=idle_at)
+        bound = "" if policy is None else f" (bound 2*K*pairs*variants = {2 * k * PAIRS})"
         echo(f"  {label:<28} {r['per_upload']:7.0f} games per upload (max "
              f"{r['max_per_upload']:.0f}){bound}, {r['games']:>10,.0f} games in all | RMS error "
              f"{r['rms']:5.1f} Elo, rank correlation {r['rank']:.3f} ({r['seconds']:.0f} s)")
-        figures.update({f"{label}_{key}": v for key, v in r.items()})
+        figures.update({f"{label}_{key}": v for key, v in r.items()
+                        if not key.startswith("idle_")})
     apa, kk = results["all-play-all"], results[f"K={k}"]
     echo(f"  K={k} / all-play-all: {kk['per_upload'] / apa['per_upload']:.3f}x the games per "
          f"upload, {kk['rms'] / apa['rms']:.2f}x the RMS error")
@@ -291,8 +297,7 @@ def bench(quick: bool = False, echo: Callable[[str], Any] = print) -> dict[str, 
          f"({budget} pairs per opponent) | RMS error {same['rms']:5.1f} Elo "
          f"({same['rms'] / apa['rms']:.2f}x all-play-all's)")
     # ladder.idle_games: the K = 40 ladder, then rounds of idle games (a pair per bot each)
-    checkpoints = (10, 40, 160) if quick else (10, 40, 160, 640)
-    idle = simulate(bots, uploads, k, idle=checkpoints)
+    idle = kk
     for n in checkpoints:
         ratio = idle[f"idle_{n}_rms"] / apa["rms"]
         echo(f"  {f'K={k}, then {n} idle rounds':<28} {idle[f'idle_{n}_games']:>10,.0f} games "
