@@ -244,7 +244,8 @@ def warn_isolation(isolation: Isolation | None) -> None:
 
 
 def enable_protocol_log() -> None:
-    """``-v``: every protocol line of the bots and the referee on stderr, with its time."""
+    """``-vv``: every protocol line of the bots and the referee on stderr, with its time
+    (once: not passed on to the ``arena`` logger's handler of ``-v`` as well)."""
     import logging
 
     handler = logging.StreamHandler()
@@ -253,6 +254,7 @@ def enable_protocol_log() -> None:
         logger = logging.getLogger(name)
         logger.setLevel(logging.DEBUG)
         logger.addHandler(handler)
+        logger.propagate = False
 
 
 #: ``play`` and ``check``: how long a bot may think, and how it is sandboxed
