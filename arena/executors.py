@@ -288,12 +288,7 @@ class StallWatch:
 
     def show(self, note: str) -> None:
         """The live progress line with ``note`` after it (a terminal only)."""
-        progress = self.progress
-        with progress.lock:
-            if progress.live:
-                progress.stream.write("\r\x1b[K" + progress.status() + f" [{note}]")
-                progress.stream.flush()
-                progress.shown = True
+        self.progress.redraw(note)
 
 
 def one_line(error: BaseException) -> str:

@@ -135,7 +135,7 @@ class Progress:
         played = self.done - self.started_with
         rate = played / elapsed if elapsed > 0 and played else 0.0
         left = self.total - self.done
-        eta = _duration(left / rate) if rate > 0 else "?"
+        eta = clock_text(left / rate) if rate > 0 else "?"
         width = len(str(self.total))
         text = f"[{self.done:>{width}}/{self.total}] {rate * 60:.1f} games/min, ETA {eta}"
         leader = self.tallies.leader()
@@ -146,11 +146,11 @@ class Progress:
             text += f" [{note}]"
         return text
 
-    def redraw(self) -> None:
-        """Draw the live line again."""
+    def redraw(self, note: str = "") -> None:
+        """Draw the live line again (with `` [note]`` after it)."""
         with self.lock:
             if self.live:
-                self.stream.write("\r\x1b[K" + self.status())
+                self.stream.write("\r\x1b[K" + self.status() + (f" [{note}]" if note else ""))
                 self.stream.flush()
                 self.shown = True
 
@@ -170,7 +170,8 @@ class Progress:
                 self.shown = False
 
 
-def _duration(seconds: float) -> str:
+def clock_text(seconds: float) -> str:
+    """A duration as a clock: ``3:10``, ``1:02:03``."""
     s = int(seconds + 0.5)
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 

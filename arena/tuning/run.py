@@ -52,7 +52,7 @@ from arena.executors import FuturesExecutor, GameExecutor
 from arena.jobs import GameJob
 from arena.lock import FolderLock
 from arena.preflight import bot_label, preflight_all
-from arena.progress import Progress
+from arena.progress import Progress, clock_text
 from arena.records import GameRecord, append_record, atomic_write
 from arena.rules import Position
 from arena.schedule import Slot, derive_seed
@@ -116,11 +116,7 @@ class TuneProgress(Progress):
         played = self.done - self.started_with
         rate = played / elapsed if elapsed > 0 and played else 0.0
         left = self.total - self.done
-        eta = ""
-        if rate > 0:
-            s = int(left / rate + 0.5)
-            eta = (f", ETA {s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600
-                   else f", ETA {s // 60}:{s % 60:02d}")
+        eta = f", ETA {clock_text(left / rate)}" if rate > 0 else ""
         text = (f"[iteration {self.iterations_done}/{self.run.spsa.iterations}, games "
                 f"{self.done}/{self.total}] {rate * 60:.1f} games/min{eta}  "
                 f"{format_theta([p.name for p in self.run.spsa.params], self.theta)}")
