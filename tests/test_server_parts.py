@@ -722,6 +722,39 @@ def check_judges_queue(tmp_path: Path, url: str | None) -> None:
 # ---- the live board --------------------------------------------------------------------
 
 
+def test_write_transactions_are_one_at_a_time_from_their_first_read(tmp_path: Path) -> None:
+    """Three ``writing()`` transactions that read a count, wait, then insert the next row:
+    each sees the others' rows (SQLite's driver would begin only at the insert, and all
+    three would read 0)."""
+    import threading
+    import time
+
+    from sqlalchemy import text
+
+    from arena.server.service import Competition, init_competition
+
+    init_competition(tmp_path / "c", ServerConfig())
+    comp = Competition(tmp_path / "c")
+    seen: list[int] = []
+
+    def write() -> None:
+        with comp.writing() as s:
+            n = s.execute(text("SELECT count(*) FROM settings WHERE key LIKE 'w%'")).scalar()
+            time.sleep(0.1)
+            s.execute(text("INSERT INTO settings (key, value) VALUES (:k, '')"), {"k": f"w{n}"})
+            seen.append(int(n or 0))
+
+    try:
+        threads = [threading.Thread(target=write) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        comp.close()
+    assert sorted(seen) == [0, 1, 2]
+
+
 def test_verdicts_stored_at_once_queue_every_pairing(tmp_path: Path) -> None:
     check_verdicts_at_once(tmp_path, lambda _round: None)
 

@@ -3,7 +3,7 @@ migrations (Alembic revisions shipped in the package, run by :func:`migrate`), s
 
 SQLite runs in WAL mode with a busy timeout, so that the web threads read while the judge
 writes.  Write transactions are one at a time on every database (:func:`one_writer`):
-SQLite's lock does it, PostgreSQL takes an advisory lock, so that a transaction that reads
+SQLite's write lock taken at their start, PostgreSQL's advisory lock, so that a transaction that reads
 before it writes (a new bot's verdict queueing games against the active bots) sees every
 write committed before it began to write.  Nothing here generates migrations at run time: ``migrations/versions`` holds them.
 """
@@ -66,13 +66,16 @@ WRITE_LOCK = 0x6D6F72726973  # "morris"
 
 
 def one_writer(session: Session) -> None:
-    """Make ``session``'s transaction the only writing one until it ends: on PostgreSQL,
-    a transaction-level advisory lock (released at commit or rollback); on SQLite nothing
-    (its write lock already serialises writers, and a transaction's reads after its first
-    write see every commit).  Without it, two read-committed transactions on PostgreSQL
+    """Make ``session``'s transaction the only writing one until it ends, from its first
+    statement: on PostgreSQL a transaction-level advisory lock (released at commit or
+    rollback), on SQLite ``BEGIN IMMEDIATE`` (its write lock at once: the driver would
+    begin only at the first write, and the reads before it, such as the next pair number,
+    would not be protected).  Without it, two read-committed transactions on PostgreSQL
     that each activate a bot and then look for active opponents miss each other."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK})
+    else:
+        session.connection().exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def migrate(engine: Engine) -> None:

@@ -245,6 +245,7 @@ class Judge:
                     if self._lost_with_scheduler(claimed[0], future):
                         running[self._submit(claimed)] = claimed  # at once: still running
                     else:
+                        self._requeued.pop(claimed[0], None)
                         # the views are exact again before the last game's record is seen
                         self.competition.games_in_flight = len(running)
                         self._store(claimed[0], future)

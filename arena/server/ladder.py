@@ -423,17 +423,22 @@ class Ladder(State):
             if s.scalar(select(func.count(Game.id)).where(Game.status == "queued")):
                 return 0  # uploads' games, the final, test matches: theirs first
             active = set(s.scalars(select(Bot.id).where(Bot.status == "active")).all())
+            # the games being played count too (the leaderboard has only the finished ones)
+            running = s.execute(select(Game.white_id, Game.black_id, Game.variant).where(
+                Game.status == "running", Game.kind == "ladder")).all()
             pair = s.scalar(select(func.max(Game.pair))) or 0
             for variant in self.config.variants:
                 mine = [r for r in rows if r["variant"] == variant.name and r["id"] in active]
+                games = {r["id"]: r["games"] for r in mine}
+                for w, b, v in running:
+                    for bot in (w, b):
+                        if v == variant.name and bot in games:
+                            games[bot] += 1
                 chosen = choose_idle_pair(
-                    {r["id"]: r["games"] for r in mine},
-                    {r["id"]: r["elo"] for r in mine if r["elo"] is not None}, rng)
+                    games, {r["id"]: r["elo"] for r in mine if r["elo"] is not None}, rng)
                 if chosen is not None:
                     pair += 1
                     queued += queue_pair(s, chosen[0], chosen[1], variant.name, pair)
-        if queued:
-            self.touch()
         return queued
 
     def ladder_ratings(self) -> dict[str, dict[int, float]]:
