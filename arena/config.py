@@ -584,13 +584,10 @@ class _Parser:
             raise ConfigError(f"expected a mapping of option names to values, "
                               f"got {options!r}", f"{where}.options")
         merged = dict(spec.options)
+        from arena.manifest import option_text
+
         for key, value in options.items():
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            if not isinstance(value, (int, float, str)):
-                raise ConfigError("expected a number, string or true/false",
-                                  f"{where}.options.{key}")
-            merged[str(key)] = str(value)
+            merged[str(key)] = option_text(value, f"{where}.options.{key}")
         return dataclasses.replace(spec, name=name if name is not None else spec.name,
                                    options=merged)
 

@@ -65,7 +65,9 @@ class BotSpec:
         return Path(self.path).name
 
 
-def _option_text(value: Any, path: str) -> str:
+def option_text(value: Any, path: str) -> str:
+    """An option's value as the protocol's text (true/false, a number, a string), or a
+    ConfigError naming ``path``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, str)):
@@ -302,10 +304,10 @@ def load_bot(folder: str | os.PathLike[str], *, name: Optional[str] = None,
     opts_raw = data.get("options") or {}
     if not isinstance(opts_raw, dict):
         raise ConfigError("expected a mapping of option names to values", f"{where}:options")
-    opts = {str(k): _option_text(v, f"{where}:options.{_key_label(k)}")
+    opts = {str(k): option_text(v, f"{where}:options.{_key_label(k)}")
             for k, v in opts_raw.items()}
     for k, v in (options or {}).items():
-        opts[str(k)] = _option_text(v, f"options.{k}")
+        opts[str(k)] = option_text(v, f"options.{k}")
 
     display = name if name is not None else data.get("name", root.name)
     author = data.get("author", "")

@@ -164,9 +164,8 @@ def format_go(wtime: Optional[int] = None, btime: Optional[int] = None, winc: Op
               depth: Optional[int] = None) -> str:
     """``go`` with the words given, in the order of :data:`GO_WORDS` (``go nodes 1000``)."""
     parts = ["go"]
-    for key, val in (("wtime", wtime), ("btime", btime), ("winc", winc), ("binc", binc),
-                     ("movestogo", movestogo), ("movetime", movetime), ("nodes", nodes),
-                     ("depth", depth)):
+    for key, val in zip(GO_WORDS, (wtime, btime, winc, binc, movestogo, movetime, nodes,
+                                   depth)):
         if val is not None:
             parts.append(f"{key} {int(val)}")
     return " ".join(parts)

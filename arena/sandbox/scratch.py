@@ -73,6 +73,19 @@ def copy_in(src: str, dst: str, *, as_other: bool, skip: Sequence[str] = ()) -> 
     return left
 
 
+def _copy_bytes(src: int, out: int, size: int) -> None:
+    """Copy ``size`` bytes (what the file held when it was opened: a file that grows
+    meanwhile is not copied without end) from descriptor ``src`` to ``out``, every short
+    write continued."""
+    while size > 0:
+        chunk = memoryview(os.read(src, min(size, 1 << 20)))
+        if not chunk:
+            break
+        size -= len(chunk)
+        while chunk:
+            chunk = chunk[os.write(out, chunk):]
+
+
 def _copy_folder(src_fd: int, dst_fd: int, rel: str, as_other: bool, left: list[str],
                  skip: tuple[str, ...]) -> None:
     """:func:`copy_in` of the folder open at ``src_fd`` (``rel`` below the copied folder)."""
@@ -118,14 +131,7 @@ def _copy_folder(src_fd: int, dst_fd: int, rel: str, as_other: bool, left: list[
                 out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                               | os.O_CLOEXEC, 0o600, dir_fd=dst_fd)
                 try:
-                    left_bytes = st.st_size  # what it held when opened: a file that grows
-                    while left_bytes > 0:    # meanwhile is not copied without end
-                        chunk = memoryview(os.read(fd, min(left_bytes, 1 << 20)))
-                        if not chunk:
-                            break
-                        left_bytes -= len(chunk)
-                        while chunk:
-                            chunk = chunk[os.write(out, chunk):]
+                    _copy_bytes(fd, out, st.st_size)
                     os.chmod(out, st.st_mode & 0o777)  # never set-user-ID
                     os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
                 finally:
@@ -250,13 +256,7 @@ def _copy_file(src: str, root_fd: int, name: str, st: os.stat_result) -> None:
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                           0o600, dir_fd=dir_fd)
             try:
-                left = st.st_size
-                while left > 0:
-                    chunk = os.read(src_fd, min(left, 1 << 20))
-                    if not chunk:
-                        break
-                    os.write(out, chunk)
-                    left -= len(chunk)
+                _copy_bytes(src_fd, out, st.st_size)
                 os.fchmod(out, mode)
                 os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
             finally:
