@@ -175,12 +175,18 @@ def format_gameover(result: str, reason: str, last_move: Optional[str] = None,
                     position: Optional[str] = None) -> str:
     """``gameover <result> <reason>``, then ``lastmove <move>`` and ``position <text>`` when
     given (the position last: its text has spaces)."""
-    line = f"gameover {result} {reason}"
+    return f"gameover {result} {gameover_reason(reason, last_move, position)}"
+
+
+def gameover_reason(reason: str, last_move: Optional[str] = None,
+                    position: Optional[str] = None) -> str:
+    """What follows the result in ``gameover``: the reason, then ``lastmove <move>`` and
+    ``position <text>`` when given (for a caller that passes it on as one reason)."""
     if last_move:
-        line += f" lastmove {last_move}"
+        reason += f" lastmove {last_move}"
     if position:
-        line += f" position {position}"
-    return line
+        reason += f" position {position}"
+    return reason
 
 
 def format_quit() -> str:

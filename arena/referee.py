@@ -39,7 +39,7 @@ from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, Confi
                           MoveError, ProtocolError)
 from arena.adjudication import Adjudication, Adjudicator, Verdict
 from arena.hints import LEGAL_MOVES_HINT
-from arena.protocol import SEED_MAX, Go, escape_controls, score_value
+from arena.protocol import SEED_MAX, Go, escape_controls, gameover_reason, score_value
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
 from arena.verdicts import illegal_move_text, starved, tablebase_verdict, timeout_text
@@ -647,8 +647,8 @@ class _Game:
         failed = self.failure[0] if self.failure is not None else None
         # gameover <result> <reason> lastmove <move> position <text>: a bot can confirm an
         # ending it did not make (docs/PROTOCOL.md)
-        ending = rec.termination + (f" lastmove {self.moves[-1]}" if self.moves else "")
-        ending += f" position {self.position.to_text()}"
+        ending = gameover_reason(rec.termination, self.moves[-1] if self.moves else None,
+                                 self.position.to_text())
         for color, player in enumerate(self.players):
             player.begin_finish(rec.result, ending, failed=color == failed)
         for player in self.players:
