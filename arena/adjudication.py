@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from arena.errors import ConfigError
+from arena.protocol import score_value
 
 #: the keys of ``adjudicate:`` and of its ``draw:`` and ``resign:``
 KEYS = ("draw", "resign", "max_turns", "tablebase")
@@ -190,6 +191,21 @@ class Adjudicator:
         self.resign_count = [0, 0]
         self.win_count = [0, 0]
         self.last_scores: list[Optional[float]] = [None, None]
+
+    def after_move(self, pos: Any, move: Any, color: int,
+                   info: Optional[Mapping[str, Any]]) -> Optional[Verdict]:
+        """The turn just played on ``pos`` (a :class:`~arena.rules.Position`, the game not
+        over by the rules): ``move`` by ``color``, with the mover's last ``info`` (None: it
+        sent none).  The tablebase first (``rules.tablebase``), then the score counts
+        (:meth:`add`); a verdict ends the game now."""
+        if self.rules.tablebase:
+            from arena.verdicts import tablebase_verdict  # (it imports this module)
+
+            verdict = tablebase_verdict(pos, self.rules.tablebase_dir)
+            if verdict is not None:
+                return verdict
+        return self.add(len(pos.move_stack), color, score_value((info or {}).get("score")),
+                        bool(move.captures) or move.src is None)
 
     def add(self, plies: int, color: int, score: Optional[float],
             irreversible: bool) -> Optional[Verdict]:

@@ -39,10 +39,10 @@ from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, Confi
                           MoveError, ProtocolError)
 from arena.adjudication import Adjudication, Adjudicator, Verdict
 from arena.hints import LEGAL_MOVES_HINT
-from arena.protocol import SEED_MAX, Go, escape_controls, gameover_reason, score_value
+from arena.protocol import SEED_MAX, Go, escape_controls, gameover_reason
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
-from arena.verdicts import illegal_move_text, starved, tablebase_verdict, timeout_text
+from arena.verdicts import illegal_move_text, starved, timeout_text
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
@@ -569,13 +569,7 @@ class _Game:
             self.moves.append(played)
             self._unbooked = (player, played, ms)
             if self.adjudicator is not None and pos.outcome() is None:
-                score = score_value((player.last_info or {}).get("score"))
-                rules = self.adjudicator.rules
-                self.verdict = ((tablebase_verdict(pos, rules.tablebase_dir)
-                                 if rules.tablebase else None)
-                                or self.adjudicator.add(len(pos.move_stack), color, score,
-                                                        bool(move.captures)
-                                                        or move.src is None))
+                self.verdict = self.adjudicator.after_move(pos, move, color, player.last_info)
                 if self.verdict is not None:
                     break
         self._book()
@@ -634,8 +628,8 @@ class _Game:
             rec.termination = (Termination.TABLEBASE if v.rule == "tablebase"
                                else Termination.ADJUDICATION).value
             rec.detail = f"adjudicated ({v.rule}): {v.detail}"
-            scores = self.adjudicator.last_scores if self.adjudicator is not None else []
-            rec.adjudication = {"rule": v.rule, "scores": list(scores)}
+            assert self.adjudicator is not None  # a verdict is the adjudicator's
+            rec.adjudication = {"rule": v.rule, "scores": list(self.adjudicator.last_scores)}
         else:
             outcome = self.position.outcome()
             if outcome is None:  # interrupted (an exception in on_move or the like)
