@@ -194,16 +194,10 @@ class Adjudicator:
 
     def after_move(self, pos: Any, move: Any, color: int,
                    info: Optional[Mapping[str, Any]]) -> Optional[Verdict]:
-        """The turn just played on ``pos`` (a :class:`~arena.rules.Position`, the game not
-        over by the rules): ``move`` by ``color``, with the mover's last ``info`` (None: it
-        sent none).  The tablebase first (``rules.tablebase``), then the score counts
-        (:meth:`add`); a verdict ends the game now."""
-        if self.rules.tablebase:
-            from arena.verdicts import tablebase_verdict  # (it imports this module)
-
-            verdict = tablebase_verdict(pos, self.rules.tablebase_dir)
-            if verdict is not None:
-                return verdict
+        """:meth:`add` for the turn just played on ``pos`` (a :class:`~arena.rules.Position`):
+        ``move`` by ``color``, with the mover's last ``info`` (None: it sent none).  (The
+        tablebase's verdict, ``rules.tablebase``, is the referee's to ask for first:
+        :func:`arena.verdicts.tablebase_verdict`, a layer above this one.)"""
         return self.add(len(pos.move_stack), color, score_value((info or {}).get("score")),
                         bool(move.captures) or move.src is None)
 

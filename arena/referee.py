@@ -42,7 +42,7 @@ from arena.hints import LEGAL_MOVES_HINT
 from arena.protocol import SEED_MAX, Go, escape_controls, gameover_reason
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
-from arena.verdicts import illegal_move_text, starved, timeout_text
+from arena.verdicts import illegal_move_text, starved, tablebase_verdict, timeout_text
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
@@ -569,7 +569,11 @@ class _Game:
             self.moves.append(played)
             self._unbooked = (player, played, ms)
             if self.adjudicator is not None and pos.outcome() is None:
-                self.verdict = self.adjudicator.after_move(pos, move, color, player.last_info)
+                rules = self.adjudicator.rules
+                self.verdict = ((tablebase_verdict(pos, rules.tablebase_dir)
+                                 if rules.tablebase else None)
+                                or self.adjudicator.after_move(pos, move, color,
+                                                               player.last_info))
                 if self.verdict is not None:
                     break
         self._book()
