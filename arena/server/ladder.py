@@ -291,7 +291,9 @@ class Ladder(State):
                 return True
             game.status, game.result = "done", record.result
             game.forfeit = record.forfeit if record.forfeit in ("white", "black") else ""
-            game.record, game.finished_at = self.public_record(record.to_json()), utcnow()
+            game.finished_at = utcnow()
+            # a running game has no record yet: added, not looked up first
+            s.add(Record(game_id=game_id, record=self.public_record(record.to_json())))
             return True
 
     def public_record(self, text: str) -> str:

@@ -13,7 +13,7 @@ import threading
 from typing import Any, Optional, Sequence
 
 from sqlalchemy import and_, false, func, or_, select
-from sqlalchemy.orm import aliased, joinedload
+from sqlalchemy.orm import aliased, joinedload, selectinload
 
 from arena.server.common import Forbidden, NotFound, Viewer, valid_id
 from arena.server.ladder import Ladder
@@ -71,7 +71,7 @@ class Views(Ladder):
                 out["check_log"] = bot.check_log
                 forfeits = s.scalars(select(Game).where(
                     _forfeited_by(bot_id), Game.status == "done").order_by(Game.id.desc())
-                    .limit(FORFEITS_SHOWN)).all()
+                    .limit(FORFEITS_SHOWN).options(selectinload(Game.stored))).all()
                 out["forfeit_games"] = [_forfeit_row(g, bot_id, self._public_json(g.record))
                                         for g in forfeits]
                 job = s.scalar(select(Job).where(Job.bot_id == bot_id,
