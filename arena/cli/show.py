@@ -51,10 +51,15 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
     at = "the final position" if ply is None else f"after {ply} move{'s' * (ply != 1)}"
     echo(f"Board, {at}:")
     echo(pos.board_text())
+    plies = replay(r).plies  # who played each move (a side may move twice running)
+
+    def color_of(n: int) -> str:
+        mover = plies[n].by if n < len(plies) else None
+        return COLOR_NAMES[mover if mover is not None else (n - 1) % 2]
+
     if pos.ply:
         played = r.moves[pos.ply - 1]
-        mover = replay(r).plies[pos.ply].by
-        color = COLOR_NAMES[mover if mover is not None else (pos.ply - 1) % 2]
+        color = color_of(pos.ply)
         echo(clean_text(f"Move {pos.ply}, {color} {played.move}: "
                         f"{search_text(played.info, color) or 'no engine output'}"))
     echo()
@@ -67,7 +72,7 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
             "" if m.cpu_ms is None else f" (cpu {m.cpu_ms:.0f})")
         if scores:
             t = f"{t:16s} {eval_text(m.info)}".rstrip()
-        echo(f"{mark}{n:4d}. {COLOR_NAMES[(n - 1) % 2]:5s} {clean_text(m.move):14s} {t}")
+        echo(f"{mark}{n:4d}. {color_of(n):5s} {clean_text(m.move):14s} {t}")
     if r.forfeit:
         echo()
         echo(clean_text(f"Forfeit by {r.forfeit}: {r.termination}. {r.detail}"))
