@@ -150,7 +150,7 @@ def wrap_executor(executor: Executor, workers: int) -> FuturesExecutor:
 FORKSERVER_PRELOAD = ["arena.jobs", "arena.referee", "arena.check", "arena.server.live"]
 
 
-def process_pool(workers: int, *, threaded: bool = False) -> ProcessPoolExecutor:
+def process_pool(workers: int, *, threaded: bool = False, nice: int = 0) -> ProcessPoolExecutor:
     """The local pool: ``workers`` processes set up by :func:`arena.jobs.init_worker`
     (SIGINT ignored, SIGTERM a clean stop, dead with the runner).
 
@@ -158,7 +158,10 @@ def process_pool(workers: int, *, threaded: bool = False) -> ProcessPoolExecutor
     other threads keep working, such as the competition server): a fork copies every lock
     as it is at that moment, and a child that needs one another thread held (in the middle
     of an import, say) waits forever.  Those workers are forked by a fork server instead, a
-    process of one thread that has loaded :data:`FORKSERVER_PRELOAD`."""
+    process of one thread that has loaded :data:`FORKSERVER_PRELOAD`.
+
+    ``nice``: the workers, and so their games' referees and bots, run that much nicer (the
+    competition server's judge: its web pages stay quick while games are played)."""
     methods = multiprocessing.get_all_start_methods()
     context: Any
     if threaded and "forkserver" in methods:
@@ -170,7 +173,7 @@ def process_pool(workers: int, *, threaded: bool = False) -> ProcessPoolExecutor
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         ids = (os.getpid(), 0)
     return ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                               initializer=init_worker, initargs=ids)
+                               initializer=init_worker, initargs=(*ids, nice))
 
 
 #: the longest folder the fork server's socket may be made in: its path (the folder, then

@@ -165,10 +165,13 @@ def play_job(job: GameJob) -> GameRecord:
 # --------------------------------------------------------------------------------------
 
 
-def init_worker(parent_pid: int, runner_pid: int = 0) -> None:
+def init_worker(parent_pid: int, runner_pid: int = 0, nice: int = 0) -> None:
     """Worker initializer: ignore SIGINT (the runner decides), turn SIGTERM into a clean stop,
     and die with the runner: the parent (``parent_pid``), or, for a worker of a fork server
-    (``parent_pid`` 0), the process ``runner_pid``, watched by a thread."""
+    (``parent_pid`` 0), the process ``runner_pid``, watched by a thread.  ``nice``: added
+    to the worker's niceness, which every process it starts inherits."""
+    if nice > 0:
+        os.nice(nice)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
     from multiprocessing import util

@@ -442,7 +442,7 @@ def measure(code: Path, tmp: Path, quick: bool, echo: Callable[[str], Any]) -> d
         latencies, failed = open_loop(port, list(routes), seconds)
         # the stress: every route in turn, in short slices, several rounds (the judge's
         # work and the machine's load fall on every route alike)
-        rounds, per_slice = (3, 0.5) if quick else (8, 0.6)
+        rounds, per_slice = (6, 0.3) if quick else (16, 0.4)
         slices: dict[str, list[dict[str, float]]] = {p: [] for p in routes}
         for _ in range(rounds):
             for path in routes:

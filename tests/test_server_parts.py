@@ -369,11 +369,37 @@ def test_no_mangled_archive_raises_anything_but_unpack_error(tmp_path: Path) -> 
 # ---- settings --------------------------------------------------------------------------
 
 
+def test_the_judges_pool_and_what_it_starts_run_nicer() -> None:
+    """``nice``: the games' workers, and the processes they start (referees' bots), run
+    that much nicer than the server, so its pages stay quick while games are played."""
+    import subprocess
+    from concurrent.futures import ProcessPoolExecutor
+
+    from arena.executors import process_pool, stop_pool
+
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    if base + 3 > 19:
+        pytest.skip(f"this process is already at niceness {base}")
+    pool: ProcessPoolExecutor = process_pool(1, nice=3)
+    try:
+        worker = pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result(60)
+        started = pool.submit(subprocess.check_output, ["nice"], text=True).result(60)
+    finally:
+        stop_pool(pool)
+    assert (worker, int(started)) == (base + 3, base + 3)
+    plain = process_pool(1)
+    try:
+        assert plain.submit(os.getpriority, os.PRIO_PROCESS, 0).result(60) == base
+    finally:
+        stop_pool(plain)
+
+
 def test_server_config_round_trips_and_names_wrong_keys() -> None:
     cfg = parse_server_config({"name": "class", "variants": ["nine-mens-morris"],
                                "time": {"movetime": 50}, "pairs": 3, "workers": 1,
                                "check_workers": 3, "check_timeout": 30,
-                               "upload": {"per_hour": 4}, "isolation": "none"})
+                               "upload": {"per_hour": 4}, "isolation": "none", "nice": 5})
+    assert cfg.nice == 5 and ServerConfig().nice == 10
     assert cfg.pairs == 3 and cfg.upload.per_hour == 4 and cfg.time_control.movetime_ms == 50
     assert cfg.rate_limit.participant == "600/minute"
     assert (cfg.check_workers, cfg.check_timeout) == (3, 30)
@@ -389,6 +415,7 @@ def test_server_config_round_trips_and_names_wrong_keys() -> None:
                        ({"time": {"movetime": -1}}, "time.movetime"),
                        ({"isolation": "no-such-level"}, "isolation"),
                        ({"check_workers": 0}, "check_workers"),
+                       ({"nice": 20}, "nice"), ({"nice": -5}, "nice"), ({"nice": "low"}, "nice"),
                        ({"check_timeout": "long"}, "check_timeout"),
                        ({"rate_limit": {"participant": "many"}}, "rate_limit.participant"),
                        ({"rate_limit": {"anonymous": 5}}, "rate_limit.anonymous"),
@@ -837,3 +864,66 @@ def test_a_played_games_plies_are_written_as_they_come(tmp_path: Path) -> None:
     start = live_board(variant, [])
     assert start["board"] == "." * 24 and start["hand"] == [9, 9] and start["turn"] == 0
     assert len(start["xy"]) == 24 and [0, 0] in start["xy"] and [6, 6] in start["xy"]
+
+
+def test_kept_views_follow_the_database_and_answer_while_one_is_computed(
+        tmp_path: Path) -> None:
+    """:meth:`cached` keeps a view until the database changes; :meth:`peek` answers a kept
+    one without computing; while the judge has games in flight, a view computed again by
+    one request is answered to the others from the kept one instead of making them wait."""
+    import sqlite3
+    import threading
+
+    from arena.server.common import MISSING
+    from arena.server.service import Competition, init_competition
+
+    init_competition(tmp_path / "c")
+    comp = Competition(tmp_path / "c")
+    calls: list[int] = []
+
+    def compute() -> int:
+        calls.append(1)
+        return len(calls)
+
+    try:
+        assert comp.peek("k") is MISSING
+        assert comp.cached("k", compute) == 1 and comp.cached("k", compute) == 1
+        assert comp.peek("k") == 1 and len(calls) == 1
+        comp.add_user("ann")  # a write: the view is computed again
+        assert comp.peek("k") is MISSING
+        assert comp.cached("k", compute) == 2
+        # the judge plays: a change is seen within STALE_S, and meanwhile the kept view
+        # answers those who ask while one request computes it again
+        comp.games_in_flight = 1
+        with sqlite3.connect(tmp_path / "c" / "arena.db") as db:  # as the judge writes
+            db.execute("CREATE TABLE scratch (x)")
+        assert comp.peek("k", stale_ok=False) is MISSING
+        assert comp.peek("k") == 2  # younger than STALE_S
+        entered, release = threading.Event(), threading.Event()
+
+        def slow() -> int:
+            entered.set()
+            release.wait(30)
+            return 99
+
+        import arena.server.common as common
+
+        old_stale = common.STALE_S
+        common.STALE_S = 0.0  # the kept view is too old for its own sake
+        try:
+            assert comp.peek("k") is MISSING
+            worker = threading.Thread(target=lambda: comp.cached("k", slow))
+            worker.start()
+            assert entered.wait(30)
+            assert comp.peek("k") == 2 and comp.cached("k", compute) == 2
+            comp.games_in_flight = 0  # no game in flight: exact answers only
+            assert comp.peek("k") is MISSING
+            comp.games_in_flight = 1
+            release.set()
+            worker.join(30)
+            assert comp.peek("k") == 99 and comp.peek("k", stale_ok=False) == 99
+        finally:
+            common.STALE_S = old_stale
+            release.set()
+    finally:
+        comp.close()

@@ -110,8 +110,11 @@ def _mounts(folder: Optional[str], cwd: str, tmp_mb: int, command: tuple[str, ..
                 made.add(parent)
         args += ["--bind" if writable and src == folder else "--ro-bind", src, src]
         mounted.append(src)
+    # no --new-session: the sandbox starts bwrap in a session of its own already (no
+    # controlling terminal, so none to inject input into), and a second one would be a new
+    # autogroup whose CPU share ignores the niceness the sandbox gave the bot (Sandbox.preexec)
     args += ["--chdir", cwd, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--"]
+             "--unshare-cgroup-try", "--die-with-parent", "--"]
     return tuple(args)
 
 

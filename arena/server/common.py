@@ -42,6 +42,8 @@ CACHE_ENTRIES = 2048
 FLIGHT_WAIT_S = 10.0
 #: seconds a view may be kept after the judge's writes while it has games in flight
 STALE_S = 1.0
+#: what :meth:`State.peek` answers when nothing is kept
+MISSING: Any = object()
 T = TypeVar("T")
 
 
@@ -133,6 +135,8 @@ class State:
         #: bumped by :meth:`touch` (what people do through this library)
         self._generation = 0
         self._flights: dict[tuple[int, int, Hashable], _Flight] = {}
+        #: the keys being computed now (how many computations of each)
+        self._computing: dict[Hashable, int] = {}
         #: games the judge of this process has handed out and not stored yet (it sets it)
         self.games_in_flight = 0
         self._version_lock = threading.Lock()
@@ -181,29 +185,27 @@ class State:
         While the judge of this process has games in flight (:attr:`games_in_flight`), a
         result younger than :data:`STALE_S` is kept even though the judge's writes changed
         the database (``stale_ok``): a finished game shows within a second, and the views
-        are not computed again at every claim and every stored record.  An action of a
-        participant or an admin through this library (:meth:`touch`: an upload, a retire,
-        a test match...) is seen at once, and with no game in flight every result is exact.
-        Without a version (PostgreSQL) every call computes.  Callers must not change the
-        result."""
+        are not computed again at every claim and every stored record.  Then too, while one
+        request computes a view again, the others get the one kept (they do not all wait
+        for it).  An action of a participant or an admin through this library
+        (:meth:`touch`: an upload, a retire, a test match...) is seen at once, and with no
+        game in flight every result is exact.  Without a version (PostgreSQL) every call
+        computes.  Callers must not change the result."""
         version = self.data_version()
         if version is None:
             return compute()
         now = time.monotonic()
         with self._cache_lock:
-            entry = self._cache.get(key)
-            if entry is not None and entry[0] == version and entry[1] == self._generation:
-                found: T = entry[3]
+            hit = self._kept(key, version, now, stale_ok)
+            if hit is not MISSING:
+                found: T = hit
                 return found
-            if (entry is not None and stale_ok and self.games_in_flight
-                    and entry[1] == self._generation and now - entry[2] < STALE_S):
-                kept: T = entry[3]
-                return kept
             generation = self._generation
             flight = self._flights.get((version, generation, key))
             leader = flight is None
             if flight is None:
                 flight = self._flights[(version, generation, key)] = _Flight()
+                self._computing[key] = self._computing.get(key, 0) + 1
         if not leader:
             if flight.done.wait(FLIGHT_WAIT_S) and flight.ok:
                 shared: T = flight.value
@@ -215,6 +217,10 @@ class State:
         finally:
             with self._cache_lock:
                 del self._flights[(version, generation, key)]
+                if self._computing[key] > 1:
+                    self._computing[key] -= 1
+                else:
+                    del self._computing[key]
                 old = self._cache.get(key)
                 if flight.ok and (old is None or (old[1], old[0]) <= (generation, version)):
                     if len(self._cache) >= CACHE_ENTRIES:
@@ -222,6 +228,27 @@ class State:
                     self._cache[key] = (version, generation, now, value)
             flight.done.set()
         return value
+
+    def peek(self, key: Hashable, *, stale_ok: bool = True) -> Any:
+        """What :meth:`cached` would answer for ``key`` without computing anything (one
+        read of the data version, no waiting): the kept value, or :data:`MISSING` (the
+        event loop answers a kept view itself and leaves a miss to a worker thread)."""
+        version = self.data_version()
+        if version is None:
+            return MISSING
+        with self._cache_lock:
+            return self._kept(key, version, time.monotonic(), stale_ok)
+
+    def _kept(self, key: Hashable, version: int, now: float, stale_ok: bool) -> Any:
+        """The value kept for ``key`` that may answer now, or :data:`MISSING` (the caller
+        holds ``_cache_lock``)."""
+        entry = self._cache.get(key)
+        if entry is None or entry[1] != self._generation:
+            return MISSING
+        if entry[0] == version or (stale_ok and self.games_in_flight and (
+                now - entry[2] < STALE_S or key in self._computing)):
+            return entry[3]
+        return MISSING
 
     def touch(self) -> None:
         """Something a person did changed the database: every kept view is computed again

@@ -13,6 +13,8 @@ path.  Every key is optional::
     check_workers: 2               # uploads checked at once (each in a process of its own)
     check_timeout: 600             # seconds a check may take in all (build included)
     workers: 2                     # games played at once
+    nice: 10                       # the niceness of the games and checks (0-19): the pages
+                                   #   stay quick while they run (their clocks charge CPU time)
     executor: local                # or {kind: dask, scheduler: tcp://host:8786}
     upload:
       max_bytes: 5000000           # the archive
@@ -58,7 +60,7 @@ from arena.variants import Variant, get_variant
 CONFIG_FILE = "server.yaml"
 
 _TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "check_workers",
-        "check_timeout", "workers", "executor", "upload", "rate_limit", "trusted_proxies",
+        "check_timeout", "workers", "nice", "executor", "upload", "rate_limit", "trusted_proxies",
         "db_url", "deadline", "final", "ladder", "matches")
 _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour", "max_kept_bytes",
            "keep_versions")
@@ -72,6 +74,7 @@ _MATCHES = ("per_hour",)
 PAIRS = R.Range(1, 100, "pairs")
 CHECK_GAMES = R.Range(1, 20, "games")
 WORKERS = R.Range(1, 256, "workers")
+NICE = R.Range(0, 19)
 CHECK_WORKERS = R.Range(1, 64, "checks")
 CHECK_TIMEOUT = R.Range(1, 86_400, "seconds")
 BYTES = R.Range(1, 1 << 32, "bytes")
@@ -160,6 +163,7 @@ class ServerConfig:
     check_workers: int = 2
     check_timeout: int = 600
     workers: int = 2
+    nice: int = 10
     executor: str = "local"
     scheduler: Optional[str] = None
     upload: UploadLimits = field(default_factory=UploadLimits)
@@ -197,7 +201,7 @@ class ServerConfig:
             "name": self.name, "variants": [v.name for v in self.variants], "time": time,
             "pairs": self.pairs, "check_games": self.check_games,
             "check_workers": self.check_workers, "check_timeout": self.check_timeout,
-            "workers": self.workers,
+            "workers": self.workers, "nice": self.nice,
             "executor": (self.executor if self.scheduler is None
                          else {"kind": self.executor, "scheduler": self.scheduler}),
             "upload": {k: getattr(self.upload, k) for k in _UPLOAD},
@@ -412,7 +416,8 @@ def parse_server_config(data: Any) -> ServerConfig:
         check_games=CHECK_GAMES.check(top.get("check_games", 2), "check_games"),
         check_workers=CHECK_WORKERS.check(top.get("check_workers", 2), "check_workers"),
         check_timeout=CHECK_TIMEOUT.check(top.get("check_timeout", 600), "check_timeout"),
-        workers=WORKERS.check(top.get("workers", 2), "workers"), executor=executor,
+        workers=WORKERS.check(top.get("workers", 2), "workers"),
+        nice=NICE.check(top.get("nice", 10), "nice"), executor=executor,
         scheduler=scheduler, upload=upload, rate_limit=rate_limit,
         trusted_proxies=_proxies(top.get("trusted_proxies")), db_url=db_url,
         deadline=_deadline(top.get("deadline")), final=final, ladder=ladder, matches=matches)

@@ -146,7 +146,7 @@ class Judge:
         except Exception as e:  # noqa: BLE001 - a vanished folder, a bad manifest: a verdict
             return False, comp.public_text(f"FAIL: the check could not run ({e})")[:500], ""
         progress = progress_path(comp.folder, job_id)
-        pool = process_pool(1, threaded=True)
+        pool = process_pool(1, threaded=True, nice=cfg.nice)
         with self._pools_lock:
             self._check_pools.add(pool)
         pids: set[int] = set()
@@ -426,4 +426,4 @@ def _open_executor(competition: Competition) -> Executor:
         return connect_pool(cfg.scheduler)
     from arena.executors import process_pool
 
-    return process_pool(cfg.workers, threaded=True)
+    return process_pool(cfg.workers, threaded=True, nice=cfg.nice)

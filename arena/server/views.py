@@ -172,6 +172,17 @@ class Views(Ladder):
                 if len(self._records) >= RECORDS_KEPT:
                     self._records.clear()
                 self._records[game_id] = hit
+        return self._as_seen(hit, viewer)
+
+    def kept_game_view(self, game_id: int, viewer: Viewer) -> Optional[dict[str, Any]]:
+        """:meth:`game_view` if the game's record is kept (no database read), else None."""
+        with self._records_lock:
+            hit = self._records.get(game_id)
+        return None if hit is None else self._as_seen(hit, viewer)
+
+    def _as_seen(self, hit: tuple[dict[str, Any], dict[str, int]],
+                 viewer: Viewer) -> dict[str, Any]:
+        """A kept record as ``viewer`` may see it: stderr only of the sides it owns."""
         full, owners = hit
         record = dict(full)
         record["stderr"] = {color: text for color, text in full.get("stderr", {}).items()

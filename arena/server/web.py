@@ -14,7 +14,9 @@ security headers (:class:`~arena.server.layers.Front`), the request rate limit
 
 The visitors' pages read views that the library keeps until the database changes, and a
 finished game's viewer page is rendered once (only its script's nonce differs per answer):
-a page costs little more than the framework's floor (``benchmarks/bench_server.py``).
+:mod:`arena.server.kept`.  A kept view is answered on the event loop itself, without a
+worker thread; only a miss (a database read, a rendering) goes to one.  So a page costs
+little more than the framework's floor (``benchmarks/bench_server.py``).
 
 Pages log in with the token (``/login``), kept in an ``HttpOnly``, ``SameSite=Strict``
 cookie; the forms' CSRF tokens are bound to the session (:mod:`arena.server.csrf`).  The
@@ -41,8 +43,11 @@ from starlette.concurrency import run_in_threadpool
 from arena.errors import ArenaError
 from arena.server import csrf as C
 from arena.server.config import proxy_networks
+from arena.server.kept import (CSRF_MARK, NAME_MARK, NONCE_MARK, LiveStates, filled, marked,
+                               viewer_page)
 from arena.server.layers import (COOKIE, SECURITY_HEADERS, BodyLimit, Front, RateLimit,
                                  client_and_scheme, security_headers)
+from arena.server.common import MISSING
 from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
                                   Refused, Viewer)
 
@@ -63,9 +68,6 @@ KEEPALIVE_S = 15.0
 MAX_STREAMS = 1000
 #: a game the live board follows (any other status ends its stream)
 _LIVE = ("queued", "running")
-#: what a shared page holds where each answer puts the visitor's name, form token and
-#: nonce (control characters: no name, token or text of a page can contain them)
-_NAME_MARK, _CSRF_MARK, _NONCE_MARK = "\x01name\x01", "\x01csrf\x01", "\x01nonce\x01"
 #: the latest games a bot's page lists (the games page has them all)
 BOT_GAMES = 50
 #: finished games' viewer pages kept rendered (their records never change)
@@ -90,49 +92,6 @@ def _status(error: ArenaError, viewer: Viewer) -> int:
 def _known_id(value: int) -> bool:
     """Whether ``value`` can be a row's id (anything else is nobody's: 404)."""
     return 0 < value <= _MAX_ID
-
-
-class _LiveStates:
-    """The live board's states as JSON text, each read at most every ``fresh`` seconds
-    whoever asks: forty browsers watching one game cost one read of it per poll."""
-
-    def __init__(self, comp: Competition, fresh: float = 0.4) -> None:
-        self.comp = comp
-        self.fresh = fresh
-        self._lock = threading.Lock()
-        self._states: dict[int, tuple[float, str, str]] = {}
-        self._reading: dict[int, threading.Lock] = {}
-
-    def peek(self, game_id: int) -> Optional[tuple[str, str]]:
-        """A fresh enough state (text, status), or None (without reading anything)."""
-        with self._lock:
-            hit = self._states.get(game_id)
-        if hit is not None and time.monotonic() - hit[0] < self.fresh:
-            return hit[1], hit[2]
-        return None
-
-    def get(self, game_id: int) -> tuple[str, str]:
-        """The game's state (text, status), read again if not fresh, by one request while
-        the others that ask meanwhile wait for it.  :raises NotFound:"""
-        hit = self.peek(game_id)
-        if hit is not None:
-            return hit
-        with self._lock:
-            reading = self._reading.setdefault(game_id, threading.Lock())
-        with reading:
-            hit = self.peek(game_id)  # read by the request we waited for
-            if hit is not None:
-                return hit
-            now = time.monotonic()
-            state = self.comp.live_game(game_id)
-            text = json.dumps(state, separators=(",", ":"))
-            with self._lock:
-                if len(self._states) > 256:
-                    self._states = {k: v for k, v in self._states.items() if now - v[0] < 5}
-                    self._reading = {k: v for k, v in self._reading.items()
-                                     if k in self._states or k == game_id}
-                self._states[game_id] = (now, text, str(state["status"]))
-        return text, str(state["status"])
 
 
 def _int_param(request: Request, name: str) -> Optional[int]:
@@ -167,10 +126,11 @@ def create_app(comp: Competition) -> FastAPI:
                   openapi_url=None)
     templates = Jinja2Templates(directory=str(TEMPLATES))
     tokens = C.Csrf(comp.secret)
-    live_states = _LiveStates(comp)
+    live_states = LiveStates(comp)
     submitting = threading.Lock()
-    #: finished games' viewer pages: (game, the stderr shown) -> HTML without a nonce
-    viewer_pages: dict[tuple[int, tuple[str, ...]], str] = {}
+    #: finished games' viewer pages: (game, the stderr shown) -> the page's bytes before and
+    #: after its script's nonce
+    viewer_pages: dict[tuple[int, tuple[str, ...]], tuple[bytes, ...]] = {}
     viewer_lock = threading.Lock()
     #: set when the server is stopping: the live streams end (serve() sets it)
     app.state.stopping = threading.Event()
@@ -194,6 +154,26 @@ def create_app(comp: Competition) -> FastAPI:
 
     def page_viewer(request: Request) -> Viewer:
         return viewer_by(request, "cookie", request.cookies.get(COOKIE))
+
+    async def page_viewer_now(request: Request) -> Viewer:
+        """:func:`page_viewer` on the event loop: the one the rate limit found, no one
+        without a cookie, else looked up in a worker thread (a database read)."""
+        known = request.scope.get("arena.viewers", {})
+        if "cookie" in known:
+            return known["cookie"]
+        if not request.cookies.get(COOKIE):
+            return ANONYMOUS
+        return await run_in_threadpool(page_viewer, request)
+
+    async def from_cache(key: Any, compute: Callable[[], Any], stale_ok: bool = True) -> Any:
+        """:meth:`~arena.server.common.State.cached` for the event loop: a kept view is
+        answered there (no worker thread, no switch between threads: the visitors' routes
+        cost little more than the framework's floor), a miss is computed in a worker
+        thread."""
+        hit = comp.peek(key, stale_ok=stale_ok)
+        if hit is not MISSING:
+            return hit
+        return await run_in_threadpool(comp.cached, key, compute, stale_ok=stale_ok)
 
     def any_viewer(request: Request) -> Viewer:
         viewer = api_viewer(request)
@@ -244,31 +224,32 @@ def create_app(comp: Competition) -> FastAPI:
                              if viewer.id is not None else ""))
         return templates.TemplateResponse(request, name, context, status_code=code)
 
-    def shared_page(request: Request, name: str, viewer: Viewer, key: Any,
-                    context: Callable[[], dict[str, Any]]) -> HTMLResponse:
+    async def shared_page(request: Request, name: str, viewer: Viewer, key: Any,
+                          context: Callable[[], dict[str, Any]]) -> HTMLResponse:
         """A page that is the same for every visitor but for its header: rendered once
         per database version (and logged in or not, admin or not, the deadline passed or
         not), the visitor's name and form token put in per answer.  ``context`` is only
-        called to render it."""
-        def render() -> str:
-            shown = Viewer(0 if viewer.known else None, _NAME_MARK, viewer.is_admin)
+        called to render it (in a worker thread)."""
+        def render() -> tuple[bytes, ...]:
+            shown = Viewer(0 if viewer.known else None, NAME_MARK, viewer.is_admin)
             data = context()
-            data.update(viewer=shown, competition=comp.config.name, nonce=_NONCE_MARK,
+            data.update(viewer=shown, competition=comp.config.name, nonce=NONCE_MARK,
                         deadline=comp.deadline_text(), deadline_shown=comp.deadline_shown(),
-                        closed=comp.deadline_passed(), csrf=_CSRF_MARK if viewer.known else "")
-            return templates.get_template(name).render(data)
+                        closed=comp.deadline_passed(), csrf=CSRF_MARK if viewer.known else "")
+            return marked(templates.get_template(name).render(data))
 
-        html = comp.cached(("page", name, key, viewer.known, viewer.is_admin,
+        parts = await from_cache(("page", name, key, viewer.known, viewer.is_admin,
                             comp.deadline_passed()), render)
-        html = html.replace(_NONCE_MARK, request.scope.get("arena.nonce", ""))
+        values = {NONCE_MARK.encode(): request.scope.get("arena.nonce", "").encode()}
         if viewer.known and viewer.id is not None:
-            html = html.replace(_NAME_MARK, escape(viewer.name)).replace(
-                _CSRF_MARK, tokens.form_token(viewer.id, session_of(request)))
-        return HTMLResponse(html)
+            values[NAME_MARK.encode()] = escape(viewer.name).encode("utf-8")
+            values[CSRF_MARK.encode()] = tokens.form_token(
+                viewer.id, session_of(request)).encode()
+        return HTMLResponse(filled(parts, values))
 
-    def shared_json(key: Any, data: Callable[[], Any], stale_ok: bool = True) -> Response:
+    async def shared_json(key: Any, data: Callable[[], Any], stale_ok: bool = True) -> Response:
         """JSON that is the same for everyone, serialised once per database version."""
-        body = comp.cached(("json", key), lambda: json.dumps(
+        body = await from_cache(("json", key), lambda: json.dumps(
             data(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"),
             stale_ok=stale_ok)
         return Response(body, media_type="application/json")
@@ -367,17 +348,17 @@ def create_app(comp: Competition) -> FastAPI:
         return JSONResponse({"game": game}, 201)
 
     @app.get("/api/leaderboard")
-    def api_leaderboard() -> Response:
-        return shared_json("leaderboard", lambda: comp.leaderboard(fresh=False))
+    async def api_leaderboard() -> Response:
+        return await shared_json("leaderboard", lambda: comp.leaderboard(fresh=False))
 
     @app.get("/api/final")
-    def api_final() -> Response:
-        return shared_json("final", lambda: comp.public_final(comp.final_view()))
+    async def api_final() -> Response:
+        return await shared_json("final", lambda: comp.public_final(comp.final_view()))
 
     @app.get("/api/games")
-    def api_games(request: Request) -> Response:
+    async def api_games(request: Request) -> Response:
         filters = game_filters(request)
-        return shared_json(("games", *sorted(filters.items())),
+        return await shared_json(("games", *sorted(filters.items())),
                            lambda: comp.games(limit=API_GAMES, **filters))
 
     @app.get("/api/games/{game_id}")
@@ -391,12 +372,12 @@ def create_app(comp: Competition) -> FastAPI:
             return api_error(e, viewer)
 
     @app.get("/api/games/{game_id}/live")
-    def api_live(game_id: int) -> Response:
+    async def api_live(game_id: int) -> Response:
         """A game's live board (read at most every 0.4 s whoever asks, as its stream)."""
         try:
             if not _known_id(game_id):
                 raise NotFound(f"no game {game_id}")
-            text, _ = live_states.get(game_id)
+            text, _ = await live_state(game_id)
         except ArenaError as e:
             return api_error(e, ANONYMOUS)
         return Response(text, media_type="application/json")
@@ -455,20 +436,21 @@ def create_app(comp: Competition) -> FastAPI:
                                           "X-Accel-Buffering": "no"})  # nginx: no buffering
 
     @app.get("/api/status")
-    def api_status() -> Response:
-        return shared_json("status", comp.status, stale_ok=False)
+    async def api_status() -> Response:
+        return await shared_json("status", comp.status, stale_ok=False)
 
     # ---- pages ---------------------------------------------------------------------
 
     @app.get("/", response_class=HTMLResponse)
-    def leaderboard_page(request: Request) -> HTMLResponse:
+    async def leaderboard_page(request: Request) -> HTMLResponse:
         def context() -> dict[str, Any]:
             rows = comp.leaderboard(fresh=False)
             variants = list(dict.fromkeys(r["variant"] for r in rows)) or [
                 v.name for v in comp.config.variants]
             return {"rows": rows, "variants": variants, "status": comp.status()}
 
-        return shared_page(request, "leaderboard.html", page_viewer(request), None, context)
+        return await shared_page(request, "leaderboard.html", await page_viewer_now(request),
+                                 None, context)
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request) -> HTMLResponse:
@@ -524,29 +506,39 @@ def create_app(comp: Competition) -> FastAPI:
             return page_error(request, e, viewer)
         return RedirectResponse(f"/bots/{made['id']}", 303)
 
-    @app.get("/bots/{bot_id}", response_class=HTMLResponse)
-    def bot_page(request: Request, bot_id: int) -> HTMLResponse:
-        viewer = page_viewer(request)
-        variants = [v.name for v in comp.config.variants]
-        try:
-            if not _known_id(bot_id):
-                raise NotFound(f"no bot {bot_id}")
-            if not comp.may_see_private(viewer, comp.bot_owner(bot_id)):
-                # not its owner's view: the same for every visitor
-                return shared_page(request, "bot.html", viewer, ("bot", bot_id), lambda: {
-                    "bot": comp.bot_view(bot_id, viewer, private=False,
-                                         games_limit=BOT_GAMES),
-                    "opponents": [], "variants": variants})
-            bot = comp.bot_view(bot_id, viewer, private=False, games_limit=BOT_GAMES)
-        except ArenaError as e:
-            return page_error(request, e, viewer)
+    def own_bot_page(request: Request, bot_id: int, viewer: Viewer,
+                     variants: list[str]) -> Optional[HTMLResponse]:
+        """A bot's page as its owner (or an admin) sees it, with the test match form; None
+        for anyone else.  In a worker thread (database reads)."""
+        if not comp.may_see_private(viewer, comp.bot_owner(bot_id)):
+            return None
+        bot = comp.bot_view(bot_id, viewer, private=False, games_limit=BOT_GAMES)
         opponents = ([b for b in comp.leaderboard(fresh=False) if b["id"] != bot_id]
                      if bot["status"] == "active" else [])
         return page(request, "bot.html", viewer, bot=bot, opponents=opponents,
                     variants=variants)
 
+    @app.get("/bots/{bot_id}", response_class=HTMLResponse)
+    async def bot_page(request: Request, bot_id: int) -> HTMLResponse:
+        viewer = await page_viewer_now(request)
+        variants = [v.name for v in comp.config.variants]
+        try:
+            if not _known_id(bot_id):
+                raise NotFound(f"no bot {bot_id}")
+            if viewer.known:
+                mine = await run_in_threadpool(own_bot_page, request, bot_id, viewer, variants)
+                if mine is not None:
+                    return mine
+            # not its owner's view: the same for every visitor (an unknown bot's NotFound
+            # comes from rendering it)
+            return await shared_page(request, "bot.html", viewer, ("bot", bot_id), lambda: {
+                "bot": comp.bot_view(bot_id, viewer, private=False, games_limit=BOT_GAMES),
+                "opponents": [], "variants": variants})
+        except ArenaError as e:
+            return page_error(request, e, viewer)
+
     @app.get("/games", response_class=HTMLResponse)
-    def games_page(request: Request) -> HTMLResponse:
+    async def games_page(request: Request) -> HTMLResponse:
         filters = game_filters(request)
 
         def context() -> dict[str, Any]:
@@ -554,13 +546,14 @@ def create_app(comp: Competition) -> FastAPI:
             return {"listing": listing, "games": listing["games"], "status": comp.status(),
                     "variants": [v.name for v in comp.config.variants]}
 
-        return shared_page(request, "games.html", page_viewer(request),
-                           tuple(sorted(filters.items())), context)
+        return await shared_page(request, "games.html", await page_viewer_now(request),
+                                 tuple(sorted(filters.items())), context)
 
     @app.get("/final", response_class=HTMLResponse)
-    def final_page(request: Request) -> HTMLResponse:
-        return shared_page(request, "final.html", page_viewer(request), None, lambda: {
-            "final": comp.final_view(), "pairs": comp.config.final.pairs})
+    async def final_page(request: Request) -> HTMLResponse:
+        return await shared_page(request, "final.html", await page_viewer_now(request), None,
+                                 lambda: {"final": comp.final_view(),
+                                          "pairs": comp.config.final.pairs})
 
     @app.post("/matches")
     def match_form(request: Request, csrf: str = Form(""), bot: Optional[int] = Form(None),
@@ -574,12 +567,17 @@ def create_app(comp: Competition) -> FastAPI:
             return page_error(request, e, viewer)
         return RedirectResponse(f"/games/{game}", 303)
 
-    @app.get("/games/{game_id}", response_class=HTMLResponse)
-    def game_page(request: Request, game_id: int) -> HTMLResponse:
-        from arena.records import GameRecord
-        from arena.report.viewer import render_game_page
+    def viewer_page_key(game_id: int, data: dict[str, Any]) -> tuple[int, tuple[str, ...]]:
+        return (game_id, tuple(sorted(data.get("stderr", {}))))
 
-        viewer = page_viewer(request)
+    def viewer_answer(request: Request, halves: tuple[bytes, ...]) -> HTMLResponse:
+        """A kept viewer page with this response's nonce on its script (the CSP); its data
+        is JSON in a script element of its own, which is not run."""
+        return HTMLResponse(request.scope.get("arena.nonce", "").encode().join(halves))
+
+    def rendered_game_page(request: Request, game_id: int, viewer: Viewer) -> HTMLResponse:
+        """A game's page from the database (a worker thread): a finished game's viewer,
+        rendered once and kept, or a running game's live board."""
         try:
             if not _known_id(game_id):
                 raise NotFound(f"no game {game_id}")
@@ -593,31 +591,27 @@ def create_app(comp: Competition) -> FastAPI:
                 return page_error(request, e, viewer)
         except ArenaError as e:
             return page_error(request, e, viewer)
-        key = (game_id, tuple(sorted(data.get("stderr", {}))))
+        key = viewer_page_key(game_id, data)
         with viewer_lock:
-            html = viewer_pages.get(key)
-        if html is None:  # a finished game's page never changes: rendered once
-            record = GameRecord.from_dict(data)
-            # the players as people know them, not the records' labels (name#id)
-            ids = [int(tail) for p in (record.white, record.black)
-                   if (tail := p.name.rpartition("#")[2]).isdigit()]
-            shown = {f"{b['bot']}#{b['id']}": f"{b['bot']} v{b['version']} ({b['owner']})"
-                     for b in comp.bots(ids=ids)}
-            for player in (record.white, record.black):
-                player.name = shown.get(player.name, player.name)
-            kind = comp.game_row(game_id)["kind"]
-            what = {"final": "final, ", "match": "unrated test match, "}.get(kind, "")
-            title = (f"{record.white.name} - {record.black.name}, {record.variant} "
-                     f"({what}game {game_id})")
-            html = render_game_page(record, title, back="/games", back_text="all games")
+            halves = viewer_pages.get(key)
+        if halves is None:  # a finished game's page never changes: rendered once
+            halves = viewer_page(comp, game_id, data)
             with viewer_lock:
                 if len(viewer_pages) >= VIEWER_PAGES:
                     viewer_pages.clear()
-                viewer_pages[key] = html
-        # the viewer's own script runs with this response's nonce (the CSP); its data is
-        # JSON in a script element of its own, which is not run
-        nonce = request.scope.get("arena.nonce", "")
-        return HTMLResponse(html.replace("\n<script>\n", f'\n<script nonce="{nonce}">\n', 1))
+                viewer_pages[key] = halves
+        return viewer_answer(request, halves)
+
+    @app.get("/games/{game_id}", response_class=HTMLResponse)
+    async def game_page(request: Request, game_id: int) -> HTMLResponse:
+        viewer = await page_viewer_now(request)
+        data = comp.kept_game_view(game_id, viewer) if _known_id(game_id) else None
+        if data is not None:  # a kept page of a kept record: answered on the event loop
+            with viewer_lock:
+                halves = viewer_pages.get(viewer_page_key(game_id, data))
+            if halves is not None:
+                return viewer_answer(request, halves)
+        return await run_in_threadpool(rendered_game_page, request, game_id, viewer)
 
     @app.get("/admin", response_class=HTMLResponse)
     def admin_page(request: Request) -> HTMLResponse:

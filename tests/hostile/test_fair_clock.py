@@ -22,7 +22,7 @@ from arena.errors import BotTimeout
 from arena.manifest import load_bot
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.referee import play_game, starved
-from arena.sandbox import default_charge, describe_charge
+from arena.sandbox import available_levels, default_charge, describe_charge
 from arena.sandbox.procs import run_delays_available
 
 from .conftest import HOSTILE_BOTS, first_moves
@@ -230,3 +230,37 @@ def test_a_reply_waiting_in_the_pipe_at_the_deadline_is_in_time() -> None:
         assert line.startswith("bestmove "), line
     finally:
         bot.close()
+
+
+NICE_PROBE = '''
+import os, sys
+from arena.sandbox import Sandbox
+os.nice(3)
+with Sandbox(sys.argv[1], sys.argv[2]) as sb:
+    proc = sb.popen(["/bin/sh", "-c", "cat /proc/self/autogroup; nice"])
+    out, err = proc.communicate(timeout=60)
+    sb.kill_all()
+print(out.decode(), err.decode(), sep="")
+'''
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"),
+                    reason="this kernel does not group processes by session (no autogroups)")
+@pytest.mark.parametrize("level", [lv.value for lv in available_levels()])
+def test_a_bot_in_its_own_session_stays_as_nice_as_its_referee(level: str,
+                                                               tmp_path: Path) -> None:
+    """A bot's new session is a new autogroup, whose CPU share would ignore the referee's
+    niceness: the judge of a competition server (``nice: 10``) would then take the web
+    server's CPU with every bot it starts."""
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    if base + 3 > 19:
+        pytest.skip(f"this process is already at niceness {base}")
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o755)
+    done = subprocess.run([sys.executable, "-c", NICE_PROBE, level, str(folder)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert done.returncode == 0, done.stderr
+    group, nice = done.stdout.split("\n")[:2]
+    assert group.endswith(f" nice {base + 3}"), done.stdout
+    assert int(nice) == base + 3
