@@ -576,7 +576,7 @@ def test_a_participant_submits_from_the_browser_and_watches_a_game(
     _wait("the browser bot's check", active)
     assert driver.find_element(By.ID, "verdict").text.startswith("PASS")
     bot_id = int(driver.current_url.rsplit("/", 1)[1])
-    _wait("its games", lambda: _settled(server, 4 + 8))
+    _wait("its games", lambda: _settled(server, 4 + 8), state=lambda: server.get("/api/status"))
     driver.get(server.url + "/")
     assert f"/bots/{bot_id}" in driver.page_source and "browser-bot" in driver.page_source
     driver.get(f"{server.url}/bots/{bot_id}")
