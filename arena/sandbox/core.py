@@ -41,22 +41,6 @@ KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH")
 RESCAN_S = 0.2
 
 
-def _autogroup_nice(nice: int) -> None:
-    """In a child after ``setsid``: give its new autogroup (``/proc/self/autogroup``, where
-    the kernel groups by session) the niceness ``nice``.  Raising a niceness needs no
-    privilege; a kernel without autogroups has no such file, and nothing is lost."""
-    try:
-        fd = os.open("/proc/self/autogroup", os.O_WRONLY)
-    except OSError:
-        return
-    try:
-        os.write(fd, str(nice).encode("ascii"))
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class Sandbox:
     """The isolation of one bot process: command wrapping, child setup, CPU time, shutdown.
 
@@ -276,7 +260,7 @@ class Sandbox:
         """
         nice = os.getpriority(os.PRIO_PROCESS, 0)
         if self.level is Level.NONE:
-            return (lambda: _autogroup_nice(nice)) if nice > 0 else None
+            return (lambda: procs.autogroup_nice(nice)) if nice > 0 else None
         files = self._cgroups.procs_files if self._cgroups is not None else ()
         rlimits = list(self._rlimits)
         parent = self._parent_pid
@@ -285,7 +269,7 @@ class Sandbox:
 
         def setup() -> None:
             if nice > 0:
-                _autogroup_nice(nice)
+                procs.autogroup_nice(nice)
             me = str(os.getpid()).encode("ascii")
             for name in files:
                 fd = os.open(name, os.O_WRONLY)

@@ -344,3 +344,19 @@ def subreaper_status() -> Check:
     except (OSError, AttributeError) as e:
         return Check("child subreaper", False, f"unavailable ({e})")
     return Check("child subreaper", True, "available (prctl PR_SET_CHILD_SUBREAPER)")
+
+
+def autogroup_nice(nice: int) -> None:
+    """In a child after ``setsid``: give its new autogroup (``/proc/self/autogroup``, where
+    the kernel groups by session) the niceness ``nice``.  Raising a niceness needs no
+    privilege; a kernel without autogroups has no such file, and nothing is lost."""
+    try:
+        fd = os.open("/proc/self/autogroup", os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.write(fd, str(nice).encode("ascii"))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
