@@ -1129,6 +1129,9 @@ def test_the_pages_work_under_the_csp_in_a_browser(site: Site, driver: Any) -> N
     _wait("the viewer's board", lambda: driver.find_elements(By.CSS_SELECTOR, "svg.board"))
     assert driver.find_element(By.ID, "viewer").get_attribute("data-ply") is not None
     assert _violations(driver) == []
+    # nothing failed to load either (no /favicon.ico asked for: the pages name their icon)
+    errors = [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    assert errors == [], errors
     # the live board moves (its script runs, its event stream is allowed)
     gid = site.games.game("running")
     moves = legal_moves(12, seed=3)

@@ -338,6 +338,7 @@ def render_game_page(record: GameRecord, title: str, back: str = "../report.html
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<link rel=\"icon\" href=\"data:,\">\n"  # none: a server is not asked for one
         f"<title>{html.escape(title)}</title>\n<style>\n{_asset('viewer.css')}</style>\n"
         "</head>\n<body>\n<div id=\"viewer\"><noscript>The game viewer needs JavaScript."
         "</noscript></div>\n"
