@@ -124,6 +124,15 @@ def fresh_option(what: str) -> Callable[[_F], _F]:
     return decorate
 
 
+def pgn_out_option(more: str) -> Callable[[_F], _F]:
+    """``--pgn-out FILE``: each game appended to FILE as PGN as it ends (``more``: the rest
+    of the help's sentence, for the command)."""
+    return click.option("--pgn-out", "pgn_out", type=click.Path(dir_okay=False), default=None,
+                        metavar="FILE",
+                        help="Append each game to FILE as PGN as it ends, with {score/depth "
+                             f"time}} after each move {more}.")
+
+
 def adjudication_options(f: _F) -> _F:
     """``--draw``, ``--resign``, ``--max-turns``, ``--tablebase``: the ``adjudicate:`` rules
     of a tournament file (docs/TOURNAMENTS.md, *adjudicate*), as options; read them with

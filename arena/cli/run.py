@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from arena import ranges as R
-from arena.cli.common import Failure, fresh_option, verbose_option, warn_isolation
+from arena.cli.common import (Failure, fresh_option, pgn_out_option, verbose_option,
+                              warn_isolation)
 
 
 @click.command()
@@ -26,11 +27,7 @@ from arena.cli.common import Failure, fresh_option, verbose_option, warn_isolati
 @click.option("--ship-bots/--shared-bots", "ship_bots", default=None,
               help="With dask: send the bot folders to the workers, or expect them at the same "
                    "path on every worker (the default).")
-@click.option("--pgn-out", "pgn_out", type=click.Path(dir_okay=False), default=None,
-              metavar="FILE",
-              help="Append each game to FILE as PGN as it ends, with {score/depth time} "
-                   "after each move (as the file's pgn_out; the earlier games it lacks "
-                   "first).")
+@pgn_out_option("(as the file's pgn_out; the earlier games it lacks first)")
 @verbose_option
 def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
         output: str | None, executor: str | None, scheduler: str | None,

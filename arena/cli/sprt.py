@@ -10,8 +10,8 @@ import click
 from arena import ranges as R
 from arena.cli.common import (Failure, adjudication_options, enable_verbose, engine_arg,
                               fresh_option, limit_options, parse_adjudication_options,
-                              parse_isolation, read_only_option, time_control, verbose_option,
-                              with_time_options)
+                              parse_isolation, pgn_out_option, read_only_option, time_control,
+                              verbose_option, with_time_options)
 from arena.clock import SPRT_MOVETIME_MS
 from arena.protocol import SEED_MAX
 
@@ -87,10 +87,7 @@ def _bot_arg(text: str) -> BotSpec:
               help="Also append every game to DIR/games.jsonl (for 'arena rate' / 'arena "
                    "report'); a rerun resumes it.")
 @fresh_option("(with --output) the games of an earlier run in DIR, instead of resuming it,")
-@click.option("--pgn-out", "pgn_out", type=click.Path(dir_okay=False), default=None,
-              metavar="FILE",
-              help="Append each game to FILE as PGN as it ends, with {score/depth time} "
-                   "after each move (as cutechess's -pgnout).")
+@pgn_out_option("(as cutechess's -pgnout)")
 @click.option("--restart-bots", type=click.Choice(["per-game", "per-pairing"]),
               default="per-game", show_default=True,
               help="A fresh process for every game, or each bot's process kept for the next "
