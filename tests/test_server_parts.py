@@ -895,10 +895,13 @@ def test_kept_views_follow_the_database_and_answer_while_one_is_computed(
         # the judge plays: a change is seen within STALE_S, and meanwhile the kept view
         # answers those who ask while one request computes it again
         comp.games_in_flight = 1
+        comp.add_user("carl")  # a person's change is seen at once, games in flight or not
+        assert comp.peek("k") is MISSING
+        assert comp.cached("k", compute) == 3
         with sqlite3.connect(tmp_path / "c" / "arena.db") as db:  # as the judge writes
             db.execute("CREATE TABLE scratch (x)")
         assert comp.peek("k", stale_ok=False) is MISSING
-        assert comp.peek("k") == 2  # younger than STALE_S
+        assert comp.peek("k") == 3  # younger than STALE_S
         entered, release = threading.Event(), threading.Event()
 
         def slow() -> int:
@@ -915,7 +918,7 @@ def test_kept_views_follow_the_database_and_answer_while_one_is_computed(
             worker = threading.Thread(target=lambda: comp.cached("k", slow))
             worker.start()
             assert entered.wait(30)
-            assert comp.peek("k") == 2 and comp.cached("k", compute) == 2
+            assert comp.peek("k") == 3 and comp.cached("k", compute) == 3
             comp.games_in_flight = 0  # no game in flight: exact answers only
             assert comp.peek("k") is MISSING
             comp.games_in_flight = 1

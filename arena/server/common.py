@@ -155,6 +155,14 @@ class State:
             one_writer(s)
             yield s
 
+    @contextmanager
+    def changing(self) -> Iterator[Any]:
+        """:meth:`writing`, for a change a person made (an upload, a retire, a new
+        participant...): once it commits, every kept view is computed again (:meth:`touch`)."""
+        with self.writing() as s:
+            yield s
+        self.touch()
+
     def close(self) -> None:
         """Release the database connections."""
         with self._version_lock:

@@ -52,7 +52,7 @@ class Matches(State):
                           f"{', '.join(names)}")
         if bot_id == opponent_id:
             raise Refused("a bot cannot play a test match against itself")
-        with self.writing() as s:
+        with self.changing() as s:
             bot = s.get(Bot, bot_id) if valid_id(bot_id) else None
             opponent = s.get(Bot, opponent_id) if valid_id(opponent_id) else None
             if bot is None:
@@ -86,5 +86,4 @@ class Matches(State):
             s.add(game)
             s.flush()
             game_id = int(game.id)
-        self.touch()
         return game_id

@@ -71,11 +71,10 @@ class Participants(State):
             raise ConfigError(f"a participant's name is 1..64 letters, digits, '.', '_' or "
                               f"'-', got {name[:70]!r}")
         token = secrets.token_urlsafe(32)
-        with self.writing() as s:
+        with self.changing() as s:
             if s.scalar(select(User).where(User.name == name)) is not None:
                 raise ConfigError(f"participant {name!r} exists already")
             s.add(User(name=name, token_hash=hash_token(token), is_admin=admin))
-        self.touch()
         return token
 
     def add_users(self, people: list[tuple[str, bool]]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -95,7 +94,7 @@ class Participants(State):
             seen.add(name)
         made: list[tuple[str, str]] = []
         existing: list[str] = []
-        with self.writing() as s:
+        with self.changing() as s:
             taken = set(s.scalars(select(User.name).where(User.name.in_(seen))).all())
             for name, admin in people:
                 if name in taken:
@@ -104,7 +103,6 @@ class Participants(State):
                 token = secrets.token_urlsafe(32)
                 s.add(User(name=name, token_hash=hash_token(token), is_admin=admin))
                 made.append((name, token))
-        self.touch()
         return made, existing
 
     def authenticate(self, token: Optional[str]) -> Viewer:

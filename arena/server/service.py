@@ -84,9 +84,8 @@ class Competition(Participants, Uploads, Final, Matches, Views):
         """Pause or resume the judge (admins).  :raises Forbidden:"""
         if not viewer.is_admin:
             raise Forbidden("only admins may pause the judge")
-        with self.writing() as s:
+        with self.changing() as s:
             s.merge(Setting(key="paused", value="1" if paused else ""))
-        self.touch()
 
     def paused(self) -> bool:
         """Whether an admin paused the judge."""

@@ -213,7 +213,7 @@ class Uploads(Ladder):
 
         :raises NotFound, Forbidden:
         """
-        with self.writing() as s:
+        with self.changing() as s:
             bot = self._bot_row(s, bot_id)
             if not self.may_see_private(viewer, bot.owner_id):
                 raise Forbidden("only its owner and admins may retire a bot")
@@ -222,7 +222,6 @@ class Uploads(Ladder):
             if checking:
                 who = "its owner" if viewer.id == bot.owner_id else "an admin"
                 self._cancel_jobs(s, bot, f"the bot was retired by {who}")
-        self.touch()
 
     def cancel_check(self, bot_id: int, viewer: Viewer) -> None:
         """Stop a bot's check without retiring it (admins): a running check ends at once, a
@@ -233,13 +232,12 @@ class Uploads(Ladder):
         """
         if not viewer.is_admin:
             raise Forbidden("only admins may cancel a check (owners may retire their bot)")
-        with self.writing() as s:
+        with self.changing() as s:
             bot = self._bot_row(s, bot_id)
             if bot.status != "checking" or not self._cancel_jobs(s, bot,
                                                                  "cancelled by an admin"):
                 raise NotFound(f"bot {bot_id} has no check to cancel")
             bot.status = "rejected"
-        self.touch()
 
     def _cancel_jobs(self, s: Any, bot: Bot, reason: str) -> int:
         """Drop ``bot``'s queued checks (their verdict: cancelled before it ran) and ask its
@@ -262,7 +260,7 @@ class Uploads(Ladder):
         """
         if not viewer.is_admin:
             raise Forbidden("only admins may re-judge a bot")
-        with self.writing() as s:
+        with self.changing() as s:
             bot = self._bot_row(s, bot_id)
             if bot.removed_at is not None:
                 raise NotFound(f"bot {bot_id}'s files were removed (disk rules): it cannot "
@@ -274,7 +272,6 @@ class Uploads(Ladder):
             bot.status = "checking"
             bot.verdict = ""
             s.add(Job(kind="check", bot_id=bot.id))
-        self.touch()
 
     def archive(self, bot_id: int, viewer: Viewer) -> tuple[Path, str]:
         """The archive of an upload as it was received, for its owner and admins: (its
