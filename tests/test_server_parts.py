@@ -867,7 +867,7 @@ def test_a_played_games_plies_are_written_as_they_come(tmp_path: Path) -> None:
 
 
 def test_kept_views_follow_the_database_and_answer_while_one_is_computed(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """:meth:`cached` keeps a view until the database changes; :meth:`peek` answers a kept
     one without computing; while the judge has games in flight, a view computed again by
     one request is answered to the others from the kept one instead of making them wait."""
@@ -909,10 +909,7 @@ def test_kept_views_follow_the_database_and_answer_while_one_is_computed(
             release.wait(30)
             return 99
 
-        import arena.server.common as common
-
-        old_stale = common.STALE_S
-        common.STALE_S = 0.0  # the kept view is too old for its own sake
+        monkeypatch.setattr("arena.server.common.STALE_S", 0.0)  # too old for its own sake
         try:
             assert comp.peek("k") is MISSING
             worker = threading.Thread(target=lambda: comp.cached("k", slow))
@@ -926,7 +923,6 @@ def test_kept_views_follow_the_database_and_answer_while_one_is_computed(
             worker.join(30)
             assert comp.peek("k") == 99 and comp.peek("k", stale_ok=False) == 99
         finally:
-            common.STALE_S = old_stale
             release.set()
     finally:
         comp.close()

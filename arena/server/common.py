@@ -135,8 +135,6 @@ class State:
         #: bumped by :meth:`touch` (what people do through this library)
         self._generation = 0
         self._flights: dict[tuple[int, int, Hashable], _Flight] = {}
-        #: the keys being computed now (how many computations of each)
-        self._computing: dict[Hashable, int] = {}
         #: games the judge of this process has handed out and not stored yet (it sets it)
         self.games_in_flight = 0
         self._version_lock = threading.Lock()
@@ -213,7 +211,6 @@ class State:
             leader = flight is None
             if flight is None:
                 flight = self._flights[(version, generation, key)] = _Flight()
-                self._computing[key] = self._computing.get(key, 0) + 1
         if not leader:
             if flight.done.wait(FLIGHT_WAIT_S) and flight.ok:
                 shared: T = flight.value
@@ -225,10 +222,6 @@ class State:
         finally:
             with self._cache_lock:
                 del self._flights[(version, generation, key)]
-                if self._computing[key] > 1:
-                    self._computing[key] -= 1
-                else:
-                    del self._computing[key]
                 old = self._cache.get(key)
                 if flight.ok and (old is None or (old[1], old[0]) <= (generation, version)):
                     if len(self._cache) >= CACHE_ENTRIES:
@@ -254,7 +247,7 @@ class State:
         if entry is None or entry[1] != self._generation:
             return MISSING
         if entry[0] == version or (stale_ok and self.games_in_flight and (
-                now - entry[2] < STALE_S or key in self._computing)):
+                now - entry[2] < STALE_S or any(k == key for _, _, k in self._flights))):
             return entry[3]
         return MISSING
 

@@ -18,6 +18,7 @@ from arena.server.service import Competition
 #: nonce (control characters: no name, token or text of a page can contain them)
 NAME_MARK, CSRF_MARK, NONCE_MARK = "\x01name\x01", "\x01csrf\x01", "\x01nonce\x01"
 _MARKS = re.compile("(\x01(?:name|csrf|nonce)\x01)")
+_NAME, _CSRF, _NONCE = NAME_MARK.encode(), CSRF_MARK.encode(), NONCE_MARK.encode()
 
 
 def marked(html: str) -> tuple[bytes, ...]:
@@ -26,8 +27,10 @@ def marked(html: str) -> tuple[bytes, ...]:
     return tuple(part.encode("utf-8") for part in _MARKS.split(html))
 
 
-def filled(parts: tuple[bytes, ...], values: dict[bytes, bytes]) -> bytes:
-    """The answer's bytes: each mark of :func:`marked`'s parts replaced by its value."""
+def filled(parts: tuple[bytes, ...], *, nonce: str, name: str = "", csrf: str = "") -> bytes:
+    """The answer's bytes: the marks of :func:`marked`'s parts replaced by this answer's
+    ``nonce``, visitor's ``name`` (HTML already) and form token ``csrf``."""
+    values = {_NONCE: nonce.encode(), _NAME: name.encode("utf-8"), _CSRF: csrf.encode()}
     return b"".join(values.get(part, b"") if i % 2 else part for i, part in enumerate(parts))
 
 
@@ -96,5 +99,3 @@ class LiveStates:
                                      if k in self._states or k == game_id}
                 self._states[game_id] = (now, text, str(state["status"]))
         return text, str(state["status"])
-
-

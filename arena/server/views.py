@@ -152,26 +152,25 @@ class Views(Ladder):
 
         :raises NotFound: no such game, or not finished yet.
         """
+        seen = self.kept_game_view(game_id, viewer)
+        if seen is not None:
+            return seen
+        found = None
+        if valid_id(game_id):
+            with self.sessions() as s:
+                found = s.execute(select(Game.status, Record.record, _WHITE.owner_id,
+                                         _BLACK.owner_id)
+                                  .outerjoin(Record, Record.game_id == Game.id)
+                                  .join(_WHITE, _WHITE.id == Game.white_id)
+                                  .join(_BLACK, _BLACK.id == Game.black_id)
+                                  .where(Game.id == game_id)).first()
+        if found is None or found[0] != "done" or not found[1]:
+            raise NotFound(f"no finished game {game_id}")
+        hit = (json.loads(self._public_json(found[1])), {"white": found[2], "black": found[3]})
         with self._records_lock:
-            hit = self._records.get(game_id)
-        if hit is None:
-            found = None
-            if valid_id(game_id):
-                with self.sessions() as s:
-                    found = s.execute(select(Game.status, Record.record, _WHITE.owner_id,
-                                             _BLACK.owner_id)
-                                      .outerjoin(Record, Record.game_id == Game.id)
-                                      .join(_WHITE, _WHITE.id == Game.white_id)
-                                      .join(_BLACK, _BLACK.id == Game.black_id)
-                                      .where(Game.id == game_id)).first()
-            if found is None or found[0] != "done" or not found[1]:
-                raise NotFound(f"no finished game {game_id}")
-            hit = (json.loads(self._public_json(found[1])), {"white": found[2],
-                                                             "black": found[3]})
-            with self._records_lock:
-                if len(self._records) >= RECORDS_KEPT:
-                    self._records.clear()
-                self._records[game_id] = hit
+            if len(self._records) >= RECORDS_KEPT:
+                self._records.clear()
+            self._records[game_id] = hit
         return self._as_seen(hit, viewer)
 
     def kept_game_view(self, game_id: int, viewer: Viewer) -> Optional[dict[str, Any]]:

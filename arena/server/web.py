@@ -42,12 +42,12 @@ from starlette.concurrency import run_in_threadpool
 
 from arena.errors import ArenaError
 from arena.server import csrf as C
+from arena.server.common import MISSING
 from arena.server.config import proxy_networks
 from arena.server.kept import (CSRF_MARK, NAME_MARK, NONCE_MARK, LiveStates, filled, marked,
                                viewer_page)
 from arena.server.layers import (COOKIE, SECURITY_HEADERS, BodyLimit, Front, RateLimit,
                                  client_and_scheme, security_headers)
-from arena.server.common import MISSING
 from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
                                   Refused, Viewer)
 
@@ -156,14 +156,12 @@ def create_app(comp: Competition) -> FastAPI:
         return viewer_by(request, "cookie", request.cookies.get(COOKIE))
 
     async def page_viewer_now(request: Request) -> Viewer:
-        """:func:`page_viewer` on the event loop: the one the rate limit found, no one
-        without a cookie, else looked up in a worker thread (a database read)."""
-        known = request.scope.get("arena.viewers", {})
-        if "cookie" in known:
-            return known["cookie"]
-        if not request.cookies.get(COOKIE):
-            return ANONYMOUS
-        return await run_in_threadpool(page_viewer, request)
+        """:func:`page_viewer` on the event loop, in a worker thread only when it reads the
+        database (a cookie the rate limit has not looked up)."""
+        if request.cookies.get(COOKIE) and "cookie" not in request.scope.get(
+                "arena.viewers", {}):
+            return await run_in_threadpool(page_viewer, request)
+        return page_viewer(request)
 
     async def from_cache(key: Any, compute: Callable[[], Any], stale_ok: bool = True) -> Any:
         """:meth:`~arena.server.common.State.cached` for the event loop: a kept view is
@@ -240,12 +238,11 @@ def create_app(comp: Competition) -> FastAPI:
 
         parts = await from_cache(("page", name, key, viewer.known, viewer.is_admin,
                             comp.deadline_passed()), render)
-        values = {NONCE_MARK.encode(): request.scope.get("arena.nonce", "").encode()}
+        nonce = request.scope.get("arena.nonce", "")
         if viewer.known and viewer.id is not None:
-            values[NAME_MARK.encode()] = escape(viewer.name).encode("utf-8")
-            values[CSRF_MARK.encode()] = tokens.form_token(
-                viewer.id, session_of(request)).encode()
-        return HTMLResponse(filled(parts, values))
+            return HTMLResponse(filled(parts, nonce=nonce, name=escape(viewer.name),
+                                       csrf=tokens.form_token(viewer.id, session_of(request))))
+        return HTMLResponse(filled(parts, nonce=nonce))
 
     async def shared_json(key: Any, data: Callable[[], Any], stale_ok: bool = True) -> Response:
         """JSON that is the same for everyone, serialised once per database version."""
