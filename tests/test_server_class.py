@@ -34,6 +34,7 @@ time: {movetime: 50}
 pairs: 1
 check_games: 1
 workers: 2
+nice: 0
 final: {pairs: 1}
 rate_limit: {participant: 100000/minute, anonymous: 100000/minute}
 """

@@ -26,7 +26,9 @@ from arena.sandbox import Isolation, Level, available_levels
 from .conftest import processes_in, wait_gone
 
 ROOT = Path(__file__).resolve().parents[2]
-TC = TimeControl(movetime_ms=500, handshake_ms=15000, margin_ms=300)
+#: a generous margin: a frozen bot never answers at all, and a thawed one shares the CPU
+#: with its own spinner (and, on a loaded machine, everything else)
+TC = TimeControl(movetime_ms=500, handshake_ms=15000, margin_ms=4500)
 #: seconds the spinner is watched while its bot waits for the next game
 IDLE_S = 0.8
 
