@@ -46,6 +46,7 @@ from arena import protocol as P
 from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ProtocolError
 from arena.hints import crash_line
 from arena.manifest import BotSpec, load_bot
+from arena.sandbox.ownclock import OwnClock, OwnTime
 from arena.sandbox.procs import thread_run_delay
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ TRANSCRIPT_CAP = 400
 #: seconds between two looks at a thinking bot's CPU time under the CPU clock (cgroup
 #: accounting; the process-tree fallback costs more and is looked at four times less often)
 CPU_POLL_S = 0.005
+#: the shortest pause between two looks at a move's own time while the bot thinks
+OWN_POLL_S = 0.005
 #: seconds a bot gets to exit after ``quit``, then after SIGTERM
 QUIT_GRACE_S = 0.5
 TERM_GRACE_S = 0.5
@@ -191,6 +194,9 @@ class BotProcess:
         self._wait_mark = 0.0
         self._referee_wait = 0.0  # the referee thread's run-queue wait when the move began
         self._cpu_due = False  # a reply's CPU reading is owed (see take_cpu)
+        #: the own clock's reading of the last move (:class:`OwnTime`), with ``own_limit_s``
+        self.last_own: Optional[OwnTime] = None
+        self._own: Optional[OwnClock] = None
         self.label = label or spec.name
         self.env = dict(env) if env is not None else None
         self.line_cap = line_cap
@@ -409,6 +415,8 @@ class BotProcess:
         lines += [P.format_newgame(variant_name, params), ask]
         self._drain()
         self._check_extra()  # a line nobody asked for: a protocol error, not a failed start
+        if self.sandbox is not None:  # getting ready (timed) as a bot to move does
+            self.sandbox.to_move(True)
         deadline = time.monotonic() + timeout_s
         try:
             self._send(lines, deadline)
@@ -423,6 +431,8 @@ class BotProcess:
                 self._last_reply = line
                 self._cpu_mark, self._cpu_due = self.cpu_time(), False
                 self._wait_mark = self.run_delay()
+                if self.sandbox is not None:  # ready: it waits for its first request now
+                    self.sandbox.to_move(False)
                 return
         except _UnaskedLine:
             raise
@@ -436,6 +446,7 @@ class BotProcess:
     # -- moves ---------------------------------------------------------------------------
     def go(self, position_text: str, moves: Sequence[str], go: P.Go,
            timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+           own_limit_s: Optional[float] = None,
            legal: Optional[Sequence[str]] = None, cpu_now: bool = True,
            after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """Ask for a move; returns ``(move text, wall ms)`` measured from writing ``go`` (the
@@ -446,6 +457,10 @@ class BotProcess:
         :attr:`last_cpu_ms` is then the CPU time of the bot's process tree since its previous
         reply.  With ``cpu_limit_s`` that CPU time is watched while the bot thinks, and a bot
         that goes over loses at once (``timeout_s`` still caps the wall time).  With
+        ``own_limit_s`` (the own clock) the move's own time (:mod:`arena.sandbox.ownclock`:
+        wall time less the bot's and the referee's waits for a CPU) is measured from the
+        write to the reply into :attr:`last_own`, and watched while the bot thinks: a bot
+        whose own time goes over loses at once (``timeout_s`` caps the wall time).  With
         ``cpu_now`` False (never with ``cpu_limit_s``) that reading waits for
         :meth:`take_cpu`, which the referee calls once the other bot's request is written:
         the bot is idle then, and the reading is off the path from a reply to the next
@@ -470,24 +485,36 @@ class BotProcess:
         lines = (position, ask) if legal is None else (position, P.format_legalmoves(legal), ask)
         limit = timeout_s if timeout_s is not None else float("inf")
         self.last_cpu_ms = None
+        self.last_own = None
+        sandbox = self.sandbox
+        if sandbox is not None:  # the bot to move gets the CPU it asks for (before the clock)
+            sandbox.to_move(True)
         # the clock starts before the write: a bot too slow to read its input uses its own
         # time, and so does a bot woken by the write that runs while the referee is still in it
         start = time.monotonic()
+        own = None
+        if own_limit_s is not None:
+            own = self._own_clock()
+            own.start(start)
+            watch: Optional[Callable[[], float]] = self._own_watch(own, own_limit_s)
+        else:
+            watch = self._cpu_watch(cpu_limit_s) if cpu_limit_s is not None else None
         deadline = start + limit
         self._referee_wait = thread_run_delay()
         self._send(lines, deadline)
         if after_send is not None:
             after_send()
-        watch = None if cpu_limit_s is None else self._cpu_watch(cpu_limit_s)
         info: dict[str, Any] = {}
         self.last_info = None
         while True:
             try:
                 line = self._read_line(deadline, watch)
             except BotTimeout as e:
-                if not isinstance(e, _CpuTimeout):
+                if sandbox is not None:
+                    sandbox.to_move(False)
+                if not isinstance(e, (_CpuTimeout, _OwnTimeout)):
                     e = BotTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms")  # type: ignore[operator]
-                self._measure(e, start)
+                self._measure(e, start, own)
                 raise e from None
             if line.startswith("bestmove "):  # the usual reply, parsed as parse_bot_line would
                 words = line.split()
@@ -503,6 +530,10 @@ class BotProcess:
             info.update(P.parse_info(msg.text))
         self.last_info = info or None
         elapsed_ms = (time.monotonic() - start) * 1000.0
+        if own is not None:
+            self.last_own = own.now()
+        if sandbox is not None:
+            sandbox.to_move(False)
         self._check_read(line, ask)
         self._last_reply = line
         self._cpu_due = True
@@ -528,10 +559,20 @@ class BotProcess:
         """Seconds the bot's processes have waited for a CPU since it started (the load)."""
         return self.sandbox.run_delay() if self.sandbox is not None else 0.0
 
-    def _measure(self, timeout: BotTimeout, start: float) -> None:
+    def _measure(self, timeout: BotTimeout, start: float, own: Optional[OwnClock] = None) -> None:
         """What a move that timed out used until now: wall, CPU and run-queue wait (ms):
-        the bot's, and the referee's own (a referee that got no CPU read the reply late)."""
+        the bot's, and the referee's own (a referee that got no CPU read the reply late);
+        with the own clock, its own time and share of a CPU (:class:`OwnTime`)."""
         timeout.wall_ms = (time.monotonic() - start) * 1000.0
+        if own is not None:
+            try:
+                t = own.now()
+            except Exception:  # noqa: BLE001 - a measurement that fails is left unknown
+                return
+            self.last_own = t
+            timeout.wall_ms, timeout.cpu_ms, timeout.wait_ms = t.wall_ms, t.cpu_ms, t.waited_ms
+            timeout.own = t
+            return
         try:
             timeout.cpu_ms = (self.cpu_time() - self._cpu_mark) * 1000.0
             waited = (self.run_delay() - self._wait_mark
@@ -544,17 +585,48 @@ class BotProcess:
         """Seconds of CPU the bot's whole process tree has used since it started."""
         return self.sandbox.cpu_time() if self.sandbox is not None else 0.0
 
-    def _cpu_watch(self, limit_s: float) -> tuple[float, Callable[[], None]]:
-        """For :meth:`_read_line`: a polling interval and a check that raises once the bot's
-        process tree has used more than ``limit_s`` of CPU since its previous reply."""
-        def check() -> None:
+    def _cpu_watch(self, limit_s: float) -> Callable[[], float]:
+        """For :meth:`_read_line`: a check that raises once the bot's process tree has used
+        more than ``limit_s`` of CPU since its previous reply, else returns the seconds
+        until it should be called again."""
+        exact = self.sandbox is not None and self.sandbox.exact_cpu
+        interval = CPU_POLL_S if exact else 4 * CPU_POLL_S
+
+        def check() -> float:
             used = self.cpu_time() - self._cpu_mark
             if used > limit_s:
                 self.last_cpu_ms = used * 1000.0
                 raise _CpuTimeout(f"used {used * 1000:.0f} ms of CPU time, the limit was "
                                   f"{limit_s * 1000:.0f} ms")
-        exact = self.sandbox is not None and self.sandbox.exact_cpu
-        return (CPU_POLL_S if exact else 4 * CPU_POLL_S), check
+            return interval
+        return check
+
+    def _own_clock(self) -> OwnClock:
+        """The bot's :class:`OwnClock` (made at its first move under the own clock)."""
+        if self._own is None:
+            sandbox = self.sandbox
+            if sandbox is None:
+                raise BotCrashed("not started")
+            self._own = OwnClock(sandbox.task_times, sandbox.cpu_time)
+        return self._own
+
+    def _own_watch(self, own: OwnClock, limit_s: float) -> Callable[[], float]:
+        """For :meth:`_read_line`: a check that raises once the move's own time is over
+        ``limit_s``, else returns the seconds until it could be (own time grows no faster
+        than wall time: on a quiet machine, one look at the deadline; on a busy one, a few
+        more, at least :data:`OWN_POLL_S` apart)."""
+        looked = [False]
+
+        def check() -> float:
+            if not looked[0]:  # at the start of the wait: the own time cannot be over yet
+                looked[0] = True
+                return limit_s
+            t = own.now()
+            if t.own_ms > limit_s * 1000.0:
+                raise _OwnTimeout(f"took {t.own_ms:.0f} ms of its own time, the limit was "
+                                  f"{limit_s * 1000:.0f} ms")
+            return max(OWN_POLL_S, limit_s - t.own_ms / 1000.0)
+        return check
 
     def check_idle(self) -> None:
         """Check what the bot sent since its last answer, when nothing was asked: read,
@@ -654,10 +726,9 @@ class BotProcess:
                     log.debug("%s << %s", self.label, line)
                 self.transcript.append(("<<", line))
 
-    def _read_line(self, deadline: float,
-                   watch: Optional[tuple[float, Callable[[], None]]] = None) -> str:
-        """The next line, by ``deadline``; ``watch`` is ``(interval, check)``: ``check`` runs
-        every ``interval`` seconds while waiting and may raise."""
+    def _read_line(self, deadline: float, watch: Optional[Callable[[], float]] = None) -> str:
+        """The next line, by ``deadline``; ``watch`` runs while waiting and may raise; it
+        returns the seconds until it is to run again."""
         lines = self._lines
         if not lines and watch is None and not self._eof and not self._buf:
             # the usual wait for an answer, in one poll and one read of one whole line
@@ -686,8 +757,7 @@ class BotProcess:
                         continue
                 raise BotTimeout("no answer in time")
             if watch is not None:
-                watch[1]()
-                left = min(left, watch[0])
+                left = min(left, watch())
             if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
                 self._fill()
         line = lines.popleft()
@@ -873,6 +943,10 @@ class BotProcess:
         except subprocess.TimeoutExpired:
             return False
         return True
+
+
+class _OwnTimeout(BotTimeout):
+    """The move's own time went over its limit while the bot thought (the own clock)."""
 
 
 class _CpuTimeout(BotTimeout):

@@ -64,11 +64,21 @@ class CheckReport:
     games: list[GameRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: games the machine was too busy to judge (void after their replays: the own clock
+    #: could not tell whether a move was in time, see :func:`arena.verdicts.judge_own`)
+    unjudged: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        """True when no problem was found."""
-        return not self.problems
+        """True when no problem was found and every game was judged: a check never passes
+        on games it could not judge."""
+        return not self.problems and not self.unjudged
+
+    @property
+    def verdict(self) -> str:
+        """``PASS``, ``FAIL`` (a problem found, whatever else) or ``NOT JUDGED`` (no
+        problem, but a game the machine was too busy to judge: check again later)."""
+        return "FAIL" if self.problems else "NOT JUDGED" if self.unjudged else "PASS"
 
 
 def _last_lines(text: str, n: int = 3) -> str:
@@ -203,8 +213,8 @@ def _judge(report: CheckReport, record: GameRecord, color: int, where: str,
     report.games.append(record)
     if on_game is not None:
         on_game(record)
-    if record.void:  # the machine, not the bot: said, not held against it
-        report.warnings.append(f"{where}: {record.void}; check again on a quieter machine")
+    if record.void:  # the machine, not the bot: not held against it, nor passed
+        report.unjudged.append(f"{where}: {record.void}")
     elif record.forfeit == COLOR_NAMES[color]:
         report.problems.append(Problem(
             _KINDS.get(record.termination, record.termination),
@@ -215,7 +225,7 @@ def _judge(report: CheckReport, record: GameRecord, color: int, where: str,
 
 
 def format_report(report: CheckReport) -> list[str]:
-    """The report as lines of text, ending with PASS or FAIL."""
+    """The report as lines of text, ending with PASS, FAIL or NOT JUDGED."""
     out = [f"checking {report.bot.name} ({report.bot.path})"]
     if report.build is not None:
         out.append(f"build: {report.build.describe()}: {_command_text(report.build.command)}")
@@ -229,6 +239,8 @@ def format_report(report: CheckReport) -> list[str]:
                    f"({rec.termination}, {len(rec.moves)} moves)")
     for w in report.warnings:
         out.append(f"warning: {w}")
+    for u in report.unjudged:
+        out.append(f"not judged: {u}")
     for p in report.problems:
         out.append(f"problem: {p.kind}: {p.text}")
         if p.line is not None:
@@ -241,8 +253,12 @@ def format_report(report: CheckReport) -> list[str]:
     if report.passed:
         out.append(f"PASS: {report.bot.name} started, spoke the protocol and played "
                    f"{len(report.games)} games without a fault")
-    else:
+    elif report.problems:
         out.append(f"FAIL: {len(report.problems)} problem(s)")
+    else:
+        out.append(f"NOT JUDGED: {len(report.unjudged)} of {len(report.games)} games could "
+                   "not be judged: the machine was too busy (it gave the bot too little CPU "
+                   "to tell whether its moves were in time); check again when it is quieter")
     return [escape_controls(line) for line in out]  # ids, options, stderr: the bot's text
 
 

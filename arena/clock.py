@@ -39,12 +39,15 @@ CHECK_MOVETIME_MS = 200
 #: ``arena sprt``'s default: a test takes hundreds to thousands of games, so it plays fast
 #: (as fishtest's short time control does); give the time you will play at with --movetime
 SPRT_MOVETIME_MS = 100
-#: the clocks a time control can charge: wall time, or the CPU time of the bot's process tree
-CLOCKS = ("wall", "cpu")
-#: what configuration may say: a clock, or ``auto`` (the CPU clock where this machine has
-#: one, else wall time: :func:`arena.sandbox.default_charge`, resolved at the edge)
+#: the clocks a time control can charge: ``own``, the bot's own time (wall time less the
+#: time it was ready to run but waited for a CPU: :mod:`arena.verdicts`, *the own clock*);
+#: ``wall``, elapsed time; ``cpu``, the CPU time of the bot's process tree
+CLOCKS = ("own", "wall", "cpu")
+#: what configuration may say: a clock, or ``auto`` (the own clock where this machine
+#: reports run-queue waits, else wall time: :func:`arena.sandbox.default_charge`, resolved
+#: at the edge)
 CHARGES = ("auto", *CLOCKS)
-#: with the CPU clock, a move's wall-clock cap is this many times its CPU allowance
+#: with the own or the CPU clock, a move's wall-clock cap is this many times its allowance
 WALL_FACTOR = 5.0
 
 #: a clock as cutechess writes it: ``[moves/]time[+increment]``, time in seconds (``60``,
@@ -73,10 +76,13 @@ class TimeControl:
     to ``readyok``); ``margin_ms`` is added to every deadline the referee enforces (bots are
     told the times without it).
 
-    ``clock`` is what a move is charged: ``wall`` (elapsed time) or ``cpu`` (the CPU time the
-    bot's whole process tree used since its previous reply, see :mod:`arena.sandbox`).  With
-    ``cpu`` a move also has a wall-clock cap of ``wall_factor`` times its allowance, so a bot
-    that sleeps still loses.
+    ``clock`` is what a move is charged: ``own`` (the bot's own time: wall time less the
+    time it was runnable but waiting for a CPU, see :mod:`arena.verdicts`), ``wall``
+    (elapsed time) or ``cpu`` (the CPU time the bot's whole process tree used since its
+    previous reply, see :mod:`arena.sandbox`).  With ``own`` or ``cpu`` a move also has a
+    wall-clock cap of ``wall_factor`` times its allowance (plus the margin): with ``cpu``
+    so that a bot that sleeps still loses, with ``own`` so that a bot the machine starves
+    cannot hold a game up for ever.
     """
 
     movetime_ms: Optional[int] = MOVETIME_MS
@@ -118,7 +124,7 @@ class TimeControl:
         seconds: ``"60+1"``, 60 s plus 1 s per move (decimals allowed: ``"0.5+0.05"``;
         minutes too: ``"1:30+1"``); ``"40/60+0.6"`` (or ``"40/60"``), 40 moves in 60 s,
         then 60 s more for each next 40, 0.6 s added per move; ``"1:30"``, 90 s for the
-        game.  ``clock`` is ``wall`` or ``cpu``.
+        game.  ``clock`` is ``own``, ``wall`` or ``cpu``.
 
         Unlike cutechess, a bare number is ms per move (``60+0`` is a 60 s clock), and
         ``inf`` (no limit) is refused: every move needs a limit the referee can enforce.
@@ -194,11 +200,13 @@ class TimeControl:
         parts.extend(limits)
         if self.clock == "cpu":
             parts.append("CPU time")
+        elif self.clock == "own":
+            parts.append("own time")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, for records; ``clock`` and ``wall_factor`` only when the CPU clock is
-        used, ``nodes``, ``depth`` and ``period_moves`` only when set (so the time controls
+        """Every field, for records; ``clock`` and ``wall_factor`` only when the own or the
+        CPU clock is used, ``nodes``, ``depth`` and ``period_moves`` only when set (so the time controls
         of before keep the form, and the hash, they always had)."""
         d = asdict(self)
         if self.clock == "wall":
@@ -335,14 +343,14 @@ class GameClock:
         return self.allowed_ms(color) + self.tc.margin_ms
 
     def wall_deadline_ms(self, color: int) -> float:
-        """The wall-clock limit for this move: the deadline, or with the CPU clock
-        ``wall_factor`` times the allowance plus the margin."""
-        if self.tc.clock != "cpu":
+        """The wall-clock limit for this move: the deadline, or with the own or the CPU
+        clock ``wall_factor`` times the allowance plus the margin."""
+        if self.tc.clock == "wall":
             return self.deadline_ms(color)
         return self.allowed_ms(color) * self.tc.wall_factor + self.tc.margin_ms
 
     def charge(self, color: int, elapsed_ms: float) -> bool:
-        """Charge a move that took ``elapsed_ms`` (of the time control's clock: wall or CPU)
+        """Charge a move that took ``elapsed_ms`` (of the time control's clock: own, wall or CPU)
         to ``color``; False if it overstepped.
 
         Time used within the margin empties the clock but is not a loss; the increment is

@@ -737,9 +737,10 @@ class _Parser:
         margin = R.MARGIN_MS.check(tm["margin"], "time.margin") if "margin" in tm else None
         charge = tm.get("charge", "auto")
         if charge not in CHARGES:
-            raise ConfigError(f"expected auto (the CPU clock where there is one), cpu (the "
-                              f"bot's CPU time) or wall (elapsed time), got {charge!r}",
-                              "time.charge")
+            raise ConfigError(f"expected auto (the own clock where there is one), own (the "
+                              f"bot's own time: wall time less its waits for a CPU), wall "
+                              f"(elapsed time) or cpu (the bot's CPU time), got "
+                              f"{_shown(charge)}", "time.charge")
         if charge == "auto":
             charge = default_charge()
         wall_factor = tm.get("wall_factor")

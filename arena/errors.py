@@ -6,6 +6,8 @@ one-line message and a non-zero exit.  Move errors are also ``ValueError``\\s, a
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ArenaError(Exception):
     """Base of every error Morris Arena raises on purpose."""
@@ -55,11 +57,15 @@ class BotTimeout(BotError):
 
     A move's timeout carries what the referee measured until it gave up (None where not
     measured): ``wall_ms`` elapsed, ``cpu_ms`` the CPU time the bot used, ``wait_ms`` the
-    time it spent runnable but waiting for a CPU (the machine's load, not the bot)."""
+    time it spent runnable but waiting for a CPU (the machine's load, not the bot); with the
+    own clock, that wait is what the move was not charged."""
 
     wall_ms: float | None = None
     cpu_ms: float | None = None
     wait_ms: float | None = None
+    #: with the own clock: its reading until the referee gave up (an
+    #: ``arena.sandbox.ownclock.OwnTime``: own time, waits, share of a CPU)
+    own: Any = None
 
 
 class BotCrashed(BotError):

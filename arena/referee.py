@@ -42,11 +42,13 @@ from arena.hints import LEGAL_MOVES_HINT
 from arena.protocol import SEED_MAX, Go, escape_controls, gameover_reason
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
-from arena.verdicts import illegal_move_text, starved, tablebase_verdict, timeout_text
+from arena.verdicts import (IN_TIME, UNJUDGED, illegal_move_text, judge_own, starved,
+                            tablebase_verdict, timeout_text)
 from arena.variants import Variant, get_variant
 
 if TYPE_CHECKING:
     from arena.sandbox import Isolation
+    from arena.sandbox.ownclock import OwnTime
 
 log = logging.getLogger("arena.referee")
 
@@ -96,6 +98,8 @@ class Player(abc.ABC):
     last_wait_ms: Optional[float] = None
     #: what the bot said of its search for the last move (``info`` fields), if anything
     last_info: Optional[dict[str, Any]] = None
+    #: the own clock's reading of the last move (with ``own_limit_s``), where measured
+    last_own: Optional[OwnTime] = None
 
     def __init__(self, info: PlayerInfo) -> None:
         self.info = info
@@ -114,12 +118,14 @@ class Player(abc.ABC):
     @abc.abstractmethod
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+               own_limit_s: Optional[float] = None,
                after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """The move text for ``position`` (reached by ``moves``) and the wall ms it took.
 
         ``cpu_limit_s`` (CPU clock only) bounds the CPU time the move may use; a player that
         measures CPU sets :attr:`last_cpu_ms` (without ``cpu_limit_s``, possibly only at
-        :meth:`take_cpu`).  ``after_send``, if given, may be called once the request is out
+        :meth:`take_cpu`).  ``own_limit_s`` (own clock only) bounds the move's own time; a
+        player that measures it sets :attr:`last_own`.  ``after_send``, if given, may be called once the request is out
         and the player is thinking (the referee's bookkeeping of the previous move)."""
 
     def take_cpu(self) -> Optional[float]:
@@ -174,6 +180,7 @@ class BotPlayer(Player):
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+               own_limit_s: Optional[float] = None,
                after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """``position`` (and ``legalmoves``, if the bot asked for it) and ``go`` to the bot;
         its ``bestmove`` and the referee-measured ms.  The CPU reading waits for
@@ -181,11 +188,13 @@ class BotPlayer(Player):
         legal = [m.text for m in position.legal_moves()] if self.spec.legal_moves else None
         try:
             return self.process.go(position.to_text(), moves, go, timeout_s,
-                                   cpu_limit_s=cpu_limit_s, legal=legal,
-                                   cpu_now=cpu_limit_s is not None, after_send=after_send)
+                                   cpu_limit_s=cpu_limit_s, own_limit_s=own_limit_s,
+                                   legal=legal, cpu_now=cpu_limit_s is not None,
+                                   after_send=after_send)
         finally:
             self.last_cpu_ms = self.process.last_cpu_ms
             self.last_info = self.process.last_info
+            self.last_own = self.process.last_own
 
     def take_cpu(self) -> Optional[float]:
         """The last move's CPU ms, read from the bot's process tree now if it was put off."""
@@ -343,6 +352,7 @@ class HumanPlayer(Player):
 
     def choose(self, position: Position, moves: Sequence[str], go: Go,
                timeout_s: Optional[float], *, cpu_limit_s: Optional[float] = None,
+               own_limit_s: Optional[float] = None,
                after_send: Optional[Callable[[], object]] = None) -> tuple[str, float]:
         """Prompt until a legal move is typed."""
         if after_send is not None:
@@ -529,24 +539,38 @@ class _Game:
         while pos.outcome() is None:
             color = pos.turn
             player = self.players[color]
+            unjudged: Optional[str] = None
             try:
                 allowed = clock.allowed_ms(color)
                 timeout_ms = clock.deadline_ms(color) if player.timed else None
                 on_cpu = timeout_ms is not None and self.tc.clock == "cpu"
+                on_own = timeout_ms is not None and self.tc.clock == "own"
                 wall_ms = clock.wall_deadline_ms(color) if player.timed else None
                 try:
                     text, ms = player.choose(
                         pos, self.moves, clock.go(),
                         None if wall_ms is None else wall_ms / 1000.0,
                         cpu_limit_s=timeout_ms / 1000.0 if on_cpu else None,  # type: ignore[operator]
+                        own_limit_s=timeout_ms / 1000.0 if on_own else None,  # type: ignore[operator]
                         after_send=self._while_waiting)
                 finally:
                     self._book()  # the previous move's, if the player did not call it
-                charged = player.take_cpu() if on_cpu else ms
+                own = player.last_own if on_own else None
+                if own is not None:  # the own clock: in time, late or not judged here
+                    verdict, why = judge_own(own, allowed, self.tc)
+                    if verdict != IN_TIME:
+                        late = BotTimeout(why)
+                        late.wall_ms, late.cpu_ms, late.wait_ms = ms, own.cpu_ms, own.waited_ms
+                        late.own = own
+                        unjudged = why if verdict == UNJUDGED else None
+                        raise late
+                    charged: Optional[float] = own.own_ms
+                else:
+                    charged = player.take_cpu() if on_cpu else ms
                 if charged is None:
                     charged = ms
                 if player.timed and not clock.charge(color, charged):
-                    unit = " of CPU time" if on_cpu else ""
+                    unit = " of CPU time" if on_cpu else " of its own time" if own else ""
                     late = BotTimeout(f"took {charged:.0f} ms{unit}, the limit was "
                                       f"{timeout_ms:.0f} ms")
                     late.wall_ms, late.cpu_ms = ms, player.take_cpu()
@@ -559,7 +583,7 @@ class _Game:
             except BotError as e:
                 self.failure = (color, e)
                 if isinstance(e, BotTimeout) and player.timed:
-                    self.starved = starved(e, allowed, self.tc)
+                    self.starved = unjudged or starved(e, allowed, self.tc)
                     e.args = (timeout_text(e, allowed, self.tc, clock.remaining is not None),)
                 elif isinstance(e, IllegalMove) and isinstance(player, BotPlayer) \
                         and not player.spec.legal_moves:
@@ -607,7 +631,9 @@ class _Game:
         player, played, ms = self._unbooked
         self._unbooked = None
         cpu = player.take_cpu()
-        wait = player.last_wait_ms
+        own = player.last_own
+        # the own clock: what the move was not charged (its waits for a CPU)
+        wait = own.waited_ms if own is not None else player.last_wait_ms
         self._report(MoveInfo(played, round(ms, 3), None if cpu is None else round(cpu, 3),
                               wait_ms=None if wait is None else round(wait, 3),
                               info=player.last_info))

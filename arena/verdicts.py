@@ -1,6 +1,7 @@
-"""The verdicts of the referee's clock and rules, as a beginner needs them: whether a time
-forfeit was the machine's fault (:func:`starved`: the bot waited for a CPU, not on its own
-clock), what a time forfeit says (:func:`timeout_text`: the limit, its parts, what the bot
+"""The verdicts of the referee's clock and rules, as a beginner needs them: whether a move
+charged by the own clock was in time, late or cannot be judged on this machine
+(:func:`judge_own`), whether a time forfeit was the machine's fault (:func:`starved`: the
+bot waited for a CPU, not on its own clock), what a time forfeit says (:func:`timeout_text`: the limit, its parts, what the bot
 used, the fix), what an illegal move says (:func:`illegal_move_text`: the rule it breaks
 and, for a move written wrong, the moves it probably meant), and the endgame tables'
 verdict on a position (:func:`tablebase_verdict`, for tablebase adjudication).  The
@@ -17,29 +18,91 @@ from arena.clock import TimeControl
 from arena.errors import BotTimeout
 from arena.hints import TIME_HINT, allowance_text
 from arena.rules import COLOR_NAMES, Position, explain_illegal, suggest_moves
+from arena.sandbox.ownclock import OwnTime
 
 log = logging.getLogger("arena.referee")
 
 #: a timed-out bot was starved when at least this part of its time off the CPU was spent
 #: waiting for one (runnable, on the run queue) rather than sleeping or waiting for input
 STARVED_SHARE = 0.5
+#: the own clock judges a move whose wall time passed its deadline by its own time only when
+#: the bot got at least this share of a CPU while it was ready to run (see judge_own)
+SHARE_MIN = 0.5
+#: :func:`judge_own`'s verdicts
+IN_TIME, LATE, UNJUDGED = "in time", "late", "not judged"
+
+
+def judge_own(t: OwnTime, allowed_ms: float, tc: TimeControl, *,
+              answered: bool = True) -> tuple[str, str]:
+    """The own clock's verdict on one move (``answered`` False: the bot was still thinking
+    when the wall-clock cap came): :data:`IN_TIME`, :data:`LATE` or :data:`UNJUDGED`, and
+    the reason (empty when in time).
+
+    The own time (:mod:`arena.sandbox.ownclock`: wall time less the waits for a CPU) is what
+    the move costs the bot itself; on a quiet machine a move takes at least that and at most
+    its wall time (a bot that watches the wall clock, ``while time.time() < stop``, answers at
+    the same wall time however little CPU it got).  So:
+
+    * own time over the deadline (allowance + margin): **late**, whatever the load;
+    * answered with a wall time (less the referee's own wait) within the deadline: **in
+      time**, whatever the load;
+    * in between, the own time is trusted when the bot got at least :data:`SHARE_MIN` of a
+      CPU while it was ready to run (a wall-clock spinner then overran on its own time
+      too, unless it overran by less than ``1 / SHARE_MIN`` times the deadline): in time
+      if it answered, late at the wall-clock cap;
+    * else a move that used more than its allowance (the margin is the referee's, for the
+      pipe) is **late**: a game is never excused for a move whose own time alone is over
+      the allowance;
+    * else the machine gave the bot too little CPU to tell a bot that thinks in its time
+      from one that spins on the wall clock: **not judged** (the game is played again, and
+      a check that cannot judge says so instead of passing).
+    """
+    limit = allowed_ms + tc.margin_ms
+    shown = (f"{t.own_ms:.0f} ms of its own time (of {t.wall_ms:.0f} ms, "
+             f"{t.waited_ms:.0f} spent waiting for a CPU)")
+    if t.own_ms > limit:
+        return LATE, f"took {shown}, the limit was {limit:.0f} ms"
+    if answered and t.bot_wall_ms <= limit:
+        return IN_TIME, ""
+    if t.share >= SHARE_MIN:
+        if answered:
+            return IN_TIME, ""
+        return LATE, (f"no bestmove within the wall-clock cap ({t.wall_ms:.0f} ms), having "
+                      f"used {shown} with {t.share:.0%} of a CPU")
+    if t.own_ms > allowed_ms:
+        return LATE, (f"took {shown}: more than its {allowed_ms:.0f} ms (the margin is the "
+                      f"referee's, for the pipe), with {t.share:.0%} of a CPU")
+    return UNJUDGED, (f"not judged: the machine gave the bot {t.share:.0%} of a CPU while it "
+                      f"was ready to run ({t.bot_wait_ms:.0f} ms waiting for one of "
+                      f"{t.wall_ms:.0f} ms; {t.own_ms:.0f} ms of its own time): too little to "
+                      "tell a bot that thinks in its time from one that watches the wall "
+                      "clock")
 
 
 def starved(timeout: BotTimeout, allowed_ms: float, tc: TimeControl) -> Optional[str]:
     """Why a move's timeout is the machine's fault and not the bot's, or None.
 
-    The referee measured, until it gave up, the move's wall time, the bot's CPU time and
-    its run-queue wait (time it was runnable but had no CPU: :meth:`BotProcess.run_delay`).
-    A bot that used more CPU than it was allowed overran, whatever the load.  Otherwise:
+    The own clock: a move :func:`judge_own` cannot judge (measured until the referee gave
+    up: its own time and share of a CPU).
+
+    The other clocks: the referee measured, until it gave up, the move's wall time, the
+    bot's CPU time and its run-queue wait (time it was runnable but had no CPU:
+    :meth:`BotProcess.run_delay`).  A bot that used more than its allowance (CPU time, or
+    wall time less that wait) overran, whatever the load: never excused.  Otherwise:
     charged CPU time, the wall cap ended a bot that was off the CPU for most of the move;
     it was starved when at least :data:`STARVED_SHARE` of that time was spent waiting for a
     CPU (a bot that sleeps or waits for input does not wait there).  Charged wall time, it
     was starved when the move would have been in time without that wait."""
+    if tc.clock == "own":
+        if not isinstance(timeout.own, OwnTime):
+            return None
+        verdict, why = judge_own(timeout.own, allowed_ms, tc, answered=False)
+        return why if verdict == UNJUDGED else None
     wall, cpu, wait = timeout.wall_ms, timeout.cpu_ms, timeout.wait_ms
     if wall is None or cpu is None or wait is None or wait <= 0:
         return None
     limit = allowed_ms + tc.margin_ms
-    if cpu > limit:
+    if cpu > allowed_ms or (tc.clock == "wall" and wall - wait > allowed_ms):
         return None
     if tc.clock == "cpu":
         off_cpu = wall - cpu
@@ -59,17 +122,19 @@ def timeout_text(timeout: BotTimeout, allowed_ms: float, tc: TimeControl,
     text = str(timeout)
     clock_left = clocked and (tc.movetime_ms is None or allowed_ms < tc.movetime_ms)
     capped = not clocked and tc.movetime_ms is None  # a nodes or depth move: the cap
-    wall_cap = tc.clock == "cpu" and text.startswith("no bestmove")
+    wall_cap = tc.clock != "wall" and text.startswith("no bestmove")
     parts = allowance_text(allowed_ms, tc.margin_ms, clock_left=clock_left,
                            cpu=tc.clock == "cpu" and not wall_cap,
                            wall_factor=tc.wall_factor if wall_cap else None)
+    if tc.clock == "own" and not wall_cap:
+        parts = parts.replace(f"{allowed_ms:.0f} ms,", f"{allowed_ms:.0f} ms of its own time,", 1)
     if capped:  # say what the allowance is: no movetime was given, only nodes or depth
         parts = parts.replace("its movetime", "the referee's cap on a nodes/depth move", 1)
     measured = ""
     if timeout.cpu_ms is not None and timeout.wait_ms is not None:
         measured = (f"; meanwhile it used {timeout.cpu_ms:.0f} ms of CPU and waited "
                     f"{timeout.wait_ms:.0f} ms for one")
-    if wall_cap:
+    if wall_cap and tc.clock == "cpu":
         fix = ("a bot that sleeps, waits for input or hangs loses here, however little CPU "
                "it uses: answer every 'go', and do not wait for anything")
     else:
@@ -133,5 +198,5 @@ def tablebase_verdict(position: Position, folder: str) -> Optional[Verdict]:
                    f"next capture or the end; {position.to_text()})")
 
 
-__all__ = ["STARVED_SHARE", "starved", "timeout_text", "illegal_move_text", "tablebase_for",
+__all__ = ["STARVED_SHARE", "SHARE_MIN", "IN_TIME", "LATE", "UNJUDGED", "judge_own", "starved", "timeout_text", "illegal_move_text", "tablebase_for",
            "tablebase_verdict"]

@@ -278,12 +278,14 @@ _TIME_OPTIONS = [
     click.option("--margin", type=click.IntRange(R.MARGIN_MS.low, R.MARGIN_MS.high),
                  default=100, show_default=True,
                  metavar="MS", help="Tolerance added to every deadline."),
-    click.option("--charge", type=click.Choice(["auto", "cpu", "wall"]), default="auto",
-                 show_default=True,
-                 help="What a move is charged: cpu, the CPU time of the bot's whole process "
-                      "tree (fair on a busy machine; a wall-clock cap 5 times larger still "
-                      "ends a bot that sleeps); wall, elapsed time; auto, cpu where this "
-                      "machine has a per-bot CPU clock ('arena doctor'), else wall."),
+    click.option("--charge", type=click.Choice(["auto", "own", "wall", "cpu"]),
+                 default="auto", show_default=True,
+                 help="What a move is charged: own, the bot's own time (wall time less the "
+                      "time it waited for a CPU: fair on a busy machine both ways); wall, "
+                      "elapsed time (cutechess's way); cpu, the CPU time of the bot's whole "
+                      "process tree (a wall-clock cap 5 times larger ends a bot that "
+                      "sleeps); auto, own where this machine reports run-queue waits "
+                      "('arena doctor'), else wall."),
     click.option("--cpu-clock", is_flag=True, help="The same as --charge cpu."),
     click.option("--isolation", type=click.Choice(["none", "basic", "bwrap", "best"]),
                  default=None, help="How bots are sandboxed (default: the best this machine "

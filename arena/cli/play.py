@@ -14,6 +14,9 @@ from arena.cli.common import (Failure, adjudication_options, enable_verbose, eng
 from arena.protocol import SEED_MAX, escape_controls
 from arena.clock import CHECK_MOVETIME_MS, MOVETIME_MS
 
+#: ``arena check``'s exit status when the machine was too busy to judge the bot
+NOT_JUDGED_EXIT = 3
+
 if TYPE_CHECKING:
     from arena.bot import BotSpec
     from arena.referee import Player
@@ -196,7 +199,8 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
 
     Reports the handshake time and the id/option lines, then every problem (slow start,
     illegal move, timeout, protocol error, crash) with the offending line.  Exit status 0
-    only on PASS (1 on FAIL, 2 on bad input).
+    only on PASS (1 on FAIL, 3 on NOT JUDGED: the machine was too busy to tell whether the
+    bot's moves were in time; 2 on bad input).
     """
     from arena.check import DEFAULT_OPPONENT, DEFAULT_VARIANTS, check_bot, format_report
     from arena.options import check_options
@@ -230,7 +234,7 @@ def check(bot: str, variants: tuple[str, ...], games: int, movetime: int | None,
     if spec.build and report.handshake is not None:  # not checked before the build
         check_options(spec.options, report.handshake.options, bot=bot_label(spec))
     if not report.passed:
-        raise SystemExit(1)
+        raise SystemExit(1 if report.problems else NOT_JUDGED_EXIT)
 
 
 @click.command()

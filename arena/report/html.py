@@ -229,6 +229,9 @@ def clock_summary(records: Sequence[GameRecord]) -> dict[str, Any]:
         tc = r.time_control or {}
         if tc.get("clock") == "cpu":
             clocks[f"the bot's CPU time (wall-clock cap {tc.get('wall_factor', 5):g}x)"] += 1
+        elif tc.get("clock") == "own":
+            clocks["the bot's own time (wall time less its waits for a CPU; wall-clock cap "
+                   f"{tc.get('wall_factor', 5):g}x)"] += 1
         else:
             clocks["wall time"] += 1
     waited = thought = 0.0

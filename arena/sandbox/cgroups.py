@@ -1,6 +1,6 @@
 """Cgroups (v1, or v2 with the controllers delegated): where they are writable, and one bot's
-cgroups: a memory limit, a process-count limit, exact CPU accounting of the whole tree, and a
-freezer for a race-free kill.
+cgroups: a memory limit, a process-count limit, exact CPU accounting of the whole tree, a CPU
+weight that gives the bot to move the CPU it asks for, and a freezer for a race-free kill.
 
 A bot's cgroups are ``<controller>/<the referee's own cgroup>/morris-arena/<sandbox token>``;
 those of a referee that died without removing them are swept (:func:`sweep_stale`,
@@ -31,12 +31,21 @@ CGROUP_PARENT = "morris-arena"
 #: the controllers a sandbox uses, by role: (v1 name, v2 name or None)
 _ROLES: dict[str, tuple[str, Optional[str]]] = {
     "memory": ("memory", "memory"), "pids": ("pids", "pids"), "cpu": ("cpuacct", "cpu"),
-    "freezer": ("freezer", None)}
+    "freezer": ("freezer", None), "weight": ("cpu", "cpu")}
 #: a limit file written by the writability probe, per (role, version)
 _PROBE_FILES = {("memory", 1): ("memory.limit_in_bytes", str(1 << 30)),
                 ("memory", 2): ("memory.max", str(1 << 30)),
                 ("pids", 1): ("pids.max", "64"), ("pids", 2): ("pids.max", "64"),
-                ("freezer", 1): ("freezer.state", "THAWED")}
+                ("freezer", 1): ("freezer.state", "THAWED"),
+                ("weight", 1): ("cpu.shares", "1024"), ("weight", 2): ("cpu.weight", "100")}
+
+#: the CPU weight file and its values per cgroup version: (file, a process's default weight,
+#: the weight of the bot to move and of Morris Arena's parent folder)
+_WEIGHTS = {1: ("cpu.shares", "1024", "102400"), 2: ("cpu.weight", "100", "10000")}
+#: how many times a default process's CPU share the bot to move gets (the ratio above): on
+#: a CPU where it competes with other work, it runs this many times as much as a process of
+#: that work (at niceness 0; the machine's other sessions count as one each, autogroups)
+THINKING_WEIGHT = 100
 
 
 @dataclass(frozen=True)
@@ -137,6 +146,9 @@ def _make_parent(h: _Hierarchy) -> None:
         pass
     if h.version == 2:
         write(h.parent / "cgroup.subtree_control", f"+{h.controller}")
+    if h.role == "weight":  # the folder of every bot weighs as much as the bot to move
+        name, _, high = _WEIGHTS[h.version]
+        write(h.parent / name, high)
 
 
 #: attempts to make a bot's cgroup while other sandboxes remove the emptied parent
@@ -221,7 +233,7 @@ def _cgroup_layout() -> tuple[tuple[Optional[_Hierarchy], ...], tuple[Check, ...
     for role, (v1_name, _) in _ROLES.items():
         h, why = _find_hierarchy(role, own_v1, own_v2, mounts)
         hierarchies.append(h)
-        name = f"cgroup {h.controller if h else v1_name}"
+        name = f"cgroup {h.controller if h else v1_name}" + (" weight" if role == "weight" else "")
         found_checks.append(Check(name, h is not None, f"writable (v{h.version}, {h.parent})"
                                   if h else f"unavailable ({why})"))
     return tuple(hierarchies), tuple(found_checks)
@@ -258,13 +270,23 @@ def describe_charge(clock: str, wall_factor: float) -> tuple[str, Optional[str]]
     from arena.sandbox.procs import run_delays_available
 
     status = cpu_clock_status()
-    if clock == "cpu":
+    if clock == "own":
+        weight = _hierarchy("weight")
+        info = ("each move is charged the bot's own time (wall time less its waits for a CPU: "
+                "/proc/<pid>/task/*/schedstat), with a wall-clock cap of "
+                f"{wall_factor:g} times its allowance; "
+                + (f"the bot to move gets {THINKING_WEIGHT} times a process's CPU share "
+                   f"(cgroup {weight.controller} weight, at basic and bwrap)"
+                   if weight is not None else
+                   "no CPU weight for the bot to move here (no writable cgroup cpu "
+                   "controller): on a busy machine more moves may go unjudged"))
+    elif clock == "cpu":
         info = (f"each move is charged the bot's CPU time ({status.detail}), with a "
                 f"wall-clock cap of {wall_factor:g} times its allowance")
     else:
         info = "each move is charged wall time (a loaded machine can make bots lose on time)"
     warning: Optional[str] = None
-    if not status.ok:
+    if clock == "cpu" and not status.ok:
         warning = status.detail
     elif not run_delays_available():
         warning = ("this kernel does not report run-queue waits (/proc/<pid>/schedstat): a "
@@ -274,9 +296,12 @@ def describe_charge(clock: str, wall_factor: float) -> tuple[str, Optional[str]]
 
 
 def default_charge() -> str:
-    """The clock a time control charges by default (``charge: auto``): ``cpu`` where a
-    per-bot CPU clock works here (:func:`cpu_clock_status`), else ``wall``."""
-    return "cpu" if cpu_clock_status().ok else "wall"
+    """The clock a time control charges by default (``charge: auto``): ``own`` (the bot's
+    own time, fair in both directions on a busy machine) where this kernel reports each
+    thread's run-queue wait (``/proc/<pid>/task/<tid>/schedstat``), else ``wall``."""
+    from arena.sandbox.procs import run_delays_available
+
+    return "own" if run_delays_available() else "wall"
 
 
 class Cgroups:
@@ -287,6 +312,8 @@ class Cgroups:
         self.dirs: dict[str, Path] = {}
         self.versions: dict[str, int] = {}
         self._cpu_fd = -1  # the CPU accounting file, kept open (read with pread on every move)
+        self._weight_fd = -1  # the CPU weight file, kept open (written twice a move)
+        self._weighs = ""  # the weight written last
         self._cpu_lock = threading.Lock()  # the descriptor is not reused while being read
         if limits is not None:
             sweep_stale()
@@ -302,6 +329,8 @@ class Cgroups:
                 self.versions[role] = h.version
                 if limits is not None:
                     self._configure(role, h.version, path, limits)
+                    if role == "weight":
+                        self._weighs = _WEIGHTS[h.version][2]
         except OSError as e:
             self.remove()
             raise SandboxError(f"cannot set up the cgroup {name}: {e}") from None
@@ -319,6 +348,9 @@ class Cgroups:
                 write(path / "memory.swap.max", "0")
         elif role == "pids":
             write(path / "pids.max", str(limits.pids))
+        elif role == "weight":  # a bot starting up (its handshake is timed) is one to move
+            name, _, high = _WEIGHTS[version]
+            write(path / name, high)
 
     @property
     def procs_files(self) -> tuple[str, ...]:
@@ -382,6 +414,39 @@ class Cgroups:
             if self._cpu_fd >= 0:
                 os.close(self._cpu_fd)
             self._cpu_fd = -2
+            if self._weight_fd >= 0:
+                os.close(self._weight_fd)
+            self._weight_fd = -2
+
+    @property
+    def weighted(self) -> bool:
+        """True when the bot has a CPU weight of its own (see :meth:`to_move`)."""
+        return "weight" in self.dirs
+
+    def to_move(self, moving: bool) -> bool:
+        """Give the bot the CPU weight of the bot to move (:data:`THINKING_WEIGHT` times a
+        process's), or a process's default weight while it waits for its opponent: on a
+        busy machine the bot that thinks gets the CPU it asks for, and one that thinks on
+        its opponent's time (pondering, or spinning to slow its opponent down) gets no more
+        than any process.  One ``write`` to a file kept open; False without a CPU weight."""
+        path = self.dirs.get("weight")
+        if path is None:
+            return False
+        name, low, high = _WEIGHTS[self.versions["weight"]]
+        value = high if moving else low
+        with self._cpu_lock:
+            if self._weighs == value:
+                return True
+            try:
+                if self._weight_fd < 0:
+                    if self._weight_fd == -2:  # removed
+                        return False
+                    self._weight_fd = os.open(path / name, os.O_WRONLY | os.O_CLOEXEC)
+                os.write(self._weight_fd, value.encode("ascii"))
+                self._weighs = value
+            except OSError:
+                return False
+        return True
 
     def freeze(self, frozen: bool) -> bool:
         """Freeze (or thaw) every process in the cgroups, without waiting for the kernel to

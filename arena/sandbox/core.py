@@ -85,6 +85,7 @@ class Sandbox:
         self._tracked: dict[int, Any] = {}  # pid -> psutil.Process seen in the bot's tree
         self._cpu_times = procs.CpuTimes()  # their CPU times, without cgroups
         self._run_delays = procs.RunDelays()  # their waits for a CPU (the run queue)
+        self._task_times = procs.TaskTimes()  # every thread's time on and waiting for a CPU
         self._delay_floor = 0.0
         self._cpu_floor = 0.0
         self._scanned_at = -RESCAN_S
@@ -448,6 +449,20 @@ class Sandbox:
             self._delay_floor = max(self._delay_floor, total)
             return self._delay_floor
 
+    def task_times(self) -> dict[int, tuple[int, int]]:
+        """Every thread of the bot's live processes now: ``{tid: (ns on a CPU, ns runnable
+        but waiting for one)}`` (:class:`procs.TaskTimes`; empty where the kernel does not
+        say).  What the own clock (``charge: own``) charges a move from."""
+        if self._cgroups is not None and self._cgroups.dirs:
+            pids: list[int] = self._cgroups.members()
+        else:
+            if time.monotonic() - self._scanned_at >= RESCAN_S:
+                self._scan()
+                self._scanned_at = time.monotonic()
+            with self._lock:
+                pids = list(self._tracked)
+        return self._task_times.read(pids)
+
     def processes(self) -> list[int]:
         """Pids of the bot's live processes (as :meth:`kill_all` finds them)."""
         return sorted(p.pid for p in self._everything())
@@ -467,6 +482,18 @@ class Sandbox:
     def frozen(self) -> bool:
         """True between :meth:`freeze` and :meth:`thaw` (or the next kill)."""
         return bool(self._frozen)
+
+    def to_move(self, moving: bool) -> bool:
+        """The bot is to move (``True``: it gets the CPU it asks for, a weight of
+        :data:`~arena.sandbox.cgroups.THINKING_WEIGHT` processes) or waits for its opponent
+        (``False``: a process's share).  False where it has no CPU weight of its own (no
+        writable ``cpu`` cgroup controller: at ``none``, or without cgroups)."""
+        return self._cgroups is not None and self._cgroups.to_move(moving)
+
+    @property
+    def weighted(self) -> bool:
+        """True when the bot has a CPU weight of its own (:meth:`to_move` works)."""
+        return self._cgroups is not None and self._cgroups.weighted
 
     def freeze(self) -> None:
         """Stop every process of the bot until :meth:`thaw`, so that it uses no CPU (a bot
@@ -639,6 +666,7 @@ class Sandbox:
                 self._cgroups.remove()
             self._cpu_times.close()
             self._run_delays.close()
+            self._task_times.close()
             if self.tmp is not None:
                 remove_tree(self.tmp)
 

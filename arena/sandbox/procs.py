@@ -227,6 +227,68 @@ class RunDelays(_KeptFiles):
         return self._sum(pids, _run_delay_ns) / 1e9
 
 
+def _run_and_wait_ns(schedstat: bytes) -> tuple[int, int]:
+    fields = schedstat.split()
+    return int(fields[0]), int(fields[1])
+
+
+class TaskTimes:
+    """Per task (every thread of every process given), the nanoseconds it has spent on a CPU
+    and runnable but waiting for one, from ``/proc/<pid>/task/<tid>/schedstat`` (its first
+    two fields): what the own clock (``charge: own``) reads at the start and end of a move
+    and while the bot thinks.  A task's file stays open (one ``pread`` a reading; at most
+    :data:`KEEP_OPEN` kept, the rest opened each time); a task that ended reads nothing."""
+
+    def __init__(self) -> None:
+        self._files: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def read(self, pids: Iterable[int]) -> dict[int, tuple[int, int]]:
+        """``{tid: (on-CPU ns, waiting ns)}`` for every task of the processes ``pids`` now
+        (a process that ended, or cannot be read, has none)."""
+        found: dict[int, tuple[int, int]] = {}
+        files = self._files
+        with self._lock:
+            for pid in pids:
+                try:
+                    tids = os.listdir(f"/proc/{pid}/task")
+                except OSError:
+                    continue
+                for name in tids:
+                    tid = int(name)
+                    fd = files.get(tid)
+                    try:
+                        if fd is None:
+                            fd = os.open(f"/proc/{pid}/task/{name}/schedstat",
+                                         os.O_RDONLY | os.O_CLOEXEC)
+                            if len(files) < KEEP_OPEN:
+                                files[tid] = fd
+                            else:
+                                try:
+                                    found[tid] = _run_and_wait_ns(os.pread(fd, 256, 0))
+                                finally:
+                                    os.close(fd)
+                                continue
+                        data = os.pread(fd, 256, 0)
+                        if not data:  # the task ended (its kept file reads nothing)
+                            files.pop(tid, None)
+                            os.close(fd)
+                            continue
+                        found[tid] = _run_and_wait_ns(data)
+                    except (OSError, ValueError, IndexError):
+                        if files.get(tid) == fd and fd is not None:
+                            files.pop(tid, None)
+                            os.close(fd)
+                        continue
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            for fd in self._files.values():
+                os.close(fd)
+            self._files.clear()
+
+
 _thread_files = threading.local()
 
 

@@ -191,7 +191,7 @@ class ServerConfig:
         tc = self.time_control
         time: dict[str, Any] = {"handshake": tc.handshake_ms, "margin": tc.margin_ms,
                                 "charge": tc.clock}
-        if tc.clock == "cpu":
+        if tc.clock != "wall":
             time["wall_factor"] = tc.wall_factor
         if tc.movetime_ms is not None:
             time["movetime"] = tc.movetime_ms

@@ -79,7 +79,7 @@ def test_time_control_knows_its_clock() -> None:
     assert clock.deadline_ms(0) == 200 + tc.margin_ms
     assert clock.wall_deadline_ms(0) == 200 * tc.wall_factor + tc.margin_ms
     assert GameClock(TimeControl.parse("200")).wall_deadline_ms(0) == 200 + tc.margin_ms
-    with pytest.raises(ConfigError, match="clock: expected one of wall, cpu"):
+    with pytest.raises(ConfigError, match="clock: expected one of own, wall, cpu"):
         TimeControl.parse("200", clock="sundial")
     with pytest.raises(ConfigError, match="wall_factor"):
         TimeControl(movetime_ms=100, clock="cpu", wall_factor=0.5)

@@ -106,13 +106,13 @@ def test_a_starved_timeout_is_told_from_a_slow_or_sleeping_bot() -> None:
     assert text is not None and "waited 400 ms for a CPU" in text
 
 
-def test_the_default_clock_is_the_cpu_clock_where_there_is_one(tmp_path: Path) -> None:
+def test_the_default_clock_is_the_own_clock_where_there_is_one(tmp_path: Path) -> None:
     from arena.cli.common import time_control
     from arena.config import parse_config
     from arena.server.config import ServerConfig, parse_server_config
 
     expected = default_charge()
-    assert expected == ("cpu" if os.path.exists("/proc/self/stat") else "wall")
+    assert expected == ("own" if run_delays_available() else "wall")
     assert time_control(None, None, 5000, 100, default_movetime=200).clock == expected
     assert time_control(None, None, 5000, 100, default_movetime=200, charge="wall").clock == "wall"
     assert ServerConfig().time_control.clock == expected
@@ -128,6 +128,8 @@ def test_the_default_clock_is_the_cpu_clock_where_there_is_one(tmp_path: Path) -
                         ).time_control.clock == "wall"
     info, _ = describe_charge("cpu", 5)
     assert "CPU time" in info and "5 times" in info
+    info, _ = describe_charge("own", 5)
+    assert "own time" in info and "5 times" in info
 
 
 def test_workers_auto_leaves_a_core_and_the_load(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,109 @@
+"""The own clock: what one move of a bot cost the bot itself, on a machine that may be busy.
+
+A move's **own time** is its wall time (from the request to the reply, as the referee
+measures it) less the time the bot was ready to run but waited for a CPU, and less the time
+the referee's own thread waited for one (a referee that gets no CPU reads a reply late).
+Thinking, sleeping and waiting for its own input or disk are the bot's; waiting on the run
+queue is the machine's.  The waits are the kernel's per-task counters
+(``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU, nanoseconds runnable but
+waiting), read when the request is written, while the bot thinks, and at its reply.
+
+A bot of several threads or processes is charged as one line of thought:
+
+* the wait it is excused is that of its **thinker**, the task that ran longest during the
+  move (for a single-threaded bot: exactly its wait).  Waits of its other tasks are not
+  excused, so a bot cannot buy time by starting threads that queue for a CPU;
+* it is charged **at least the CPU time of all its tasks** together (its cgroup's exact
+  accounting where it has one): threads do not multiply the time a bot gets.
+
+``share`` is the thinker's time on a CPU over its time ready to run (on a CPU or waiting for
+one): 1.0 on a quiet machine, lower the more the machine made it wait.  The verdicts
+(:func:`arena.verdicts.judge_own`) use it to decide whether a move's own time can be
+trusted as what the move would have cost on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from arena.sandbox.procs import thread_run_delay
+
+#: a task's reading: (ns on a CPU, ns runnable but waiting for one)
+Tasks = Mapping[int, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class OwnTime:
+    """One move's times, in milliseconds (see the module docstring)."""
+
+    #: from the request to the reply (or to now, or to the referee giving up)
+    wall_ms: float
+    #: what the move is charged: ``wall_ms`` less the waits, at least ``cpu_ms``
+    own_ms: float
+    #: the bot's thinker's wait for a CPU
+    bot_wait_ms: float
+    #: the referee thread's wait for a CPU
+    referee_wait_ms: float
+    #: the CPU time of all the bot's tasks
+    cpu_ms: float
+    #: the thinker's time on a CPU over its time ready to run (1.0: it never waited)
+    share: float
+
+    @property
+    def waited_ms(self) -> float:
+        """What the move was not charged: wall time less own time."""
+        return max(0.0, self.wall_ms - self.own_ms)
+
+    @property
+    def bot_wall_ms(self) -> float:
+        """The wall time the bot took, as the bot saw it: without the referee's lateness."""
+        return max(0.0, self.wall_ms - self.referee_wait_ms)
+
+
+class OwnClock:
+    """Measures one move at a time: :meth:`start` as the request is written, :meth:`now`
+    while the bot thinks and at its reply.  ``read_tasks`` reads the bot's tasks
+    (:meth:`arena.sandbox.Sandbox.task_times`), ``read_cpu`` the CPU seconds of its whole
+    tree (:meth:`arena.sandbox.Sandbox.cpu_time`).  Used from the referee's thread only (its
+    own run-queue wait is that thread's)."""
+
+    def __init__(self, read_tasks: Callable[[], Tasks], read_cpu: Callable[[], float]) -> None:
+        self._read_tasks = read_tasks
+        self._read_cpu = read_cpu
+        self._tasks: Tasks = {}
+        self._cpu = 0.0
+        self._referee = 0.0
+        self._start = 0.0
+
+    def start(self, at: float) -> None:
+        """The move starts (``at``: its ``time.monotonic()``, just before the request is
+        written): the marks every later reading is counted from."""
+        self._start = at
+        self._tasks = self._read_tasks()
+        self._cpu = self._read_cpu()
+        self._referee = thread_run_delay()
+
+    def now(self) -> OwnTime:
+        """The move's times so far."""
+        wall = time.monotonic() - self._start
+        tasks = self._read_tasks()
+        referee = max(0.0, thread_run_delay() - self._referee)
+        marks = self._tasks
+        ran = waited = total = 0
+        for tid, (run, wait) in tasks.items():
+            run0, wait0 = marks.get(tid, (0, 0))
+            d_run, d_wait = max(0, run - run0), max(0, wait - wait0)
+            total += d_run
+            if d_run > ran or (d_run == ran and d_wait > waited):
+                ran, waited = d_run, d_wait
+        cpu = max(total / 1e9, self._read_cpu() - self._cpu)
+        own = max(wall - waited / 1e9 - referee, cpu, 0.0)
+        share = ran / (ran + waited) if ran + waited > 0 else 1.0
+        return OwnTime(wall_ms=wall * 1000.0, own_ms=own * 1000.0,
+                       bot_wait_ms=waited / 1e6, referee_wait_ms=referee * 1000.0,
+                       cpu_ms=cpu * 1000.0, share=share)
+
+
+__all__ = ["OwnClock", "OwnTime"]
