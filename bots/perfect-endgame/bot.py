@@ -6,25 +6,26 @@ best value: among winning moves the one with the shortest distance to the next c
 end (so a won position is converted within the no-capture draw rule), among losing moves the
 longest, among drawing moves the one alpha-beta's evaluation likes best.  The tables' values
 honour the position's quiet-turn count, so a win is only played for where it still fits the
-rule.  Everywhere else it is ``bots/alphabeta`` (imported from the folder next to this one,
-not copied), with all its options.
+rule.  Everywhere else it is ``bots/alphabeta``, with all its options: both bots run the one
+search of ``arena/alphabeta.py`` (:class:`arena.alphabeta.AlphaBetaBot`, subclassed here),
+which every sandbox shows with the rest of the ``arena`` package, so this folder is
+self-contained and passes ``arena check`` at every isolation level.
 
 Where the tables are: the ``TablebaseDir`` option, else ``$MORRIS_ARENA_TABLEBASES``, else a
 ``tables`` folder inside this bot's folder, else the user's cache folder
 (``~/.cache/morris-arena/tablebases``).  Without tables (or for a variant they do not cover)
 it plays alpha-beta alone, and says so once on stderr.  A bot in the ``bwrap`` sandbox sees
-only its own folder and the runtime: put the tables in ``tables/`` here, and name the
-alpha-beta folder in the isolation's ``read_only`` (docs/TABLEBASES.md).
+only its own folder and the runtime: put the tables in ``tables/`` here, or name their
+folder in the isolation's ``read_only`` (docs/TABLEBASES.md).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from arena.alphabeta import AlphaBetaBot
 from arena.botkit import Clock, OptionValue, log, run, send_info, string
 from arena.rules import Move, Position
 from arena.variants import Variant
@@ -32,27 +33,12 @@ from arena.variants import Variant
 HERE = Path(__file__).resolve().parent
 
 
-def _load_alphabeta() -> Any:
-    """bots/alphabeta/bot.py, imported by path (it is a script, not a package)."""
-    path = HERE.parent / "alphabeta" / "bot.py"
-    spec = importlib.util.spec_from_file_location("alphabeta_bot", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-alphabeta = _load_alphabeta()
-
-
-class PerfectEndgameBot(alphabeta.AlphaBetaBot):  # type: ignore[misc,name-defined]
+class PerfectEndgameBot(AlphaBetaBot):
     """alphabeta, with the tables' move wherever they cover the position."""
 
     name = "perfect-endgame"
     author = "Morris Arena"
-    option_decls = alphabeta.AlphaBetaBot.option_decls + (string("TablebaseDir", ""),)
+    option_decls = (*AlphaBetaBot.option_decls, string("TablebaseDir", ""))
 
     def __init__(self) -> None:
         super().__init__()
@@ -168,7 +154,7 @@ class PerfectEndgameBot(alphabeta.AlphaBetaBot):  # type: ignore[misc,name-defin
         move = self.table_move(position)
         if move is not None:
             return move
-        return super().choose(position, clock)  # type: ignore[no-any-return]
+        return super().choose(position, clock)
 
 
 if __name__ == "__main__":
