@@ -87,6 +87,36 @@ def _job_of(comp: Competition, bot: int) -> int:
 # ---- fair share ----------------------------------------------------------------------
 
 
+def test_a_check_not_judged_is_queued_again_later_neither_passed_nor_failed(
+        comp: Competition, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine was too busy to judge a check (NOT JUDGED): its bot stays ``checking``,
+    its verdict says so, and the check runs again after a pause (others meanwhile)."""
+    from arena.server import uploads
+
+    monkeypatch.setattr(uploads, "NOT_JUDGED_RETRY_S", 1.0)
+    alice, bob = (comp.authenticate(comp.add_user(n)) for n in ("alice", "bob"))
+    a = comp.submit(alice, "a.zip", _random_zip("a"))["id"]
+    b = comp.submit(bob, "b.zip", _random_zip("b"))["id"]
+    assert _claim(comp) == a
+    waited = comp.requeue_check(_job_of(comp, a), a, "NOT JUDGED: too busy", "the log")
+    assert waited == 1.0
+    from arena.server.models import Bot
+
+    with comp.sessions() as s:
+        row = s.get(Bot, a)
+        assert row is not None and row.status == "checking"
+        assert row.verdict.startswith("not judged yet (not judged 1 time)"), row.verdict
+        assert "NOT JUDGED: too busy" in row.verdict and row.check_log == "the log"
+    assert _claim(comp) == b  # alice's is not due yet
+    assert _claim(comp) is None
+    time.sleep(1.1)
+    assert _claim(comp) == a  # due now: again
+    assert comp.requeue_check(_job_of(comp, a), a, "NOT JUDGED: still busy", "") == 2.0
+    with comp.sessions() as s:
+        row = s.get(Bot, a)
+        assert row is not None and "(not judged 2 times)" in row.verdict
+
+
 def test_one_check_per_participant_and_round_robin_over_participants(
         comp: Competition) -> None:
     """A participant with many uploads (an admin too) has one check running at a time;
@@ -422,23 +452,25 @@ def test_checks_ended_by_timeout_cancel_or_a_killed_server_leave_no_folder(
              f"sleep {marker}")
     server.start()
     try:
-        ids = {who: server.upload(tokens[who], f"{who}.zip", _hostile(who, build))[1]["id"]
-               for who in ("alice", "bob")}
-        seen = _wait("two builds' scratch folders", lambda: len(_leftovers(server.tmp)) >= 2
-                     and _leftovers(server.tmp), 120)
-        assert any("-build-" in name for name in seen)
+        # bob's build is cancelled as soon as it is seen (before its check_timeout: the
+        # cancel must win however loaded the machine), then alice's runs into its timeout
+        ids = {"bob": server.upload(tokens["bob"], "bob.zip", _hostile("bob", build))[1]["id"]}
+        seen = _wait("bob's build's scratch folder", lambda: _leftovers(server.tmp), 120)
         comp = Competition(folder)
         try:
             comp.cancel_check(ids["bob"], OPERATOR)
         finally:
             comp.close()
+        assert any("-build-" in name for name in seen)
+        ids["alice"] = server.upload(tokens["alice"], "alice.zip",
+                                     _hostile("alice", build))[1]["id"]
         bob = _wait("bob's verdict", lambda: _verdict(server, tokens["bob"], ids["bob"]), 30)
-        assert bob["verdict"] == "FAIL: cancelled (cancelled by an admin)"
+        assert bob["verdict"] == "FAIL: cancelled (cancelled by an admin)", bob["verdict"]
         alice = _wait("alice's verdict", lambda: _verdict(server, tokens["alice"],
                                                           ids["alice"]), 60)
-        assert alice["verdict"].startswith(
-            "FAIL: the check took longer than 4 s (check_timeout) and was stopped while "
-            "building: echo hello"), alice["verdict"]
+        assert alice["verdict"].startswith(  # a build that sleeps spends its own time
+            "FAIL: the check took longer than 4 s (check_timeout, its own time"), alice["verdict"]
+        assert "was stopped while building: echo hello" in alice["verdict"]
         assert "hello from the 42nd build" in alice["check_log"]  # its output, not the command
         assert _wait("their folders to go", lambda: not _leftovers(server.tmp), 20)
         # a SIGKILL of the server in the middle of a build, then a restart

@@ -106,4 +106,45 @@ class OwnClock:
                        cpu_ms=cpu * 1000.0, share=share)
 
 
-__all__ = ["OwnClock", "OwnTime"]
+
+
+
+class TreeClock:
+    """The own time of a process tree over a longer span (a submission check: a build, then
+    games): wall time less, for each span between two :meth:`read`\\ s, the longest wait for a
+    CPU of any one of its tasks (a check does one thing at a time: a build step, a referee,
+    a bot; what several tasks of it waited at once is counted once).  A task that ends
+    between two readings loses its last span; read often enough (every half second)."""
+
+    def __init__(self, pid: int) -> None:
+        from arena.sandbox.procs import TaskTimes
+
+        self.pid = pid
+        self._tasks = TaskTimes()
+        self._start = time.monotonic()
+        #: seconds the tree was not charged so far (its waits for a CPU)
+        self.waited_s = 0.0
+        self._last = self._read_tasks()  # what the tree waited before is not counted
+
+    def _read_tasks(self) -> dict[int, tuple[int, int]]:
+        from arena.sandbox.procs import tree
+
+        pids = [p.pid for p in tree(self.pid)]
+        return self._tasks.read(pids) if pids else {}
+
+    def read(self) -> tuple[float, float]:
+        """``(wall seconds, own seconds)`` since the clock was made."""
+        now = self._read_tasks()
+        last = self._last
+        longest = max((wait - last.get(tid, (0, 0))[1] for tid, (_, wait) in now.items()),
+                      default=0)
+        self._last = now
+        self.waited_s += longest / 1e9
+        wall = time.monotonic() - self._start
+        return wall, max(0.0, wall - self.waited_s)
+
+    def close(self) -> None:
+        self._tasks.close()
+
+
+__all__ = ["OwnClock", "OwnTime", "TreeClock"]

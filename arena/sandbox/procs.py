@@ -280,6 +280,8 @@ class TaskTimes:
                             files.pop(tid, None)
                             os.close(fd)
                         continue
+            for tid in [t for t in files if t not in found]:  # tasks that ended
+                os.close(files.pop(tid))
         return found
 
     def close(self) -> None:

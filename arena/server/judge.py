@@ -36,6 +36,7 @@ import traceback
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Optional
 
+from arena.sandbox.ownclock import TreeClock
 from arena.server import live
 from arena.server.config import ServerConfig
 from arena.server.service import Competition
@@ -52,6 +53,12 @@ CANCEL_POLL_S = 0.5
 FINAL_POLL_S = 1.0
 #: a game the dispatcher claimed: (id, white, black, variant, pair, game, seed)
 Claimed = tuple[int, int, int, str, int, int, int]
+#: how a check's verdict starts when the machine was too busy to judge it (as ``arena
+#: check`` says it): it is queued again, neither passed nor failed
+NOT_JUDGED = "NOT JUDGED"
+#: a check gets ``check_timeout`` seconds of its own time (wall time less its waits for a
+#: CPU), and at most this many times that of wall time: past it, not judged
+CHECK_WALL_FACTOR = 4
 
 
 class Judge:
@@ -127,6 +134,10 @@ class Judge:
         passed, verdict, text = self._run_check(job_id, bot_id)
         if self._stop.is_set():
             return True  # interrupted: requeued at the next start
+        if verdict.startswith(NOT_JUDGED):  # neither passed nor failed: again, later
+            wait = self.competition.requeue_check(job_id, bot_id, verdict, text)
+            log.warning("bot %d: %s; checked again in %.0f s", bot_id, verdict, wait)
+            return True
         queued = self.competition.finish_check(job_id, bot_id, passed, verdict, text)
         log.info("bot %d: %s (%d games queued)", bot_id, verdict, queued)
         return True
@@ -150,12 +161,17 @@ class Judge:
         with self._pools_lock:
             self._check_pools.add(pool)
         pids: set[int] = set()
+        clock: Optional[TreeClock] = None
         try:
             future = pool.submit(check_spec, spec, cfg, str(comp.folder), str(progress))
-            deadline = time.monotonic() + cfg.check_timeout
+            started = time.monotonic()
+            cap = started + CHECK_WALL_FACTOR * cfg.check_timeout
+            own = 0.0
             next_look = 0.0
             while not future.done():
                 pids |= _pool_pids(pool)
+                if clock is None and pids:  # the check's process: its tree's own time
+                    clock = TreeClock(min(pids))
                 now = time.monotonic()
                 if self._stop.is_set():
                     return False, "FAIL: interrupted", ""
@@ -166,15 +182,31 @@ class Judge:
                         log.info("bot %d: check cancelled (%s)", bot_id, reason)
                         return False, f"FAIL: cancelled ({reason})", self._so_far(
                             job_id, f"the check was cancelled ({reason})")
-                if now >= deadline:
+                    own = clock.read()[1] if clock is not None else now - started
+                if own >= cfg.check_timeout or now >= cap:
+                    waited = now - started - own
                     step = self._step(job_id)
+                    if own < cfg.check_timeout:  # the machine's doing: not the bot's
+                        log.warning("bot %d: the check could not be judged: %.0f s, of "
+                                    "which %.0f s waiting for a CPU (%s)", bot_id,
+                                    now - started, waited, step)
+                        return False, (f"{NOT_JUDGED}: the check took {now - started:.0f} s "
+                                       f"of which {waited:.0f} s waiting for a CPU (the "
+                                       f"machine was too busy) and was stopped while "
+                                       f"{step}")[:500], self._so_far(
+                                           job_id, "the check was stopped: the machine was "
+                                                   "too busy to judge it")
                     log.warning("bot %d: the check took longer than %d s (%s)", bot_id,
                                 cfg.check_timeout, step)
+                    spent = (f"its own time; {waited:.0f} s more spent waiting for a CPU "
+                             f"were not counted" if waited >= 1 else "its own time")
                     return False, (f"FAIL: the check took longer than {cfg.check_timeout} s "
-                                   f"(check_timeout) and was stopped while {step}")[:500], \
+                                   f"(check_timeout, {spent}) and was stopped while "
+                                   f"{step}")[:500], \
                         self._so_far(job_id, f"the check was stopped after "
-                                             f"{cfg.check_timeout} s (check_timeout)")
-                wait([future], timeout=min(POLL_S, max(0.0, deadline - now)))
+                                             f"{cfg.check_timeout} s of its own time "
+                                             f"(check_timeout)")
+                wait([future], timeout=POLL_S)
             try:
                 result: tuple[bool, str, str] = future.result()
                 return result
@@ -184,6 +216,8 @@ class Judge:
                               f"{self._step(job_id)}"[:500], self._so_far(
                                   job_id, "the check's process ended before its verdict")
         finally:
+            if clock is not None:
+                clock.close()
             pids |= _pool_pids(pool)
             self._end_check_pool(pool)  # the process, and whatever the check left, end here
             _sweep(pids)

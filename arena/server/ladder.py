@@ -14,6 +14,27 @@ counts once however the server stops, and the leaderboard is fitted from the col
 Only ``ladder`` games count on the leaderboard: the final's games (:mod:`arena.server.final`)
 and test matches (``match``) never do.  After the deadline no ladder game is scheduled or
 handed out.
+
+**Fair share.**  The dispatcher is handed test matches first, then the final's games, each
+oldest first, then ladder games shared between participants as the checks are
+(:mod:`arena.server.uploads`).  A ladder game is *its pair's first bot's owner's*: the bot
+that :func:`queue_pair` was given first (White of the pair's game 0, Black of its game 1),
+which is the new version whose passed check queued the pair, or for an idle pair the bot
+with the fewest games; never the opponent's owner, who asked for nothing.  The next ladder
+game (:func:`claim_ladder`) is the oldest queued one of the participant with the fewest of
+their ladder games running; among those tied, the first after the participant served last
+in the order of their ids, round the circle (the one served last is kept in the
+``settings`` table, so several dispatchers share the turn).  So a participant with queued
+ladder games and none running gets one of the next ``P + 1`` games handed out, ``P`` the
+other participants with games queued, however many games the others queued before (an
+upload's first game waits behind at most one game of each of them); with ``C`` games
+running at a time (``2 x workers``), a participant holds at most ``ceil(C / (P + 1))`` of
+them while ``P`` others have games queued (a place that frees goes to the fewest running),
+so one whose bots play slowly fills no more than their share of the workers.  A queued
+game whose pair's first bot is no longer active (requeued after it was retired) comes
+after all the others.  The final is not shared this way: its games are queued in rounds
+so that its standings are fair at any time, every participant has as many as the others,
+and a game's pair's first bot says nothing there (:mod:`arena.server.final`).
 """
 
 from __future__ import annotations
@@ -27,12 +48,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from sqlalchemy import case, delete, func, or_, select, update
+from sqlalchemy import CursorResult, case, delete, func, literal_column, or_, select, update
 
 from arena.records import GameRecord
 from arena.server.common import State
 from arena.server.config import ServerConfig
-from arena.server.models import Bot, Game, Record, User, utcnow
+from arena.server.models import Bot, Game, Record, Setting, User, utcnow
 
 #: attempts of a game whose executor keeps failing before it is given up
 MAX_ATTEMPTS = 3
@@ -47,9 +68,18 @@ REFIT_EVERY_S = 1.0
 IDLE_NEAREST = 4
 #: White's score by result (other results are not counted)
 SCORES = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
-#: the order the dispatcher hands queued games out in: test matches (asked for now), the
-#: final, the ladder
-_PRIORITY = case((Game.kind == "match", 0), (Game.kind == "final", 1), else_=2)
+#: the order the dispatcher hands queued games out in: test matches (asked for now), then
+#: the final (the ladder's games come after both, by fair share: :func:`claim_ladder`)
+_PRIORITY = case((Game.kind == "match", 0), else_=1)
+#: the settings row that keeps the participant (user id) the ladder's fair share served last
+LADDER_TURN = "ladder_turn"
+#: a queued ladder game, with literals (not bound parameters) so that the planners of both
+#: databases see that the partial indexes of :data:`arena.server.models.QUEUED_LADDER` hold
+#: it, also in a prepared statement's generic plan
+_QUEUED_LADDER = (Game.kind == literal_column("'ladder'"),
+                  Game.status == literal_column("'queued'"))
+#: a ladder game's owner's bot: its pair's first bot (:func:`queue_pair`'s ``a``)
+_FIRST_BOT = case((Game.game == 0, Game.white_id), else_=Game.black_id)
 
 
 def new_seed() -> int:
@@ -140,6 +170,91 @@ def retire_bots(s: Any, ids: list[int]) -> None:
     s.execute(delete(Game).where(
         Game.status == "queued", Game.kind != "final",
         or_(Game.white_id.in_(ids), Game.black_id.in_(ids))))
+
+
+def _oldest_queued(owner: Optional[int] = None) -> Any:
+    """The query of each participant's oldest queued ladder game: (owner, the oldest as
+    White of a pair's game 0, the oldest as Black of a pair's game 1; None: none), one row
+    per participant with an active bot (``owner``: that participant only).  Two index steps
+    per active bot (``ix_games_queued_white``, ``ix_games_queued_black``), whatever the
+    number of games queued."""
+    def first(side: Any, game: int) -> Any:
+        return (select(func.min(Game.id))
+                .where(*_QUEUED_LADDER, side == Bot.id, Game.game == literal_column(str(game)))
+                .correlate(Bot).scalar_subquery())
+
+    per_bot = select(Bot.owner_id.label("owner"), first(Game.white_id, 0).label("white"),
+                     first(Game.black_id, 1).label("black")).where(Bot.status == "active")
+    if owner is not None:
+        per_bot = per_bot.where(Bot.owner_id == owner)
+    bots = per_bot.subquery()
+    return (select(bots.c.owner, func.min(bots.c.white), func.min(bots.c.black))
+            .group_by(bots.c.owner))
+
+
+def _take(s: Any, game_id: int) -> bool:
+    """Mark queued game ``game_id`` running (one more attempt); False when it was no longer
+    queued (then it is another claim's)."""
+    taken = s.execute(update(Game).where(Game.id == game_id, Game.status == "queued")
+                      .values(status="running", attempts=Game.attempts + 1)
+                      .execution_options(synchronize_session=False))
+    assert isinstance(taken, CursorResult)
+    return taken.rowcount == 1
+
+
+def claim_ladder(s: Any, n: int) -> list[int]:
+    """Up to ``n`` queued ladder games by fair share (see the module's docstring), now
+    ``running`` (in write transaction ``s``): their ids, in the order handed out.
+
+    Its cost does not grow with the games queued: a look for any queued ladder game, the
+    running ladder games counted by owner (at most the dispatchers' capacity), the turn,
+    each participant's oldest queued game (two index steps per active bot), then per game
+    handed out its update and its owner's next game (two index steps per bot of theirs)."""
+    if n <= 0 or s.scalar(select(Game.id).where(*_QUEUED_LADDER).limit(1)) is None:
+        return []
+    running: dict[int, int] = dict(s.execute(
+        select(Bot.owner_id, func.count()).select_from(Game).join(Bot, Bot.id == _FIRST_BOT)
+        .where(Game.kind == "ladder", Game.status == "running").group_by(Bot.owner_id))
+        .all())
+
+    def oldest(white: Optional[int], black: Optional[int]) -> Optional[int]:
+        return min((g for g in (white, black) if g is not None), default=None)
+
+    queued = {owner: game for owner, game in ((o, oldest(w, b)) for o, w, b in
+                                              s.execute(_oldest_queued()).all())
+              if game is not None}
+    turn = s.get(Setting, LADDER_TURN)
+    last = int(turn.value) if turn is not None and turn.value.isdigit() else 0
+    taken: list[int] = []
+    while queued and len(taken) < n:
+        fewest = min(running.get(o, 0) for o in queued)
+        tied = sorted(o for o in queued if running.get(o, 0) == fewest)
+        owner = next((o for o in tied if o > last), tied[0])
+        if _take(s, queued[owner]):
+            taken.append(queued[owner])
+            running[owner] = running.get(owner, 0) + 1
+            last = owner
+        if len(taken) == n:
+            break
+        row = s.execute(_oldest_queued(owner)).first()
+        game = oldest(row[1], row[2]) if row is not None else None
+        if game is None:
+            del queued[owner]
+        else:
+            queued[owner] = game
+    if len(taken) < n:
+        # games whose pair's first bot is no longer active (requeued after its retirement):
+        # after everyone's, oldest first (the only queued ladder games left)
+        for game_id in s.scalars(select(Game.id).where(*_QUEUED_LADDER).order_by(Game.id)
+                                 .limit(n - len(taken))).all():
+            if _take(s, game_id):
+                taken.append(game_id)
+    if taken and (turn is None or turn.value != str(last)):
+        if turn is None:
+            s.add(Setting(key=LADDER_TURN, value=str(last)))
+        else:
+            turn.value = str(last)
+    return taken
 
 
 @dataclass(frozen=True)
@@ -269,18 +384,27 @@ class Ladder(State):
 
     def claim_games(self, n: int) -> list[tuple[int, int, int, str, int, int, int]]:
         """Up to ``n`` queued games, now ``running``: (id, white, black, variant, pair,
-        game, seed).  Test matches first, then the final's games, then the ladder's (none
-        of those after the deadline), each oldest first."""
+        game, seed).  Test matches first, then the final's games, each oldest first, then
+        the ladder's by fair share (:func:`claim_ladder`; none after the deadline).
+        Several dispatchers may claim at once (threads here, or other processes on
+        PostgreSQL): each claim is a write transaction of its own, the only one meanwhile
+        (:meth:`writing`), and a game is taken by the conditional update that finds it
+        still queued."""
         if n <= 0:
             return []
-        kinds = ["match", "final"] + ([] if self.deadline_passed() else ["ladder"])
         with self.writing() as s:
-            games = s.scalars(select(Game).where(Game.status == "queued", Game.kind.in_(kinds))
+            first = s.scalars(select(Game.id).where(Game.status == "queued",
+                                                    Game.kind.in_(("match", "final")))
                               .order_by(_PRIORITY, Game.id).limit(n)).all()
-            for g in games:
-                g.status, g.attempts = "running", g.attempts + 1
-            return [(g.id, g.white_id, g.black_id, g.variant, g.pair, g.game, g.seed)
-                    for g in games]
+            ids = [g for g in first if _take(s, g)]
+            if len(ids) < n and not self.deadline_passed():
+                ids += claim_ladder(s, n - len(ids))
+            if not ids:
+                return []
+            rows = {i: (i, w, b, v, p, g, seed) for i, w, b, v, p, g, seed in s.execute(
+                select(Game.id, Game.white_id, Game.black_id, Game.variant, Game.pair,
+                       Game.game, Game.seed).where(Game.id.in_(ids))).all()}
+            return [rows[g] for g in ids]
 
     def finish_game(self, game_id: int, record: Optional[GameRecord]) -> bool:
         """Store a game's record and mark it ``done`` in one transaction (so it counts

@@ -17,7 +17,8 @@
   counted once because its record is stored in the same transaction that marks it done;
   an interrupted one is played again.
 * :class:`Setting`: small key/value state (the judge paused or not; the final's state and,
-  once it is done, its frozen standings).
+  once it is done, its frozen standings; the participant the ladder's fair share served
+  last).
 
 The migrations in ``arena/server/migrations`` create exactly these tables; a test compares
 them.
@@ -29,13 +30,17 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from sqlalchemy import (BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, String, Text,
-                        UniqueConstraint)
+                        UniqueConstraint, text)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 BOT_STATUSES = ("checking", "rejected", "active", "retired")
 GAME_STATUSES = ("queued", "running", "done")
 #: what a game counts for: the ladder's leaderboard, the final's standings, nothing
 GAME_KINDS = ("ladder", "final", "match")
+#: the rows of the partial indexes ``ix_games_queued_white`` and ``ix_games_queued_black``
+#: (a query uses them when its condition holds these terms with these literals:
+#: :func:`arena.server.ladder.claim_ladder`)
+QUEUED_LADDER = "kind = 'ladder' AND status = 'queued'"
 
 
 def utcnow() -> datetime:
@@ -109,15 +114,27 @@ class Job(Base):
                                                            nullable=True)
     #: why the check is to stop ("" while nobody asked): the checker running it ends it
     cancel: Mapped[str] = mapped_column(String(200), default="")
+    #: not run before this time (a check the machine was too busy to judge: tried again
+    #: later); None: at once
+    not_before: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
+                                                           nullable=True)
 
 
 class Game(Base):
     """One scheduled game between two uploads (ladder, final or test match)."""
 
     __tablename__ = "games"
-    #: the standings read (kind, status) and these columns only: from the index alone
+    #: the standings read (kind, status) and these columns only: from the index alone;
+    #: the ladder's fair share finds each bot's oldest queued ladder game in the other two
+    #: (they hold the queued ladder games only: :data:`QUEUED_LADDER`)
     __table_args__ = (Index("ix_games_standings", "kind", "status", "variant", "white_id",
-                            "black_id", "result", "pair"),)
+                            "black_id", "result", "pair"),
+                      Index("ix_games_queued_white", "white_id", "game", "id",
+                            sqlite_where=text(QUEUED_LADDER),
+                            postgresql_where=text(QUEUED_LADDER)),
+                      Index("ix_games_queued_black", "black_id", "game", "id",
+                            sqlite_where=text(QUEUED_LADDER),
+                            postgresql_where=text(QUEUED_LADDER)))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     white_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
     black_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)

@@ -11,6 +11,12 @@ checkers and ``P`` other participants with work queued, it starts within
 ``ceil(P / C)`` check times, each at most ``check_timeout``; one participant's endless
 builds hold one checker, never all of them.
 
+**Not judged.**  A check that the machine was too busy to judge (the bot got too little
+CPU to tell whether its moves were in time: ``NOT JUDGED``, see docs/PROTOCOL.md *Time*)
+neither passes nor fails: it goes back to the queue and runs again after a pause that grows
+with each such attempt (:meth:`Uploads.requeue_check`); the bot stays ``checking`` and its
+verdict says why.
+
 **Stopping.**  A running check stops when its job's ``cancel`` is set (the bot was
 retired by its owner or an admin, or an admin cancelled the check): the checker polls it
 and ends the check's process with everything it started; the verdict is ``FAIL:
@@ -36,7 +42,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Optional
 
-from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy import CursorResult, func, or_, select, update
 
 from arena.errors import ConfigError
 from arena.server.common import (BOTS, NAME_RE, UPLOADS, Forbidden, NotFound, RateLimited,
@@ -49,6 +55,10 @@ from arena.server.unpack import UnpackError, safe_unpack
 ATTEMPTS_PER_UPLOAD = 3
 #: attempts of a check (each interrupted by a server stop) before it fails
 MAX_CHECK_ATTEMPTS = 3
+#: seconds a check the machine was too busy to judge waits before it runs again, times the
+#: times it was not judged, at most NOT_JUDGED_MAX_WAIT_S
+NOT_JUDGED_RETRY_S = 30.0
+NOT_JUDGED_MAX_WAIT_S = 300.0
 _SUFFIXES = (".zip", ".tar.gz")
 
 
@@ -364,6 +374,27 @@ class Uploads(Ladder):
                 raise NotFound(f"no bot {bot_id}")
             return load_bot(self.folder / bot.folder, name=bot.label)
 
+    def requeue_check(self, job_id: int, bot_id: int, verdict: str, log: str) -> float:
+        """A check the machine was too busy to judge (``NOT JUDGED``: see
+        :func:`arena.verdicts.judge_own`) goes back to the queue, to run again once
+        :data:`NOT_JUDGED_RETRY_S` times the times it was not judged have passed (at most
+        :data:`NOT_JUDGED_MAX_WAIT_S`); its bot stays ``checking``, its verdict says so.  The
+        attempt is not counted as an interruption.  Returns the seconds it waits."""
+        with self.writing() as s:
+            job, bot = s.get(Job, job_id), s.get(Bot, bot_id)
+            if job is None or bot is None or job.status != "running":
+                return 0.0
+            match = re.search(r"\(not judged (\d+) times?\)", bot.verdict)
+            tries = int(match.group(1)) + 1 if match else 1
+            wait = min(NOT_JUDGED_RETRY_S * tries, NOT_JUDGED_MAX_WAIT_S)
+            job.status, job.attempts = "queued", max(0, job.attempts - 1)
+            job.not_before = utcnow() + timedelta(seconds=wait)
+            bot.verdict = (f"not judged yet (not judged {tries} time{'s' if tries > 1 else ''}"
+                           f"): the machine was too busy to judge it; checked again in "
+                           f"{wait:.0f} s. {verdict}")[:500]
+            bot.check_log = log
+        return wait
+
     def finish_check(self, job_id: int, bot_id: int, passed: bool, verdict: str,
                      log: str) -> int:
         """Store a check's verdict; a passed bot becomes active (retiring its owner's older
@@ -475,5 +506,6 @@ def _next_check() -> Any:
     return (select(Job.id, Job.bot_id).join(Bot, Bot.id == Job.bot_id)
             .outerjoin(last, last.c.owner == Bot.owner_id)
             .where(Job.status == "queued", Job.cancel == "", Bot.status == "checking",
-                   Bot.owner_id.not_in(busy))
+                   Bot.owner_id.not_in(busy),
+                   or_(Job.not_before.is_(None), Job.not_before <= utcnow()))
             .order_by(last.c.last.is_not(None), last.c.last, Job.id).limit(1))
