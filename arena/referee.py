@@ -560,13 +560,11 @@ class _Game:
                     verdict, why = judge_own(own, allowed, self.tc)
                     if verdict != IN_TIME:
                         late = BotTimeout(why)
-                        late.wall_ms, late.cpu_ms, late.wait_ms = ms, own.cpu_ms, own.waited_ms
-                        late.own = own
+                        late.wall_ms, late.cpu_ms, late.wait_ms, late.own = (
+                            ms, own.cpu_ms, own.waited_ms, own)
                         unjudged = why if verdict == UNJUDGED else None
                         raise late
-                    charged: Optional[float] = own.own_ms
-                else:
-                    charged = player.take_cpu() if on_cpu else ms
+                charged = own.own_ms if own else player.take_cpu() if on_cpu else ms
                 if charged is None:
                     charged = ms
                 if player.timed and not clock.charge(color, charged):

@@ -21,7 +21,8 @@
 5. as each game finishes, appends its record to ``games.jsonl`` (flushed and fsynced, by this
    process only) before counting it, and updates the progress display
    (:mod:`arena.progress`); a game the executor lost, or the referee failed on, is logged
-   and left for the next run;
+   and left for the next run; a game the machine was too busy to judge (void) is played
+   once more at the end of the run, then left for the next;
 6. writes ``standings.csv`` and ``games.csv`` and, when the ratings area provides it, the
    report.
 
@@ -29,6 +30,9 @@ Stopping: SIGINT (Ctrl-C) or SIGTERM sets a flag the loop checks between games; 
 flight are abandoned: the executor is closed with ``cancel`` (the local pool's workers get
 SIGTERM, which unwinds the referee so that its ``finally`` blocks stop the bots, see
 :mod:`arena.jobs`).  The only loss is the games in flight; the next run plays them again.
+
+This module is longer than 700 lines: the runner's steps above share its state (the folder,
+its lock, the records done, the loop's queues), and splitting them would pass it around.
 """
 
 from __future__ import annotations
@@ -578,8 +582,18 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
     bots = config.bots
     last = last_of_pairings(pending.listed) if pending.listed is not None else set()
     again: deque[GameJob] = deque()  # lost games, played again first
+    # games the machine was too busy to judge (void): played once more at the end of the
+    # run, when the load may have passed, and only then left for the next run
+    later: list[GameJob] = []
+    retried: set[str] = set()
     waiting = StallWatch(games, config.cluster_wait, progress, result, WorkerFailure)
-    while (again or pending or in_flight) and not stop:
+    while (again or pending or in_flight or later) and not stop:
+        if later and not (again or pending or in_flight):
+            log.warning("%d game(s) the machine was too busy to judge are played once more",
+                        len(later))
+            retried.update(job.slot.game_id for job in later)
+            again.extend(dataclasses.replace(job, last=True) for job in later)  # kept bots end
+            later.clear()
         cap = 0 if waiting.check() else games.capacity()
         while (again or pending) and len(in_flight) < cap:
             if again:
@@ -620,6 +634,9 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
                 record = verdict  # given up: the forfeit the executor made of it
             if record.game_id in done:  # a copy of a game played twice: saved once
                 log.info("game %s came back a second time; it is saved once", record.game_id)
+                continue
+            if record.void and slot.game_id not in retried:  # once more, at the end
+                later.append(job)
                 continue
             if record.void:  # not a fair result: left for the next run
                 result.void += 1

@@ -5,6 +5,9 @@ It wraps the command (:mod:`~arena.sandbox.bwrap`), prepares the child before ``
 signal), measures the CPU time of the bot's whole process tree, and ends the bot: the one
 shutdown path (:meth:`Sandbox.terminate`: SIGTERM to everything of the bot, a grace, then
 :meth:`Sandbox.kill_all`) and the cleanup (:meth:`Sandbox.close`).
+
+This module is longer than 700 lines: one class owns one bot's processes from spawn to the
+last kill, and every part of it (spawn, measuring, pausing, ending) reads the same state.
 """
 
 from __future__ import annotations
@@ -436,15 +439,7 @@ class Sandbox:
         waiting for a CPU, never decreasing: what the machine's load cost the bot, as
         opposed to time it slept or waited for input (see :class:`procs.RunDelays`).  0
         where the kernel does not report it."""
-        if self._cgroups is not None and self._cgroups.dirs:
-            pids: list[int] = self._cgroups.members()
-        else:
-            if time.monotonic() - self._scanned_at >= RESCAN_S:
-                self._scan()
-                self._scanned_at = time.monotonic()
-            with self._lock:
-                pids = list(self._tracked)
-        total = self._run_delays.seconds(pids)
+        total = self._run_delays.seconds(self._live_pids())
         with self._lock:
             self._delay_floor = max(self._delay_floor, total)
             return self._delay_floor
@@ -453,15 +448,18 @@ class Sandbox:
         """Every thread of the bot's live processes now: ``{tid: (ns on a CPU, ns runnable
         but waiting for one)}`` (:class:`procs.TaskTimes`; empty where the kernel does not
         say).  What the own clock (``charge: own``) charges a move from."""
+        return self._task_times.read(self._live_pids())
+
+    def _live_pids(self) -> list[int]:
+        """The bot's processes: its cgroup's members (one read), else the tracked ones (the
+        process table searched again at most every :data:`RESCAN_S`)."""
         if self._cgroups is not None and self._cgroups.dirs:
-            pids: list[int] = self._cgroups.members()
-        else:
-            if time.monotonic() - self._scanned_at >= RESCAN_S:
-                self._scan()
-                self._scanned_at = time.monotonic()
-            with self._lock:
-                pids = list(self._tracked)
-        return self._task_times.read(pids)
+            return self._cgroups.members()
+        if time.monotonic() - self._scanned_at >= RESCAN_S:
+            self._scan()
+            self._scanned_at = time.monotonic()
+        with self._lock:
+            return list(self._tracked)
 
     def processes(self) -> list[int]:
         """Pids of the bot's live processes (as :meth:`kill_all` finds them)."""

@@ -281,3 +281,27 @@ def test_the_weight_follows_the_move(tmp_path: Path) -> None:
         assert sb.to_move(True) and (path / name).read_text().strip() == high
         assert int(high) == cgroups.THINKING_WEIGHT * int(low)
         assert (path.parent / name).read_text().strip() == high
+
+
+@needs_schedstat
+def test_a_run_plays_unjudged_games_once_more_then_leaves_them(
+        tmp_path: Path, hogs: Callable[[int], list[int]]) -> None:
+    """Games the machine was too busy to judge are not saved: the run plays them once more
+    at its end, then leaves them for the next run (which plays them)."""
+    import io
+
+    from arena.config import parse_config
+    from arena.records import read_records
+    from arena.tournament import run_tournament
+
+    hogs(5)
+    good = _bot(tmp_path / "good", "burn", 0.5)
+    config = parse_config({
+        "name": "busy", "bots": [str(good), str(RANDOM)], "variants": ["six-mens-morris"],
+        "games_per_pairing": 2, "time": {"movetime": 100, "handshake": 30000},
+        "isolation": "none", "workers": 1, "report": False, "output": str(tmp_path / "out")})
+    console = io.StringIO()
+    result = run_tournament(config, console=console)
+    assert result.void == 2 and result.played == 0, (result, console.getvalue()[-2000:])
+    assert "are played once more" in (tmp_path / "out" / "arena.log").read_text()
+    assert read_records(tmp_path / "out" / "games.jsonl") == []
