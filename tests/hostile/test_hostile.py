@@ -21,7 +21,6 @@ from typing import Iterator, Optional
 
 import pytest
 
-from arena.build import STAMP, ensure_built
 from arena.bot import STDERR_CAP
 from arena.clock import TimeControl
 from arena.manifest import load_bot
@@ -30,7 +29,7 @@ from arena.referee import play_game
 from arena.rules import Termination
 from arena.sandbox import Isolation, Level, Limits, available_levels, best_level, bwrap_status
 
-from .conftest import HOSTILE_BOTS, containment, first_moves, processes_in, wait_gone
+from .conftest import HOSTILE_BOTS, containment, processes_in, wait_gone
 
 ROOT = Path(__file__).resolve().parents[2]
 BEST = best_level()
@@ -286,28 +285,3 @@ def test_arena_play_with_a_daemonizing_bot_leaves_nothing(tmp_path: Path) -> Non
     assert record.forfeit == "white" and record.offending_line == "zz9"
     assert wait_gone(processes_in(HOSTILE_BOTS / "setsid-daemon")) == []
     assert wait_gone(processes_in(opponent)) == []
-
-
-# -- well-behaved bots still work in the strongest sandbox ------------------------------------
-
-EXAMPLES = sorted(p.name for p in (ROOT / "bots").iterdir() if (p / "bot.yaml").is_file())
-
-
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_example_bots_play_at_the_best_level(name: str, tmp_path: Path) -> None:
-    """Every example bot (Python and node) starts and moves with the best isolation."""
-    tc = TimeControl(movetime_ms=200, handshake_ms=15000, margin_ms=300)
-    spec = load_bot(ROOT / "bots" / name)
-    if spec.build:  # built in a copy, at the same level (the checkout stays as it is)
-        if shutil.which("cc") is None:
-            pytest.skip("no C compiler (cc) on this machine to build it")
-        copy = tmp_path / name
-        shutil.copytree(spec.path, copy, ignore=shutil.ignore_patterns("bot", STAMP))
-        spec = load_bot(copy)
-        ensure_built(spec, isolation=Isolation(BEST))
-    # perfect-endgame plays alpha-beta's search from bots/alphabeta (and reads its tables
-    # from outside its folder): shown to the sandbox as the docs say (TABLEBASES.md)
-    extra = (str(ROOT / "bots" / "alphabeta"),) if name == "perfect-endgame" else ()
-    iso = Isolation(BEST, read_only=extra)
-    seen = first_moves(spec, load_bot(ROOT / "bots" / "random"), tc, 6, seed=2, isolation=iso)
-    assert len(seen) == 6 and all(m.cpu_ms is not None for m in seen)

@@ -305,3 +305,32 @@ def test_a_run_plays_unjudged_games_once_more_then_leaves_them(
     assert result.void == 2 and result.played == 0, (result, console.getvalue()[-2000:])
     assert "are played once more" in (tmp_path / "out" / "arena.log").read_text()
     assert read_records(tmp_path / "out" / "games.jsonl") == []
+
+
+@needs_schedstat
+def test_a_checks_own_time_leaves_out_its_waits(hogs: Callable[[int], list[int]]) -> None:
+    """The judge's clock of a whole check (TreeClock): a process tree whose busy child shares
+    its CPU with three busy loops is charged about a quarter of its wall time; one that
+    sleeps, all of it."""
+    from arena.sandbox.ownclock import TreeClock
+
+    hogs(3)
+    for code, busy in ((f"import os\nos.sched_setaffinity(0, {{{_cpu()}}})\n"
+                        "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass",
+                        True),
+                       ("import time\ntime.sleep(1.5)", False)):
+        parent = subprocess.Popen([sys.executable, "-c",
+                                   f"import subprocess, sys\nsubprocess.run([sys.executable, "
+                                   f"'-c', {code!r}])"])
+        clock = TreeClock(parent.pid)
+        try:
+            while parent.poll() is None:
+                wall, own = clock.read()
+                time.sleep(0.2)
+        finally:
+            parent.wait()
+            clock.close()
+        if busy:  # a quarter of a CPU at most (whatever else runs there): most of it waited
+            assert own < 0.7 * wall, (wall, own)
+        else:
+            assert own > 0.9 * wall, (wall, own)
