@@ -436,17 +436,15 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     every move.  ``quit_grace_s``/``term_grace_s`` override how long bots get to exit.
     ``isolation`` is how bot processes are sandboxed (:mod:`arena.sandbox`; default: the
     best level available, see ``arena doctor``).  Every move records its wall and CPU ms;
-    with ``time_control.clock == "cpu"`` a move is charged the CPU time of the bot's process
-    tree, under a wall-clock cap ``wall_factor`` times larger.
+    it is charged as ``time_control.clock`` says (own, wall or CPU time: :mod:`arena.clock`).
 
     ``adjudicate`` ends a game early by the bots' scores, its length or the endgame
     tablebases (:mod:`arena.adjudication`; termination ``adjudication`` or ``tablebase``).
 
-    A game lost on time by a bot that the machine starved (:func:`starved`) is not a
-    result: it is played again, from the start with the same seed and fresh processes, up
-    to ``replays`` times (the record's ``replays`` says why each was voided); one still
-    starved after that comes back ``void`` (it must not be counted: the callers leave it
-    for later).
+    A game with a move the machine was too busy to judge (:func:`judge_own`, :func:`starved`)
+    is not a result: it is played again, from the start with the same seed and fresh
+    processes, up to ``replays`` times (its ``replays`` say why); one still not judged then
+    comes back ``void`` (never counted: the callers leave it for later).
 
     :raises ConfigError: an opening move is illegal (before any process starts), or the
         isolation level is not available here.
@@ -480,7 +478,8 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
             game.finish()
         if game.starved is None or len(voided) >= replays:
             break
-        voided.append(f"{record.detail}: {game.starved}")
+        voided.append(record.detail if game.starved in record.detail
+                      else f"{record.detail}: {game.starved}")
         log.warning("game %s: not counted, played again: %s (the machine is overloaded: "
                     "fewer workers, or a quieter machine)", game_id or "-", voided[-1])
         for n, player in enumerate(players):  # a kept bot that was ended: a fresh process
@@ -582,7 +581,8 @@ class _Game:
                 self.failure = (color, e)
                 if isinstance(e, BotTimeout) and player.timed:
                     self.starved = unjudged or starved(e, allowed, self.tc)
-                    e.args = (timeout_text(e, allowed, self.tc, clock.remaining is not None),)
+                    if not unjudged:  # (a move not judged says why, and has no fix)
+                        e.args = (timeout_text(e, allowed, self.tc, clock.remaining is not None),)
                 elif isinstance(e, IllegalMove) and isinstance(player, BotPlayer) \
                         and not player.spec.legal_moves:
                     e.args = (f"{e.args[0]}; {LEGAL_MOVES_HINT}",)

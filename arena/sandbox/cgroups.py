@@ -288,6 +288,10 @@ def describe_charge(clock: str, wall_factor: float) -> tuple[str, Optional[str]]
     warning: Optional[str] = None
     if clock == "cpu" and not status.ok:
         warning = status.detail
+    elif clock == "own" and _hierarchy("weight") is None:
+        warning = ("the bot to move cannot be given a CPU weight here (no writable cgroup cpu "
+                   "controller: run as root, or delegate it; arena doctor): on a busy machine "
+                   "more games may go unjudged and be played again")
     elif not run_delays_available():
         warning = ("this kernel does not report run-queue waits (/proc/<pid>/schedstat): a "
                    "bot starved by the machine's load cannot be told from a slow one, and its "

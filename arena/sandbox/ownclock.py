@@ -92,8 +92,11 @@ class OwnClock:
         referee = max(0.0, thread_run_delay() - self._referee)
         marks = self._tasks
         ran = waited = total = 0
+        wall_ns = wall * 1e9
         for tid, (run, wait) in tasks.items():
             run0, wait0 = marks.get(tid, (0, 0))
+            if tid not in marks and run + wait > wall_ns:  # not seen at the start, yet older
+                continue                                   # than the move: unknown, not guessed
             d_run, d_wait = max(0, run - run0), max(0, wait - wait0)
             total += d_run
             if d_run > ran or (d_run == ran and d_wait > waited):

@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from arena.check import check_bot
+from arena.check import check_bot, format_report
 from arena.clock import TimeControl
 from arena.manifest import load_bot
 from arena.referee import play_game
@@ -241,7 +241,7 @@ def test_without_a_cpu_weight_a_starved_bot_is_not_judged_never_failed_nor_passe
     good = check_bot(load_bot(_bot(tmp_path / "good", "burn", 0.5)), variants=variants,
                      games=2, time_control=TC, opponent=opponent, isolation=level,
                      kept_games=0)
-    assert good.verdict == "NOT JUDGED", (good.problems, good.unjudged)
+    assert good.verdict == "NOT JUDGED", "\n".join(format_report(good))
     assert not good.passed and "not judged" in good.unjudged[0]
     spinner = check_bot(load_bot(_bot(tmp_path / "spin", "spin", 10)), variants=variants,
                         games=2, time_control=TC, opponent=opponent, isolation=level,
@@ -332,5 +332,5 @@ def test_a_checks_own_time_leaves_out_its_waits(hogs: Callable[[int], list[int]]
             clock.close()
         if busy:  # a quarter of a CPU at most (whatever else runs there): most of it waited
             assert own < 0.7 * wall, (wall, own)
-        else:
-            assert own > 0.9 * wall, (wall, own)
+        else:  # its sleep is its own time (its start-up may have waited for a CPU)
+            assert own > 1.4, (wall, own)
