@@ -193,6 +193,9 @@ class BotProcess:
         self._cpu_mark = 0.0
         self._wait_mark = 0.0
         self._referee_wait = 0.0  # the referee thread's run-queue wait when the move began
+        self._sent_wait = 0.0  # ... once the request was written (the own clock)
+        self._poll_wait = 0.0  # ... when it last went to wait for the reply (the own clock)
+        self._own_move = False  # the move asked for last is charged by the own clock
         self._cpu_due = False  # a reply's CPU reading is owed (see take_cpu)
         #: the own clock's reading of the last move (:class:`OwnTime`), with ``own_limit_s``
         self.last_own: Optional[OwnTime] = None
@@ -489,19 +492,22 @@ class BotProcess:
         sandbox = self.sandbox
         if sandbox is not None:  # the bot to move gets the CPU it asks for (before the clock)
             sandbox.to_move(True)
+        own = None
+        if own_limit_s is not None:  # the bot's marks: it is idle, waiting for the request
+            own = self._own_clock()
+            own.start()
         # the clock starts before the write: a bot too slow to read its input uses its own
         # time, and so does a bot woken by the write that runs while the referee is still in it
+        self._referee_wait = thread_run_delay()
         start = time.monotonic()
-        own = None
-        if own_limit_s is not None:
-            own = self._own_clock()
-            own.start(start)
-            watch: Optional[Callable[[], float]] = self._own_watch(own, own_limit_s)
+        if own is not None:
+            watch: Optional[Callable[[], float]] = self._own_watch(own, own_limit_s, start)  # type: ignore[arg-type]
         else:
             watch = self._cpu_watch(cpu_limit_s) if cpu_limit_s is not None else None
         deadline = start + limit
-        self._referee_wait = thread_run_delay()
         self._send(lines, deadline)
+        self._own_move = own is not None
+        self._sent_wait = self._poll_wait = thread_run_delay() if own is not None else 0.0
         if after_send is not None:
             after_send()
         info: dict[str, Any] = {}
@@ -531,7 +537,8 @@ class BotProcess:
         self.last_info = info or None
         elapsed_ms = (time.monotonic() - start) * 1000.0
         if own is not None:
-            self.last_own = own.now()
+            late = self._referee_late()
+            self.last_own = own.now(time.monotonic() - start, late)
         if sandbox is not None:
             sandbox.to_move(False)
         self._check_read(line, ask)
@@ -566,7 +573,8 @@ class BotProcess:
         timeout.wall_ms = (time.monotonic() - start) * 1000.0
         if own is not None:
             try:
-                t = own.now()
+                late = self._referee_late()
+                t = own.now(time.monotonic() - start, late, settled=False)
             except Exception:  # noqa: BLE001 - a measurement that fails is left unknown
                 return
             self.last_own = t
@@ -607,10 +615,18 @@ class BotProcess:
             sandbox = self.sandbox
             if sandbox is None:
                 raise BotCrashed("not started")
-            self._own = OwnClock(sandbox.task_times, sandbox.cpu_time)
+            self._own = OwnClock(sandbox.task_times, sandbox.cpu_time, sandbox.task_state)
         return self._own
 
-    def _own_watch(self, own: OwnClock, limit_s: float) -> Callable[[], float]:
+    def _referee_late(self) -> float:
+        """Seconds the referee's thread waited for a CPU while the bot could not go on
+        without it: writing the request (from the clock's start), and being woken by the
+        reply (since it last went to wait for it).  Its waits in between, while the bot
+        thinks (the bookkeeping of the previous move, a look at the own clock), delay
+        nothing of the bot's and are not counted."""
+        return (self._sent_wait - self._referee_wait) + (thread_run_delay() - self._poll_wait)
+
+    def _own_watch(self, own: OwnClock, limit_s: float, start: float) -> Callable[[], float]:
         """For :meth:`_read_line`: a check that raises once the move's own time is over
         ``limit_s``, else returns the seconds until it could be (own time grows no faster
         than wall time: on a quiet machine, one look at the deadline; on a busy one, a few
@@ -621,7 +637,8 @@ class BotProcess:
             if not looked[0]:  # at the start of the wait: the own time cannot be over yet
                 looked[0] = True
                 return limit_s
-            t = own.now()
+            late = self._referee_late()
+            t = own.now(time.monotonic() - start, late, settled=False)
             if t.own_ms > limit_s * 1000.0:
                 raise _OwnTimeout(f"took {t.own_ms:.0f} ms of its own time, the limit was "
                                   f"{limit_s * 1000:.0f} ms")
@@ -757,6 +774,8 @@ class BotProcess:
                         continue
                 raise BotTimeout("no answer in time")
             if watch is not None:
+                if self._own_move:  # the own clock: the referee's wait from here is lateness
+                    self._poll_wait = thread_run_delay()  # (a reply may come during the look)
                 left = min(left, watch())
             if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
                 self._fill()

@@ -10,6 +10,7 @@ those of a referee that died without removing them are swept (:func:`sweep_stale
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -148,7 +149,12 @@ def _make_parent(h: _Hierarchy) -> None:
         write(h.parent / "cgroup.subtree_control", f"+{h.controller}")
     if h.role == "weight":  # the folder of every bot weighs as much as the bot to move
         name, _, high = _WEIGHTS[h.version]
-        write(h.parent / name, high)
+        try:
+            write(h.parent / name, high)
+        except OSError as e:  # removed meanwhile by a sandbox that emptied it: made again
+            if e.errno in (errno.ENODEV, errno.ENOENT):
+                raise FileNotFoundError(e.errno, e.strerror) from None
+            raise
 
 
 #: attempts to make a bot's cgroup while other sandboxes remove the emptied parent

@@ -450,6 +450,11 @@ class Sandbox:
         say).  What the own clock (``charge: own``) charges a move from."""
         return self._task_times.read(self._live_pids())
 
+    def task_state(self, tid: int) -> str:
+        """The scheduler state of one of the bot's tasks (``R``, ``S``, ``D``...; see
+        :meth:`procs.TaskTimes.state`)."""
+        return self._task_times.state(tid)
+
     def _live_pids(self) -> list[int]:
         """The bot's processes: its cgroup's members (one read), else the tracked ones (the
         process table searched again at most every :data:`RESCAN_S`)."""

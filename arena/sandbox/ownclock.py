@@ -2,7 +2,9 @@
 
 A move's **own time** is its wall time (from the request to the reply, as the referee
 measures it) less the time the bot was ready to run but waited for a CPU, and less the time
-the referee's own thread waited for one (a referee that gets no CPU reads a reply late).
+the referee's own thread waited for one while the bot could not go on without it (writing
+the request, being woken by the reply: a referee that gets no CPU reads a reply late; the
+caller measures that, :meth:`arena.bot.BotProcess.go`).
 Thinking, sleeping and waiting for its own input or disk are the bot's; waiting on the run
 queue is the machine's.  The waits are the kernel's per-task counters
 (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU, nanoseconds runnable but
@@ -27,8 +29,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
-
-from arena.sandbox.procs import thread_run_delay
 
 #: a task's reading: (ns on a CPU, ns runnable but waiting for one)
 Tasks = Mapping[int, tuple[int, int]]
@@ -63,35 +63,47 @@ class OwnTime:
 
 
 class OwnClock:
-    """Measures one move at a time: :meth:`start` as the request is written, :meth:`now`
-    while the bot thinks and at its reply.  ``read_tasks`` reads the bot's tasks
-    (:meth:`arena.sandbox.Sandbox.task_times`), ``read_cpu`` the CPU seconds of its whole
-    tree (:meth:`arena.sandbox.Sandbox.cpu_time`).  Used from the referee's thread only (its
-    own run-queue wait is that thread's)."""
+    """Measures one move at a time: :meth:`start` before the request is written (the bot is
+    idle), :meth:`now` while the bot thinks and at its reply.  ``read_tasks`` reads the bot's
+    tasks (:meth:`arena.sandbox.Sandbox.task_times`), ``read_cpu`` the CPU seconds of its
+    whole tree (:meth:`arena.sandbox.Sandbox.cpu_time`)."""
 
-    def __init__(self, read_tasks: Callable[[], Tasks], read_cpu: Callable[[], float]) -> None:
+    def __init__(self, read_tasks: Callable[[], Tasks], read_cpu: Callable[[], float],
+                 read_state: Callable[[int], str] = lambda tid: "") -> None:
         self._read_tasks = read_tasks
         self._read_cpu = read_cpu
+        self._read_state = read_state
         self._tasks: Tasks = {}
         self._cpu = 0.0
-        self._referee = 0.0
-        self._start = 0.0
+        #: per task, (its CPU ns, the move's wall s) at the previous reading of this move,
+        #: and the wall s after which it was last seen to run (see :meth:`now`)
+        self._seen: dict[int, tuple[int, float]] = {}
+        self._ran_after: dict[int, float] = {}
 
-    def start(self, at: float) -> None:
-        """The move starts (``at``: its ``time.monotonic()``, just before the request is
-        written): the marks every later reading is counted from."""
-        self._start = at
+    def start(self) -> None:
+        """The move is about to start (the bot waits for its request): the marks every
+        later reading is counted from."""
         self._tasks = self._read_tasks()
         self._cpu = self._read_cpu()
-        self._referee = thread_run_delay()
+        self._seen, self._ran_after = {}, {}
 
-    def now(self) -> OwnTime:
-        """The move's times so far."""
-        wall = time.monotonic() - self._start
+    def now(self, wall: float, referee: float, *, settled: bool = True) -> OwnTime:
+        """The move's times so far: ``wall`` seconds since it started, of which ``referee``
+        the referee's thread waited for a CPU while the bot needed it.
+
+        ``settled`` False: a reading while the bot may still think.  The kernel adds a
+        task's wait for a CPU to its counter only when the task gets one, so a thinker
+        waiting on the run queue right now has a wait not counted yet.  Its length is at
+        most the time since the task was last seen to run (between two readings of this
+        move; the move's start before the second), so the reading then takes that as
+        waited too: an own time and a share no greater than the bot's (a bot is never
+        stopped for a wait the kernel has not counted yet).  At the reply the bot has run
+        to write it: nothing is pending."""
         tasks = self._read_tasks()
-        referee = max(0.0, thread_run_delay() - self._referee)
+        referee = max(0.0, referee)
         marks = self._tasks
         ran = waited = total = 0
+        thinker = -1
         wall_ns = wall * 1e9
         for tid, (run, wait) in tasks.items():
             run0, wait0 = marks.get(tid, (0, 0))
@@ -100,16 +112,21 @@ class OwnClock:
             d_run, d_wait = max(0, run - run0), max(0, wait - wait0)
             total += d_run
             if d_run > ran or (d_run == ran and d_wait > waited):
-                ran, waited = d_run, d_wait
+                ran, waited, thinker = d_run, d_wait, tid
+            if not settled:
+                seen = self._seen.get(tid)
+                if seen is None or run > seen[0]:  # it ran since the previous reading
+                    self._ran_after[tid] = seen[1] if seen is not None else 0.0
+                self._seen[tid] = (run, wall)
+        if not settled and thinker >= 0 and self._read_state(thinker) == "R":
+            pending = wall - self._ran_after.get(thinker, 0.0)
+            waited = min(int(wall_ns) - ran, waited + int(pending * 1e9))
         cpu = max(total / 1e9, self._read_cpu() - self._cpu)
         own = max(wall - waited / 1e9 - referee, cpu, 0.0)
         share = ran / (ran + waited) if ran + waited > 0 else 1.0
         return OwnTime(wall_ms=wall * 1000.0, own_ms=own * 1000.0,
                        bot_wait_ms=waited / 1e6, referee_wait_ms=referee * 1000.0,
                        cpu_ms=cpu * 1000.0, share=share)
-
-
-
 
 
 class TreeClock:

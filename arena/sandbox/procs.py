@@ -241,7 +241,19 @@ class TaskTimes:
 
     def __init__(self) -> None:
         self._files: dict[int, int] = {}
+        self._pid_of: dict[int, int] = {}  # the process of each task read last
         self._lock = threading.Lock()
+
+    def state(self, tid: int) -> str:
+        """The scheduler state of a task read last (``R`` running or runnable, ``S``
+        sleeping, ``D`` in uninterruptible sleep, ...), "" if it cannot be read."""
+        pid = self._pid_of.get(tid, tid)
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                data = f.read()
+            return data[data.rindex(b")") + 2:][:1].decode("ascii", "replace")
+        except (OSError, ValueError):
+            return ""
 
     def read(self, pids: Iterable[int]) -> dict[int, tuple[int, int]]:
         """``{tid: (on-CPU ns, waiting ns)}`` for every task of the processes ``pids`` now
@@ -256,6 +268,7 @@ class TaskTimes:
                     continue
                 for name in tids:
                     tid = int(name)
+                    self._pid_of[tid] = pid
                     fd = files.get(tid)
                     try:
                         if fd is None:
@@ -282,6 +295,8 @@ class TaskTimes:
                         continue
             for tid in [t for t in files if t not in found]:  # tasks that ended
                 os.close(files.pop(tid))
+            if len(self._pid_of) > len(found):
+                self._pid_of = {t: p for t, p in self._pid_of.items() if t in found}
         return found
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from arena.manifest import load_bot
 from arena.clock import GameClock, TimeControl
 from arena.errors import ConfigError
 from arena.referee import play_game
-from arena.sandbox import Isolation, best_level
+from arena.sandbox import Isolation, Level
 from arena.sandbox.procs import run_delays_available
 
 from arena.records import MoveInfo
@@ -87,6 +87,8 @@ def test_time_control_knows_its_clock() -> None:
 
 def test_bot_using_80_percent_never_loses_on_a_loaded_machine(tmp_path: Path,
                                                               loaded_machine: list[int]) -> None:
+    """At ``none``: without the CPU weight of the bot to move (which would shield it from the
+    load), the busy loops slow it down."""
     bot = load_bot(_burner(tmp_path / "burner", 0.8))
     tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10, clock="cpu")
     moves: list[MoveInfo] = []
@@ -100,7 +102,7 @@ def test_bot_using_80_percent_never_loses_on_a_loaded_machine(tmp_path: Path,
 
     try:
         record = play_game(bot, bot, "nine-mens-morris", tc, seed=3, on_move=stop,
-                           isolation=Isolation(best_level()))
+                           isolation=Isolation(Level.NONE))
     except _Enough:
         record = None
     if record is not None:  # a loss on time: only if the machine starved it, and uncounted
@@ -109,14 +111,15 @@ def test_bot_using_80_percent_never_loses_on_a_loaded_machine(tmp_path: Path,
                     f"{record.void} (not counted, as it must be)")
     assert len(moves) == 16, "a bot lost on time"
     cpu = [m.cpu_ms for m in moves]
-    assert all(c is not None and 75 <= c <= 110 for c in cpu), cpu  # type: ignore[operator]
+    # at none, CPU times are the processes' own, in clock ticks (10 ms here)
+    assert all(c is not None and 60 <= c <= 120 for c in cpu), cpu  # type: ignore[operator]
     wall = sum(m.wall_ms for m in moves)
     assert wall > 1.3 * sum(cpu), f"the machine was not loaded: wall {wall:.0f} ms, cpu {cpu}"  # type: ignore[arg-type]
     assert alive(loaded_machine) == loaded_machine  # the load ran all along
 
     wall_tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10)
     record = play_game(bot, bot, "nine-mens-morris", wall_tc, seed=3, quit_grace_s=0.1,
-                       term_grace_s=0.1, isolation=Isolation(best_level()))
+                       term_grace_s=0.1, isolation=Isolation(Level.NONE))
     assert record.termination == "timeout", "the same bot must lose on the wall clock here"
     if run_delays_available():  # ... and the referee sees that the machine starved it
         assert record.replays and record.void, (record.replays, record.detail)

@@ -22,7 +22,7 @@ from arena.errors import BotTimeout
 from arena.manifest import load_bot
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.referee import play_game, starved
-from arena.sandbox import available_levels, default_charge, describe_charge
+from arena.sandbox import Isolation, Level, available_levels, default_charge, describe_charge
 from arena.sandbox.procs import run_delays_available
 
 from .conftest import HOSTILE_BOTS, first_moves
@@ -166,19 +166,21 @@ def test_the_progress_line_and_the_report_say_when_bots_starve() -> None:
 @needs_schedstat
 def test_a_starved_bot_is_replayed_under_the_wall_clock_and_fine_under_the_cpu_clock(
         tmp_path: Path, hog: int) -> None:
-    """A bot that burns 80 % of its 100 ms, sharing its CPU with a busy loop: charged wall
-    time it times out, and every time it is starved (so replayed, then counted with the
-    reason); charged CPU time it plays on."""
+    """A bot that burns 80 % of its 100 ms, sharing its CPU with a busy loop (at ``none``:
+    without the CPU weight of the bot to move, which would shield it): charged wall time it
+    times out, and every time it is starved (so replayed, then counted with the reason);
+    charged CPU time it plays on."""
     bot = load_bot(_pinned(tmp_path / "pinned", 0.8))
     random_bot = load_bot(Path(__file__).resolve().parents[2] / "bots" / "random")
     wall_tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10)
+    none = Isolation(Level.NONE)
     record = play_game(bot, random_bot, "nine-mens-morris", wall_tc, seed=3, quit_grace_s=0.1,
-                       term_grace_s=0.1, replays=2)
+                       term_grace_s=0.1, replays=2, isolation=none)
     assert record.termination == "timeout" and record.forfeit == "white", record.detail
     assert len(record.replays) == 2 and all("for one" in r for r in record.replays)
     assert "starved a bot in all 3 plays" in record.void and "not counted" in record.void
     cpu_tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10, clock="cpu")
-    moves = first_moves(bot, random_bot, cpu_tc, 10, seed=3)
+    moves = first_moves(bot, random_bot, cpu_tc, 10, seed=3, isolation=none)
     assert len(moves) == 10, "the bot lost under the CPU clock"
     mine = moves[0::2]
     assert all(m.wait_ms is not None for m in moves)
