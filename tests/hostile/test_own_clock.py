@@ -238,7 +238,7 @@ def test_without_a_cpu_weight_a_starved_bot_is_not_judged_never_failed_nor_passe
     hogs(5)
     level = Isolation(Level.NONE)
     opponent = load_bot(RANDOM)
-    variants = [get_variant("six-mens-morris")]
+    variants = [get_variant("three-mens-morris")]
     good = check_bot(load_bot(_bot(tmp_path / "good", "burn", 0.5)), variants=variants,
                      games=2, time_control=TC, opponent=opponent, isolation=level,
                      kept_games=0)
@@ -255,7 +255,7 @@ def test_without_a_cpu_weight_a_starved_bot_is_not_judged_never_failed_nor_passe
 def test_the_same_verdicts_on_a_quiet_machine(tmp_path: Path) -> None:
     """No load of ours: the correct bots pass, the broken ones fail (at the default level)."""
     opponent = load_bot(RANDOM)
-    variants = [get_variant("six-mens-morris")]
+    variants = [get_variant("three-mens-morris")]
     for how, factor, passes in (("burn", 0.5, True), ("sleep", 0.5, True), ("burn", 10, False),
                                 ("spin", 10, False), ("sleep", 3.5, False)):
         spec = load_bot(_bot(tmp_path / f"{how}-{factor}", how, factor, pinned=False))
@@ -298,7 +298,7 @@ def test_a_run_plays_unjudged_games_once_more_then_leaves_them(
     hogs(5)
     good = _bot(tmp_path / "good", "burn", 0.5)
     config = parse_config({
-        "name": "busy", "bots": [str(good), str(RANDOM)], "variants": ["six-mens-morris"],
+        "name": "busy", "bots": [str(good), str(RANDOM)], "variants": ["three-mens-morris"],
         "games_per_pairing": 2, "time": {"movetime": 100, "handshake": 30000},
         "isolation": "none", "workers": 1, "report": False, "output": str(tmp_path / "out")})
     console = io.StringIO()
