@@ -193,9 +193,8 @@ class BotProcess:
         self._cpu_mark = 0.0
         self._wait_mark = 0.0
         self._referee_wait = 0.0  # the referee thread's run-queue wait when the move began
-        self._sent_wait = 0.0  # ... once the request was written (the own clock)
-        self._poll_wait = 0.0  # ... when it last went to wait for the reply (the own clock)
-        self._own_move = False  # the move asked for last is charged by the own clock
+        self._sent_wait = 0.0  # ... once the request was written
+        self._poll_wait = 0.0  # ... when it last went to wait for the reply
         self._cpu_due = False  # a reply's CPU reading is owed (see take_cpu)
         #: the own clock's reading of the last move (:class:`OwnTime`), with ``own_limit_s``
         self.last_own: Optional[OwnTime] = None
@@ -506,15 +505,14 @@ class BotProcess:
             watch = self._cpu_watch(cpu_limit_s) if cpu_limit_s is not None else None
         deadline = start + limit
         self._send(lines, deadline)
-        self._own_move = own is not None
-        self._sent_wait = self._poll_wait = thread_run_delay() if own is not None else 0.0
+        self._sent_wait = self._poll_wait = thread_run_delay()
         if after_send is not None:
             after_send()
         info: dict[str, Any] = {}
         self.last_info = None
         while True:
             try:
-                line = self._read_line(deadline, watch)
+                line = self._read_line(deadline, watch, marks=True)
             except BotTimeout as e:
                 if sandbox is not None:
                     sandbox.to_move(False)
@@ -583,8 +581,7 @@ class BotProcess:
             return
         try:
             timeout.cpu_ms = (self.cpu_time() - self._cpu_mark) * 1000.0
-            waited = (self.run_delay() - self._wait_mark
-                      + thread_run_delay() - self._referee_wait) * 1000.0
+            waited = (self.run_delay() - self._wait_mark + self._referee_late()) * 1000.0
             timeout.wait_ms = min(waited, timeout.wall_ms)
         except Exception:  # noqa: BLE001 - a measurement that fails is left unknown
             pass
@@ -640,6 +637,8 @@ class BotProcess:
             late = self._referee_late()
             t = own.now(time.monotonic() - start, late, settled=False)
             if t.own_ms > limit_s * 1000.0:
+                if self._poll_in.poll(0):  # a reply came meanwhile: read, then judged at it
+                    return 0.0
                 raise _OwnTimeout(f"took {t.own_ms:.0f} ms of its own time, the limit was "
                                   f"{limit_s * 1000:.0f} ms")
             return max(OWN_POLL_S, limit_s - t.own_ms / 1000.0)
@@ -743,13 +742,18 @@ class BotProcess:
                     log.debug("%s << %s", self.label, line)
                 self.transcript.append(("<<", line))
 
-    def _read_line(self, deadline: float, watch: Optional[Callable[[], float]] = None) -> str:
+    def _read_line(self, deadline: float, watch: Optional[Callable[[], float]] = None,
+                   marks: bool = False) -> str:
         """The next line, by ``deadline``; ``watch`` runs while waiting and may raise; it
-        returns the seconds until it is to run again."""
+        returns the seconds until it is to run again.  ``marks``: a move's reply, for whose
+        lateness the referee thread's wait for a CPU is marked as it goes to wait
+        (:meth:`_referee_late`)."""
         lines = self._lines
         if not lines and watch is None and not self._eof and not self._buf:
             # the usual wait for an answer, in one poll and one read of one whole line
             left = deadline - time.monotonic()
+            if marks:
+                self._poll_wait = thread_run_delay()
             if 0.0 < left < _LONGEST_POLL_S and self._poll_in.poll(left * 1000.0 + 1.0):
                 try:
                     chunk: Optional[bytes] = os.read(self._stdout, _READ_CHUNK)
@@ -773,9 +777,9 @@ class BotProcess:
                     if lines or self._eof:
                         continue
                 raise BotTimeout("no answer in time")
+            if marks:  # the referee's wait from here is lateness (a reply may come in a look)
+                self._poll_wait = thread_run_delay()
             if watch is not None:
-                if self._own_move:  # the own clock: the referee's wait from here is lateness
-                    self._poll_wait = thread_run_delay()  # (a reply may come during the look)
                 left = min(left, watch())
             if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
                 self._fill()

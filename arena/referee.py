@@ -536,33 +536,33 @@ class _Game:
                 self.adjudicator.add(len(pos.move_stack), 1 - pos.turn, None, True)
         clock = GameClock(self.tc)
         while pos.outcome() is None:
-            color = pos.turn
+            color, unjudged = pos.turn, ""
             player = self.players[color]
-            unjudged: Optional[str] = None
             try:
                 allowed = clock.allowed_ms(color)
                 timeout_ms = clock.deadline_ms(color) if player.timed else None
-                on_cpu = timeout_ms is not None and self.tc.clock == "cpu"
-                on_own = timeout_ms is not None and self.tc.clock == "own"
+                on_cpu, on_own = (timeout_ms is not None and self.tc.clock == c
+                                  for c in ("cpu", "own"))
                 wall_ms = clock.wall_deadline_ms(color) if player.timed else None
+                if on_own:  # before its clock starts: a quick reply never waits for it
+                    self._while_waiting()
                 try:
                     text, ms = player.choose(
                         pos, self.moves, clock.go(),
                         None if wall_ms is None else wall_ms / 1000.0,
                         cpu_limit_s=timeout_ms / 1000.0 if on_cpu else None,  # type: ignore[operator]
                         own_limit_s=timeout_ms / 1000.0 if on_own else None,  # type: ignore[operator]
-                        after_send=self._while_waiting)
+                        after_send=None if on_own else self._while_waiting)
                 finally:
                     self._book()  # the previous move's, if the player did not call it
                 own = player.last_own if on_own else None
-                if own is not None:  # the own clock: in time, late or not judged here
-                    verdict, why = judge_own(own, allowed, self.tc)
-                    if verdict != IN_TIME:
-                        late = BotTimeout(why)
-                        late.wall_ms, late.cpu_ms, late.wait_ms, late.own = (
-                            ms, own.cpu_ms, own.waited_ms, own)
-                        unjudged = why if verdict == UNJUDGED else None
-                        raise late
+                verdict, why = judge_own(own, allowed, self.tc) if own else (IN_TIME, "")
+                if own is not None and verdict != IN_TIME:  # the own clock: late, not judged
+                    late = BotTimeout(why)
+                    late.wall_ms, late.cpu_ms, late.wait_ms, late.own = (ms, own.cpu_ms,
+                                                                         own.waited_ms, own)
+                    unjudged = why if verdict == UNJUDGED else ""
+                    raise late
                 charged = own.own_ms if own else player.take_cpu() if on_cpu else ms
                 if charged is None:
                     charged = ms
@@ -615,15 +615,15 @@ class _Game:
             self.on_move(self.position, info)
 
     def _while_waiting(self) -> None:
-        """Work done while the player to move thinks: the previous move's record
-        (:meth:`_book`), and the legal moves, which then make checking the reply a lookup."""
+        """Work done while the player to move thinks (the own clock: just before its clock
+        starts, as a quick reply would wait for it): the previous move's record
+        (:meth:`_book`), and the legal moves, which make checking the reply a lookup."""
         self._book()
         self.position.generate_raw()
 
     def _book(self) -> None:
-        """Record the move played last (its CPU reading, its :class:`MoveInfo`, ``on_move``):
-        called once the next request is written, while the other player thinks, so that
-        none of it stands between a reply and the next request; or at the end."""
+        """Record the move played last (its CPU reading, its :class:`MoveInfo`, ``on_move``),
+        by :meth:`_while_waiting` (off the path from a reply to the next request) or at the end."""
         if self._unbooked is None:
             return
         player, played, ms = self._unbooked

@@ -190,7 +190,7 @@ def test_the_own_clock_counts_the_thinker_and_all_the_cpu() -> None:
     reading = clock.now(time.monotonic() - began, 0.0)
     assert reading.cpu_ms >= 45, reading
     assert reading.own_ms >= reading.cpu_ms - 1e-6
-    assert reading.own_ms <= reading.wall_ms + 1e-6
+    assert reading.own_ms <= max(reading.wall_ms, reading.cpu_ms) + 1e-6
     assert 0.0 <= reading.share <= 1.0
     tasks.close()
 
