@@ -219,13 +219,14 @@ def test_killing_one_of_two_workers_costs_only_its_games(cluster: Cluster,
     """The killed worker's game is played again on the other one (Dask's own retry); the
     run never stalls, every id is saved once, and every record equals the same game
     played on the local pool (seeds come from game ids)."""
-    local = load_config(write(tmp_path, "reference", 12, 60))
+    # 24 quick games: time enough for a loaded machine's killer thread to see a game on w1
+    local = load_config(write(tmp_path, "reference", 24, 60))
     reference = run_tournament(local, console=io.StringIO())
     assert reference.complete
     address = cluster.scheduler()
     first = cluster.worker("w1")
     cluster.worker("w2")
-    config = with_executor(load_config(write(tmp_path, "kill", 12, 60)), scheduler=address)
+    config = with_executor(load_config(write(tmp_path, "kill", 24, 60)), scheduler=address)
     games_file = config.output / "games.jsonl"
     killed: list[float] = []
 
@@ -248,7 +249,7 @@ def test_killing_one_of_two_workers_costs_only_its_games(cluster: Cluster,
     log = (config.output / "arena.log").read_text()
     assert result.complete and (result.lost, result.failed) == (0, 0), log
     ids = saved(config.output)
-    assert len(ids) == len(set(ids)) == 12
+    assert len(ids) == len(set(ids)) == 24
     assert games(config.output) == games(local.output)
     # never stalled: the rest of the run took what the other worker needed for it
     assert ended - killed[0] < 90, log

@@ -28,7 +28,7 @@ from .conftest import processes_in, wait_gone
 ROOT = Path(__file__).resolve().parents[2]
 #: a generous margin: a frozen bot never answers at all, and a thawed one shares the CPU
 #: with its own spinner (and, on a loaded machine, everything else)
-TC = TimeControl(movetime_ms=500, handshake_ms=15000, margin_ms=4500)
+TC = TimeControl(movetime_ms=500, handshake_ms=15000, margin_ms=14500)
 #: seconds the spinner is watched while its bot waits for the next game
 IDLE_S = 0.8
 
