@@ -612,7 +612,9 @@ class BotProcess:
             sandbox = self.sandbox
             if sandbox is None:
                 raise BotCrashed("not started")
-            self._own = OwnClock(sandbox.task_times, sandbox.cpu_time, sandbox.task_state)
+            self._own = OwnClock(sandbox.task_times,
+                                 sandbox.cpu_time if sandbox.exact_cpu else None,
+                                 sandbox.task_state)
         return self._own
 
     def _referee_late(self) -> float:

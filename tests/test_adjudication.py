@@ -178,7 +178,7 @@ def test_a_tournament_adjudicates_covered_endgames_by_the_tables(tmp_path: Path)
         "name": "tb", "output": str(tmp_path / "out"), "workers": 1, "report": False,
         "bots": [str(ROOT / "bots" / "random"), str(ROOT / "bots" / "greedy")],
         "variants": [{"base": "nine-mens-morris", "name": "three-each", "men": 3}],
-        "games_per_pairing": 4, "time": {"movetime": 100, "charge": "wall"},
+        "games_per_pairing": 4, "time": {"movetime": 100},  # the own clock: load-proof
         "isolation": "none", "adjudicate": {"tablebase": str(tables)}})
     assert run_tournament(config, console=io.StringIO()).complete
     records = read_records(tmp_path / "out" / "games.jsonl")

@@ -172,21 +172,33 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         c.stop()
 
 
+def _children(pid: int) -> list[int]:
+    """The children of ``pid``, from the kernel's list of each of its threads (a few reads,
+    not a scan of every process: the killer thread must keep up on a loaded machine)."""
+    found: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
+    return found
+
+
 def in_a_game(pid: int) -> bool:
     """True when the worker process ``pid`` has a bot running (a game in progress): a
     descendant other than the sandbox's watchdog, which a worker keeps between games."""
-    import psutil
-
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return False
-    for child in children:
+    todo = _children(pid)
+    while todo:
+        child = todo.pop()
         try:
-            if "arena.sandbox --watch" not in " ".join(child.cmdline()):
-                return True
-        except psutil.Error:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ")
+        except OSError:
             continue
+        if b"arena.sandbox --watch" not in command:
+            return True
+        todo += _children(child)
     return False
 
 

@@ -444,23 +444,25 @@ class Sandbox:
             self._delay_floor = max(self._delay_floor, total)
             return self._delay_floor
 
-    def task_times(self) -> dict[int, tuple[int, int]]:
+    def task_times(self, rescan: bool = True) -> dict[int, tuple[int, int]]:
         """Every thread of the bot's live processes now: ``{tid: (ns on a CPU, ns runnable
         but waiting for one)}`` (:class:`procs.TaskTimes`; empty where the kernel does not
-        say).  What the own clock (``charge: own``) charges a move from."""
-        return self._task_times.read(self._live_pids())
+        say).  What the own clock (``charge: own``) charges a move from.  ``rescan`` False:
+        without cgroups, the processes found last (no search of the process table, which
+        costs milliseconds: not while a bot may be answering)."""
+        return self._task_times.read(self._live_pids(rescan))
 
     def task_state(self, tid: int) -> str:
         """The scheduler state of one of the bot's tasks (``R``, ``S``, ``D``...; see
         :meth:`procs.TaskTimes.state`)."""
         return self._task_times.state(tid)
 
-    def _live_pids(self) -> list[int]:
+    def _live_pids(self, rescan: bool = True) -> list[int]:
         """The bot's processes: its cgroup's members (one read), else the tracked ones (the
-        process table searched again at most every :data:`RESCAN_S`)."""
+        process table searched again at most every :data:`RESCAN_S`, if ``rescan``)."""
         if self._cgroups is not None and self._cgroups.dirs:
             return self._cgroups.members()
-        if time.monotonic() - self._scanned_at >= RESCAN_S:
+        if rescan and time.monotonic() - self._scanned_at >= RESCAN_S:
             self._scan()
             self._scanned_at = time.monotonic()
         with self._lock:

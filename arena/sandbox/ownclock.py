@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Optional
 
 #: a task's reading: (ns on a CPU, ns runnable but waiting for one)
 Tasks = Mapping[int, tuple[int, int]]
@@ -64,11 +64,14 @@ class OwnTime:
 
 class OwnClock:
     """Measures one move at a time: :meth:`start` before the request is written (the bot is
-    idle), :meth:`now` while the bot thinks and at its reply.  ``read_tasks`` reads the bot's
-    tasks (:meth:`arena.sandbox.Sandbox.task_times`), ``read_cpu`` the CPU seconds of its
-    whole tree (:meth:`arena.sandbox.Sandbox.cpu_time`)."""
+    idle), :meth:`now` while the bot thinks and at its reply.  ``read_tasks(fresh)`` reads
+    the bot's tasks (:meth:`arena.sandbox.Sandbox.task_times`; ``fresh`` at the start only:
+    a costly look for new processes is no reading's business while the bot may be
+    answering), ``read_cpu`` the CPU seconds of its whole tree where they are exact (cgroup
+    accounting: :meth:`arena.sandbox.Sandbox.cpu_time`; None: its tasks' own, summed)."""
 
-    def __init__(self, read_tasks: Callable[[], Tasks], read_cpu: Callable[[], float],
+    def __init__(self, read_tasks: Callable[[bool], Tasks],
+                 read_cpu: Optional[Callable[[], float]],
                  read_state: Callable[[int], str] = lambda tid: "") -> None:
         self._read_tasks = read_tasks
         self._read_cpu = read_cpu
@@ -83,8 +86,8 @@ class OwnClock:
     def start(self) -> None:
         """The move is about to start (the bot waits for its request): the marks every
         later reading is counted from."""
-        self._tasks = self._read_tasks()
-        self._cpu = self._read_cpu()
+        self._tasks = self._read_tasks(True)
+        self._cpu = self._read_cpu() if self._read_cpu is not None else 0.0
         self._seen, self._ran_after = {}, {}
 
     def now(self, wall: float, referee: float, *, settled: bool = True) -> OwnTime:
@@ -99,7 +102,7 @@ class OwnClock:
         waited too: an own time and a share no greater than the bot's (a bot is never
         stopped for a wait the kernel has not counted yet).  At the reply the bot has run
         to write it: nothing is pending."""
-        tasks = self._read_tasks()
+        tasks = self._read_tasks(False)
         referee = max(0.0, referee)
         marks = self._tasks
         ran = waited = total = 0
@@ -121,7 +124,9 @@ class OwnClock:
         if not settled and thinker >= 0 and self._read_state(thinker) == "R":
             pending = wall - self._ran_after.get(thinker, 0.0)
             waited = min(int(wall_ns) - ran, waited + int(pending * 1e9))
-        cpu = max(total / 1e9, self._read_cpu() - self._cpu)
+        cpu = total / 1e9
+        if self._read_cpu is not None:
+            cpu = max(cpu, self._read_cpu() - self._cpu)
         own = max(wall - waited / 1e9 - referee, cpu, 0.0)
         share = ran / (ran + waited) if ran + waited > 0 else 1.0
         return OwnTime(wall_ms=wall * 1000.0, own_ms=own * 1000.0,

@@ -181,7 +181,7 @@ def test_the_own_clock_counts_the_thinker_and_all_the_cpu() -> None:
 
     tasks = TaskTimes()
     me = os.getpid()
-    clock = OwnClock(lambda: tasks.read([me]), time.process_time)
+    clock = OwnClock(lambda fresh: tasks.read([me]), time.process_time)
     clock.start()
     began = time.monotonic()
     t = threading.Thread(target=burner)
