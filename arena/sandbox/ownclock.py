@@ -10,6 +10,10 @@ queue is the machine's.  The waits are the kernel's per-task counters
 (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU, nanoseconds runnable but
 waiting), read when the request is written, while the bot thinks, and at its reply.
 
+On a virtual machine whose host steals CPU time (``/proc/stat``'s ``steal``), a bot woken
+on a stolen CPU is not on any run queue until that CPU runs again: the most any one CPU had
+stolen during the move counts as waited too, where it is longer than the bot's own wait.
+
 A bot of several threads or processes is charged as one line of thought:
 
 * the wait it is excused is that of its **thinker**, the task that ran longest during the
@@ -29,6 +33,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
+
+from arena.sandbox.procs import stolen
 
 #: a task's reading: (ns on a CPU, ns runnable but waiting for one)
 Tasks = Mapping[int, tuple[int, int]]
@@ -82,6 +88,7 @@ class OwnClock:
         #: and the wall s after which it was last seen to run (see :meth:`now`)
         self._seen: dict[int, tuple[int, float]] = {}
         self._ran_after: dict[int, float] = {}
+        self._stolen: tuple[float, ...] = ()
 
     def start(self) -> None:
         """The move is about to start (the bot waits for its request): the marks every
@@ -89,6 +96,7 @@ class OwnClock:
         self._tasks = self._read_tasks(True)
         self._cpu = self._read_cpu() if self._read_cpu is not None else 0.0
         self._seen, self._ran_after = {}, {}
+        self._stolen = stolen()
 
     def now(self, wall: float, referee: float, *, settled: bool = True) -> OwnTime:
         """The move's times so far: ``wall`` seconds since it started, of which ``referee``
@@ -124,6 +132,10 @@ class OwnClock:
         if not settled and thinker >= 0 and self._read_state(thinker) == "R":
             pending = wall - self._ran_after.get(thinker, 0.0)
             waited = min(int(wall_ns) - ran, waited + int(pending * 1e9))
+        # a virtual machine whose host stole a CPU: the bot may have waited in a wake-up the
+        # stolen CPU had not processed yet (on no run queue), counted as waited if longer
+        steal = max((b - a for a, b in zip(self._stolen, stolen())), default=0.0)
+        waited = max(waited, min(int(steal * 1e9), int(wall_ns) - ran))
         cpu = total / 1e9
         if self._read_cpu is not None:
             cpu = max(cpu, self._read_cpu() - self._cpu)

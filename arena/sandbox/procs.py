@@ -306,6 +306,34 @@ class TaskTimes:
             self._files.clear()
 
 
+_stat_fd = -1
+_stat_lock = threading.Lock()
+
+
+def stolen() -> tuple[float, ...]:
+    """Per CPU of this (virtual) machine, the seconds its host has stolen from it so far
+    (``/proc/stat``'s ``steal``, in clock ticks; empty where not reported): while a virtual
+    CPU does not run, nothing on it runs, and a bot woken there is not even on the run
+    queue yet.  The file stays open (one ``pread``, a few microseconds)."""
+    global _stat_fd
+    try:
+        with _stat_lock:
+            if _stat_fd < 0:
+                _stat_fd = os.open("/proc/stat", os.O_RDONLY | os.O_CLOEXEC)
+            data = os.pread(_stat_fd, 65536, 0)
+    except OSError:
+        return ()
+    ticks = _clock_ticks()
+    found = []
+    for line in data.split(b"\n"):
+        if not line.startswith(b"cpu"):
+            break
+        fields = line.split()
+        if line[3:4] != b" " and len(fields) > 8:  # not the sum of all CPUs
+            found.append(int(fields[8]) / ticks)
+    return tuple(found)
+
+
 _thread_files = threading.local()
 
 
