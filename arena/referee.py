@@ -487,8 +487,8 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
                 sides[n] = player.spec
     record.replays = voided
     if game.starved is not None:
-        record.void = (f"the machine starved a bot in all {len(voided) + 1} plays of this "
-                       f"game ({game.starved}): not counted")
+        what = "was too busy to judge" if time_control.clock == "own" else "starved a bot in"
+        record.void = f"the machine {what} all {len(voided) + 1} plays ({game.starved}): not counted"
         log.warning("game %s: %s", game_id or "-", record.void)
     return record
 

@@ -640,9 +640,9 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
                 continue
             if record.void:  # not a fair result: left for the next run
                 result.void += 1
-                log.warning("game %s could not be played fairly (%s); it is left unplayed "
-                            "for the next run: run again on a quieter machine, or with fewer "
-                            "workers", record.game_id, record.void)
+                log.warning("game %s could not be judged (%s); it is left unplayed for the "
+                            "next run: run again on a quieter machine, or with fewer workers",
+                            record.game_id, record.void)
                 continue
             append_record(games_path, record)
             add_game(config.pgn_out, record)  # with its record: a resume adds no copy

@@ -74,7 +74,8 @@ def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
     if result.failed or result.lost or result.void:
         what = [f"{result.failed} games failed in the referee"] if result.failed else []
         what += [f"{result.lost} games were lost on the cluster"] if result.lost else []
-        what += ([f"{result.void} games could not be played fairly (the machine starved "
-                  f"their bots: fewer workers, or a quieter machine)"] if result.void else [])
+        what += ([f"{result.void} games could not be judged (the machine was too busy to tell "
+                  f"whether their bots' moves were in time, twice: fewer workers, or a quieter "
+                  f"machine)"] if result.void else [])
         raise Failure(f"{' and '.join(what)} (see {result.folder / LOG_FILE}); run the same "
                       f"command again to play them")
