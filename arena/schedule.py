@@ -186,6 +186,28 @@ def pairings(fmt: Format, players: Sequence[str]) -> list[tuple[int, int]]:
     return [(s, f) for s in seeds for f in range(n) if f not in seeds]
 
 
+def berger_rounds(n: int) -> list[list[tuple[int, int]]]:
+    """A round robin of ``n`` players (indices) in rounds, by the circle method of Berger
+    tables: every player meets every other once, in ``n - 1`` rounds (``n`` when ``n`` is
+    odd: each round one player rests), and in each round every player plays at most once.
+    Playing the rounds in order keeps every player's games within one of each other's at
+    any moment."""
+    if n < 2:
+        return []
+    ring = list(range(n)) + ([-1] if n % 2 else [])  # -1: the rest
+    size = len(ring)
+    rounds = []
+    for r in range(size - 1):
+        meetings = []
+        for k in range(size // 2):
+            a, b = ring[k], ring[size - 1 - k]
+            if a >= 0 and b >= 0:
+                meetings.append((a, b) if (r + k) % 2 == 0 else (b, a))
+        rounds.append(meetings)
+        ring = [ring[0], ring[-1], *ring[1:-1]]
+    return rounds
+
+
 def random_opening(variant: Variant, turns: int, seed: int) -> tuple[str, ...]:
     """``turns`` uniformly random legal turns from the start of ``variant``.
 

@@ -110,7 +110,11 @@ def test_the_final_plays_each_participants_latest_bot_and_its_standings_freeze(
     ladder_before = comp.leaderboard()
     assert {r["id"]: r["games"] for r in ladder_before} == {a1: 4, a2: 4, b: 4}
     kind, rows = comp.results()
-    assert kind == "ladder" and {r["participant"] for r in rows} == {"alice", "bob"}
+    assert kind == "ladder" and {r["participant"] for r in rows if r["bot"]} == {"alice", "bob"}
+    # the whole roster: those without a bot on the ladder too, without a rank
+    assert [(r["participant"], r["status"], r["rank"]) for r in rows if not r["bot"]] == [
+        ("carol", "no accepted bot", None), ("dave", "no accepted bot", None),
+        ("eve", "no upload", None)]
     assert [r["bot"] for r in rows if r["rank"] == 1] == ["second"]
     assert all(r["points"] == 2.0 for r in rows if r["bot"] == "bob-bot")
     # eve uploads just before the deadline: her check is still queued when it passes
@@ -128,8 +132,9 @@ def test_the_final_plays_each_participants_latest_bot_and_its_standings_freeze(
     assert claimed is not None and claimed[1] == e
     assert comp.finish_check(claimed[0], e, True, "PASS", "log") == 0  # no ladder games now
     strength[e] = 0
-    assert comp.final_view() == {"status": "none", "games_done": 0, "games_total": 0,
-                                 "tables": []}
+    assert comp.final_view() == {"status": "none", "number": None, "reason": "",
+                                 "settings": {}, "started": None, "finished": None,
+                                 "games_done": 0, "games_total": 0, "finals": [], "tables": []}
     # the final: alice's latest (a2), bob's and eve's bots; 2 pairs per meeting
     comp.config = dataclasses.replace(comp.config, final=dataclasses.replace(
         comp.config.final, pairs=2))
@@ -162,17 +167,24 @@ def test_the_final_plays_each_participants_latest_bot_and_its_standings_freeze(
     final = comp.final_view()
     assert (final["status"], final["games_done"], final["games_total"]) == ("done", 12, 12)
     table = final["tables"][0]["rows"]
-    assert [(r["participant"], r["bot"], r["rank"], r["points"], r["games"]) for r in table] == [
-        ("alice", "second", 1, 8.0, 8), ("bob", "bob-bot", 2, 4.0, 8), ("eve", "eve-bot", 3, 0.0, 8)]
-    assert all(r["elo"] is not None and r["elo95"] is not None for r in table)
+    assert [(r["participant"], r["bot"], r["rank"], r["points"], r["games"], r["status"])
+            for r in table] == [
+        ("alice", "second", 1, 8.0, 8, "entry"), ("bob", "bob-bot", 2, 4.0, 8, "entry"),
+        ("eve", "eve-bot", 3, 0.0, 8, "entry"), ("carol", "", None, None, 0, "no accepted bot"),
+        ("dave", "", None, None, 0, "no accepted bot")]
+    assert all(r["elo"] is not None and r["elo95"] is not None for r in table[:3])
     assert table[0]["score"] == 1.0 and table[1]["score"] == 0.5
     public = comp.public_final(final)
-    assert set(public) == {"status", "games_done", "games_total", "tables"}
-    assert set(public["tables"][0]) == {"variant", "rows"}
-    assert set(public["tables"][0]["rows"][0]) == {"rank", "participant", "bot", "version",
-                                                   "points", "elo", "elo95", "games", "score"}
+    assert set(public) == {"status", "number", "reason", "settings", "started", "finished",
+                           "games_done", "games_total", "finals", "tables"}
+    assert public["number"] == 1 and public["settings"]["pairs"] == 2
+    assert set(public["tables"][0]) == {"variant", "ranked_by", "ranking", "rows"}
+    assert set(public["tables"][0]["rows"][0]) == {
+        "rank", "participant", "bot", "version", "points", "elo", "elo95", "games", "score",
+        "place", "h2h", "sb", "status", "final"}
     kind, rows = comp.results()
-    assert kind == "final" and [r["bot"] for r in rows] == ["second", "bob-bot", "eve-bot"]
+    assert kind == "final 1" and [r["bot"] for r in rows] == ["second", "bob-bot", "eve-bot",
+                                                              "", ""]
     # the ladder's leaderboard: no final game, no test match in it
     assert {r["id"]: r["games"] for r in comp.leaderboard()} == {a1: 4, a2: 4, b: 4, e: 0}
     # frozen: whatever happens to the bots and the games afterwards
@@ -184,7 +196,7 @@ def test_the_final_plays_each_participants_latest_bot_and_its_standings_freeze(
     comp.close()
     comp = Competition(comp.folder)
     _passed(comp)
-    assert comp.final_view() == final and comp.results() == ("final", rows)
+    assert comp.final_view() == final and comp.results() == ("final 1", rows)
     assert comp.start_final() == 0 and not comp.finish_final()
     comp.close()
 
@@ -194,7 +206,7 @@ def test_a_final_of_one_bot_and_a_final_without_a_deadline(tmp_path: Path) -> No
     comp = Competition(tmp_path / "c")
     try:
         assert not comp.deadline_passed() and comp.start_final() == 0
-        assert comp.results() == ("ladder", [])
+        assert comp.results() == ("ladder", [])  # nobody in the roster yet
         alice = comp.authenticate(comp.add_user("alice"))
         _active(comp, alice, "solo")
         assert comp.final_view()["status"] == "none"
@@ -355,8 +367,10 @@ def test_arena_server_results_prints_the_ladder_then_the_final(tmp_path: Path) -
     result = runner.invoke(cli, ["server", "results", str(folder)])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == "variant,rank,participant,bot,version,points,elo,elo95,games,score"
-    assert lines[1].startswith("nine-mens-morris,1,alice,a,1,2,") and lines[1].endswith(",2,1")
+    assert lines[0] == ("variant,rank,participant,bot,version,points,elo,elo95,games,score,"
+                        "place,h2h,sb,status,final")
+    assert lines[1].startswith("nine-mens-morris,1,alice,a,1,2,") and \
+        lines[1].endswith(",2,1,1,,,active,")
     assert "ladder" in result.stderr
     yaml_file = folder / "server.yaml"
     past = (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat()
@@ -378,7 +392,9 @@ def test_arena_server_results_prints_the_ladder_then_the_final(tmp_path: Path) -
     rows = [ln.split(",") for ln in result.stdout.splitlines()[1:]]
     assert [r[:6] for r in rows] == [["nine-mens-morris", "1", "alice", "a", "1", "20"],
                                      ["nine-mens-morris", "2", "bob", "b", "1", "0"]]
-    assert [r[8:] for r in rows] == [["20", "1"], ["20", "0"]]
+    assert [r[8:] for r in rows] == [["20", "1", "1", "", "0", "entry", "1"],
+                                     ["20", "0", "2", "", "0", "entry", "1"]]
+    assert "final 1 (the deadline, 10 pair(s) per meeting)" in result.stderr
 
 
 # ---- the ladder: opponents, the fit ----------------------------------------------------

@@ -4,7 +4,7 @@ competition is :mod:`arena.server.service`, the site :mod:`arena.server.web`.
 ``init`` makes a competition folder, ``user`` adds a participant (their token is the last
 line printed), ``users`` adds a roster's (``name,token`` CSV), ``run`` serves the site and
 runs the judge, ``results`` prints the final's standings (or the ladder before the deadline)
-as CSV, ``gc`` removes the uploads' files that the disk rules allow.  Needs the ``server``
+as CSV, ``final`` lists the finals and plays one again (``--rerun``), ``gc`` removes the uploads' files that the disk rules allow.  Needs the ``server``
 extra.
 """
 
@@ -125,12 +125,16 @@ def users(folder: str, roster: str, db_url: Optional[str]) -> None:
 
 @server.command()
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--final", "number", type=click.IntRange(1, 1 << 62), default=None,
+              metavar="N", help="The standings of final N (default: the latest).")
 @_DB_URL
-def results(folder: str, db_url: Optional[str]) -> None:
-    """Print the final round robin's standings as CSV (variant, rank, participant, bot,
-    version, points, elo, elo95, games, score), for a grade book.  Before the deadline:
-    the current ladder in the same columns.  Exit status 1, with a message, after the
-    deadline while the final is not done."""
+def results(folder: str, number: Optional[int], db_url: Optional[str]) -> None:
+    """Print the final's standings as CSV for a grade book, one row per variant and
+    participant, the whole roster: variant, rank, participant, bot, version, points, elo,
+    elo95, games, score, place (5= for a shared place), h2h and sb (the tie-breaks),
+    status (entry, no accepted bot, no upload) and final (its number).  Before the
+    deadline: the current ladder in the same columns.  Exit status 1, with a message,
+    while the final is not done."""
     import csv
     import sys
 
@@ -143,7 +147,8 @@ def results(folder: str, db_url: Optional[str]) -> None:
     comp = Competition(folder, db_url=db_url)
     deadline = comp.deadline_text()
     try:
-        kind, rows = comp.results()
+        kind, rows = comp.results(number)
+        state = comp.final_state(number=number) if kind != "ladder" else {}
     except NotReady as e:
         click.echo(f"Error: {e}; try again once it is (arena server results {folder})",
                    err=True)
@@ -162,10 +167,54 @@ def results(folder: str, db_url: Optional[str]) -> None:
     for row in rows:
         out.writerow([cell(row[k]) for k in RESULT_COLUMNS])
     sys.stdout.flush()
+    if state:
+        settings = state["settings"]
+        played = (f", {settings['pairs']} pair(s) per meeting" if settings.get("pairs")
+                  else "")
+        click.echo(f"{kind} ({state['reason']}{played}), finished {state['finished']}",
+                   err=True)
     if kind == "ladder":
         click.echo(f"the ladder's current standings: the final's come after the deadline, "
                    f"{deadline}" if deadline else "the ladder's current standings (no deadline "
                    "is set, so no final)", err=True)
+
+
+@server.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--rerun", is_flag=True,
+              help="Play a new final among the latest final's entries, with the settings "
+                   "as they are now in server.yaml (deadline, final.pairs, variants).")
+@click.option("--pairs", type=click.IntRange(1, 1000), default=None,
+              help="With --rerun: colour-swapped pairs per meeting (default: final.pairs).")
+@_DB_URL
+def final(folder: str, rerun: bool, pairs: Optional[int], db_url: Optional[str]) -> None:
+    """Show the finals played so far; with --rerun, start a new one (the running server's
+    judge plays it; the results name it).  A final is never changed by editing the
+    settings: this is how a teacher plays it again."""
+    from arena.server import require_server_extra
+
+    require_server_extra()
+    from arena.server.service import OPERATOR, Competition
+
+    if pairs is not None and not rerun:
+        raise click.UsageError("--pairs goes with --rerun")
+    comp = Competition(folder, db_url=db_url)
+    try:
+        if rerun:
+            state = comp.rerun_final(OPERATOR, pairs)
+            click.echo(f"final {state['number']} starts: {state['games_total']} games among "
+                       f"{len(state['bots'])} entries ({state['settings']['pairs']} pair(s) "
+                       f"per meeting); arena server run {folder} plays them")
+        for f in comp.finals():
+            click.echo(f"final {f['number']}: {f['status']}, {f['games_done']} of "
+                       f"{f['games_total']} games stored ({f['reason']}; started "
+                       f"{f['started']})")
+        if not comp.finals():
+            click.echo("no final yet: the first starts at the deadline"
+                       + (f", {comp.deadline_text()}" if comp.deadline_text() else
+                          " (none is set in server.yaml)"))
+    finally:
+        comp.close()
 
 
 @server.command()
@@ -210,3 +259,25 @@ def gc(folder: str, dry_run: bool, db_url: Optional[str]) -> None:
                    f"{item['what']}, {item['bytes'] / 1e6:.1f} MB")
     total = sum(item["bytes"] for item in removed)
     click.echo(f"{verb} {len(removed)} upload(s)' files, {total / 1e6:.1f} MB in all")
+
+
+@server.command("export")
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.argument("out", metavar="OUT", type=click.Path(file_okay=False))
+@click.option("--kind", type=click.Choice(["final", "ladder", "all"]), default=None,
+              help="Which games: the latest final's, the ladder's (retired versions' too), "
+                   "or both (default: the final's once it has started, else the "
+                   "ladder's).  Test matches never.")
+@_DB_URL
+def export_games(folder: str, out: str, kind: Optional[str], db_url: Optional[str]) -> None:
+    """Write DIR's finished games as the results folder OUT (games.jsonl, games.csv,
+    standings.csv, games.pgn), as 'arena run' writes one: arena rate, report and export
+    read it.  DIR is only read (safe while its server runs); OUT must be new or empty."""
+    from typing import cast
+
+    from arena.server.export import Kind, export_competition
+
+    done = export_competition(folder, out, cast(Optional[Kind], kind), db_url=db_url)
+    what = "final and ladder" if done.kind == "all" else done.kind
+    click.echo(f"wrote {done.games} {what} games of {folder} to {out} "
+               f"({', '.join(done.files)}); next: arena rate {out}")

@@ -23,6 +23,8 @@ from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterator, Optional, TypeVar
 
+from sqlalchemy import select
+
 from arena.errors import ArenaError, ConfigError
 from arena.server.config import CONFIG_FILE, load_server_config
 from arena.server.db import (database_url, migrate, one_writer, open_engine,
@@ -134,6 +136,8 @@ class State:
         self._cache: dict[Hashable, tuple[int, int, float, Any]] = {}
         #: bumped by :meth:`touch` (what people do through this library)
         self._generation = 0
+        #: the first final's number once one was seen (uploads never reopen after it)
+        self._final_seen = 0
         self._flights: dict[tuple[int, int, Hashable], _Flight] = {}
         #: games the judge of this process has handed out and not stored yet (it sets it)
         self.games_in_flight = 0
@@ -268,6 +272,28 @@ class State:
         """Whether the settings' ``deadline`` has come (never without one)."""
         deadline = self.config.deadline
         return deadline is not None and (now or datetime.now(timezone.utc)) >= deadline
+
+    def uploads_closed(self, now: Optional[datetime] = None) -> bool:
+        """Whether uploads are closed and the ladder is over: the deadline has come, or a
+        final was played (a deadline moved later afterwards never reopens them)."""
+        return bool(self.closed_because(now))
+
+    def closed_because(self, now: Optional[datetime] = None) -> str:
+        """Why uploads are closed, in words ("" while they are open)."""
+        if self.deadline_passed(now):
+            return (f"uploads closed at the deadline, {self.deadline_text()}: the final "
+                    f"round robin plays the bots uploaded before it")
+        if not self._final_seen:
+            from arena.server.models import Final
+
+            with self.sessions() as s:
+                first = s.scalars(select(Final).order_by(Final.id).limit(1)).first()
+            if first is None:
+                return ""
+            self._final_seen = first.id
+        return (f"uploads closed when final {self._final_seen} started; they do not reopen "
+                f"when the deadline is moved (a new final among the same entries: "
+                f"arena server final --rerun)")
 
     def deadline_text(self) -> str:
         """The deadline as the settings give it (ISO 8601 with its offset), or ""."""

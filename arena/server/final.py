@@ -1,138 +1,313 @@
-"""The deadline and the final round robin, and the results to hand to a grade book.
+"""The deadline, the finals, and the results to hand to a grade book.
 
 At the settings' ``deadline`` uploads are refused
 (:meth:`~arena.server.uploads.Uploads.submit`), the ladder schedules and hands out no more
 games, and once the checks of the uploads made before it are done the judge starts the
-**final** (:meth:`Final.start_final`): a round robin among each participant's latest active
-bot, per variant ``final.pairs`` colour-swapped pairs per meeting, queued as games of kind
-``final`` on the same judge, executor and sandbox, in rounds (every meeting's first pair,
-then every second pair...), so that the standings so far are fair at any time.
+**final** (:meth:`Finals.start_final`): a round robin among the participants' **entries**
+(each participant's chosen active bot, :meth:`Finals.choose_entry`; by default their latest),
+per variant ``final.pairs`` colour-swapped pairs per meeting, queued as games of kind
+``final`` on the same judge, executor and sandbox.  Its games are queued in the rounds of a
+Berger table (:func:`arena.schedule.berger_rounds`: in each round every entry plays once),
+all the rounds once, then all once more for the next pair, so that at any moment every
+entry has played as many games as every other, give or take one pair: the standings so far
+are fair at any time, and ranked by the rule they say they are ranked by.
 
-Its state is one row of ``settings`` (``final``: JSON).  When no final game is left to play
-(:meth:`Final.finish_final`) its standings are computed (points = wins + draws/2, Elo and
-intervals by :func:`arena.ratings.rate` on the final's games only) and stored in that row in
-the same transaction that marks the final ``done``: from then on they are read back, never
-computed again, whatever happens to the ladder or to the bots.  A server restarted
-mid-final finds its games in the database: the finished ones stay, the interrupted ones are
-played again (:meth:`~arena.server.uploads.Uploads.recover`).
+A final is a row of its own (:class:`~arena.server.models.Final`), numbered from 1, with the
+settings it was played with (deadline, pairs, variants), its entries, and once no game of it
+is left to play (:meth:`Finals.finish_final`) its standings, stored in the same transaction
+that marks it ``done``: from then on they are read back, never computed again, whatever
+happens to the ladder or to the bots.  A final is never changed by editing the settings:
+once one was played, uploads stay closed whatever the deadline says
+(:meth:`~arena.server.common.State.closed_because`), a server whose settings no longer
+match the latest final's refuses to run (:meth:`Finals.settings_conflict`), and the teacher
+plays a new final explicitly (:meth:`Finals.rerun_final`: ``arena server final DIR
+--rerun``, or the admin page's button): the same entries, the settings as they are now.
+Results name the final they come from.
 
-:meth:`Final.results` gives the rows of ``arena server results``: the final's frozen
-standings, or before the deadline the current ladder in the same columns.
+Standings list the whole roster: the entries ranked (points = wins + draws/2; bots level on
+points, on the points between them and on Sonneborn-Berger share a place, shown ``5=``:
+:func:`arena.standings.places`; Elo and its interval by :func:`arena.ratings.rate` on the
+final's games only), then every participant without an entry, without a rank and with a
+status (``no accepted bot``: they uploaded, nothing passed; ``no upload``).
+
+:meth:`Finals.results` gives the rows of ``arena server results``: the latest final's frozen
+standings (or an earlier final's), or before the deadline the current ladder in the same
+columns.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 from datetime import datetime
 from typing import Any, Optional
 
 from sqlalchemy import delete, func, select
 
-from arena.server.common import NotReady
+from arena.schedule import berger_rounds
+from arena.server.common import Forbidden, NotFound, NotReady, Refused, Viewer
 from arena.server.ladder import SCORES, Ladder, queue_pair
-from arena.server.models import Bot, Game, Job, Setting, User, utcnow
+from arena.server.models import Bot, Entry, Final, Game, Job, Refusal, User, utcnow
 
-#: the settings row of the final's state
-FINAL_KEY = "final"
-#: the columns of ``arena server results`` (and of each row of ``GET /api/final``)
+#: the columns of ``arena server results`` (and of each row of ``GET /api/final``, but
+#: ``variant``): the first ten as they always were, then the shared place (``5=``), the
+#: tie-breaks (points between the level bots, Sonneborn-Berger), the participant's status
+#: (``entry``, ``no accepted bot``, ``no upload``; ``active`` on the ladder) and the
+#: final's number (empty for the ladder)
 RESULT_COLUMNS = ("variant", "rank", "participant", "bot", "version", "points", "elo",
-                  "elo95", "games", "score")
+                  "elo95", "games", "score", "place", "h2h", "sb", "status", "final")
+#: a participant's status in the results
+ENTRY, NO_BOT, NO_UPLOAD = "entry", "no accepted bot", "no upload"
 
 
-class Final(Ladder):
-    """The deadline's final round robin (a part of
-    :class:`~arena.server.service.Competition`; see the module's docstring)."""
+def _when(value: Optional[datetime]) -> Optional[str]:
+    return value.isoformat() if value is not None else None
 
-    #: the running final's standings so far, by (final games done, the highest id)
+
+class Finals(Ladder):
+    """The finals (a part of :class:`~arena.server.service.Competition`; see the module's
+    docstring)."""
+
+    #: the running final's standings so far, by (its number, games done, the highest id)
     _final_cache: Optional[tuple[Any, tuple[int, int, list[dict[str, Any]]]]] = None
 
-    def final_state(self, s: Any = None) -> dict[str, Any]:
-        """The final's stored state: ``{}`` before it starts, else ``status`` (``running``
-        or ``done``), ``bots`` (the ids that play it), ``started``, and once done
-        ``finished``, ``games_done``, ``games_total`` and ``tables`` (the frozen
+    # ---- the finals' rows ----------------------------------------------------------
+
+    def _final_row(self, s: Any, number: Optional[int] = None) -> Optional[Final]:
+        if number is not None:
+            return s.get(Final, number)
+        return s.scalars(select(Final).order_by(Final.id.desc()).limit(1)).first()
+
+    @staticmethod
+    def _state(row: Final) -> dict[str, Any]:
+        return {"number": row.id, "status": row.status, "reason": row.reason,
+                "settings": json.loads(row.settings or "{}"),
+                "bots": json.loads(row.entries or "[]"),
+                "started": _when(row.started_at), "finished": _when(row.finished_at),
+                "games_done": row.games_done, "games_total": row.games_total,
+                "tables": json.loads(row.tables or "[]")}
+
+    def final_state(self, s: Any = None, number: Optional[int] = None) -> dict[str, Any]:
+        """The latest final's state (or final ``number``'s): ``{}`` before the first
+        starts, else ``number``, ``status`` (``running`` or ``done``), ``reason``,
+        ``settings`` (those it was played with), ``bots`` (its entries' ids), ``started``,
+        ``finished``, ``games_done``, ``games_total`` and once done ``tables`` (the frozen
         standings)."""
         if s is None:
             with self.sessions() as session:
-                return self.final_state(session)
-        row = s.get(Setting, FINAL_KEY)
-        if row is None or not row.value:
-            return {}
-        state: dict[str, Any] = json.loads(row.value)
-        return state
+                return self.final_state(session, number)
+        row = self._final_row(s, number)
+        return {} if row is None else self._state(row)
+
+    def finals(self) -> list[dict[str, Any]]:
+        """Every final, the first first: ``number``, ``status``, ``reason``, ``settings``,
+        ``started``, ``finished``, ``games_done``, ``games_total``."""
+        with self.sessions() as s:
+            rows = s.scalars(select(Final).order_by(Final.id)).all()
+            return [{k: v for k, v in self._state(r).items() if k not in ("tables", "bots")}
+                    for r in rows]
+
+    def final_settings(self, pairs: Optional[int] = None) -> dict[str, Any]:
+        """The settings a final started now is played with (``pairs`` replaces the
+        settings' ``final.pairs``)."""
+        return {"deadline": self.deadline_text() or None,
+                "pairs": pairs if pairs is not None else self.config.final.pairs,
+                "variants": [v.name for v in self.config.variants]}
+
+    def settings_conflict(self) -> str:
+        """Why the settings no longer fit the latest final ("" when they do): a deadline,
+        ``final.pairs`` or variants edited after it was played.  The server refuses to run
+        on such settings; the message says how to go on."""
+        state = self.final_state()
+        played = state.get("settings") or {}
+        if not played:
+            return ""
+        now = self.final_settings()
+        changed = [k for k in ("deadline", "pairs", "variants") if played.get(k) != now[k]]
+        if not changed:
+            return ""
+        words = ", ".join(f"{k} {played.get(k)!r} -> {now[k]!r}" for k in changed)
+        return (f"server.yaml changed after final {state['number']} was played ({words}): "
+                f"a final is not changed by editing the settings, and uploads stay closed. "
+                f"Put the settings back, or play a new final among the same entries with "
+                f"the settings as they are now: arena server final {self.folder} --rerun")
+
+    # ---- entries -------------------------------------------------------------------
+
+    def _entries(self, s: Any) -> list[int]:
+        """Each participant's entry: the active bot they chose, else their latest active
+        bot (sorted ids)."""
+        latest = dict(s.execute(select(Bot.owner_id, func.max(Bot.id))
+                                .where(Bot.status == "active").group_by(Bot.owner_id)).all())
+        chosen = dict(s.execute(select(Bot.owner_id, Bot.id).join(Entry, Entry.bot_id == Bot.id)
+                                .where(Bot.status == "active",
+                                       Bot.owner_id == Entry.user_id)).all())
+        return sorted({**latest, **chosen}.values())
+
+    def entry_of(self, user_id: int) -> Optional[int]:
+        """The bot that would play (or plays) the final for participant ``user_id``: in a
+        final that started, its entry; before, their chosen active bot or their latest."""
+        with self.sessions() as s:
+            state = self.final_state(s)
+            if state:
+                owners = dict(s.execute(select(Bot.id, Bot.owner_id)
+                                        .where(Bot.id.in_(state["bots"]))).all())
+                return next((b for b, o in owners.items() if o == user_id), None)
+            entries = self._entries(s)
+            return s.scalar(select(Bot.id).where(Bot.id.in_(entries),
+                                                 Bot.owner_id == user_id))
+
+    def choose_entry(self, viewer: Viewer, bot_id: int) -> None:
+        """Make active bot ``bot_id`` its owner's final entry (its owner, or an admin).
+
+        :raises NotFound: no such bot (or not one the viewer may know of).
+        :raises Forbidden: another participant's bot; uploads are closed (the entries were
+            fixed at the deadline).
+        :raises Refused: the bot is not active.
+        """
+        with self.changing() as s:
+            bot = s.get(Bot, bot_id)
+            if bot is None or not self.may_see_private(viewer, bot.owner_id):
+                raise NotFound(f"no bot {bot_id}")
+            closed = self.closed_because()
+            if closed:
+                raise Forbidden(f"the final entries are fixed: {closed}")
+            if bot.status != "active":
+                raise Refused(f"bot {bot_id} ({bot.name} v{bot.version}) is {bot.status}: "
+                              f"only an active bot (one that passed its check) can be the "
+                              f"final entry")
+            s.merge(Entry(user_id=bot.owner_id, bot_id=bot.id))
+
+    # ---- starting and ending a final -----------------------------------------------
 
     def final_due(self, now: Optional[datetime] = None) -> bool:
-        """Whether the final should start now: the deadline has passed, it has not started,
-        and no check of an upload is queued or running (an upload made just before the
-        deadline is in the final once its check is done)."""
+        """Whether the first final should start now: the deadline has passed, no final
+        was played, and no check of an upload is queued or running (an upload made just
+        before the deadline is in the final once its check is done)."""
         if not self.deadline_passed(now):
             return False
         with self.sessions() as s:
-            if self.final_state(s):
+            if self._final_row(s) is not None:
                 return False
             return not s.scalar(select(func.count(Job.id))
                                 .where(Job.status.in_(("queued", "running"))))
 
     def start_final(self, now: Optional[datetime] = None) -> int:
-        """Start the final if it is due (:meth:`final_due`): its games queued, the ladder's
-        queued games dropped (the ladder is over), its state ``running``, in one
-        transaction.  Returns the games queued (0 when it was not due)."""
+        """Start the first final if it is due (:meth:`final_due`): its games queued, the
+        ladder's queued games dropped (the ladder is over), in one transaction.  Returns
+        the games queued (0 when it was not due)."""
         if not self.final_due(now):
             return 0
         with self.writing() as s:
-            if self.final_state(s):
+            if self._final_row(s) is not None:
                 return 0
-            latest = (select(Bot.owner_id, func.max(Bot.id).label("bot"))
-                      .where(Bot.status == "active").group_by(Bot.owner_id).subquery())
-            bots = sorted(s.scalars(select(latest.c.bot)).all())
-            pair = s.scalar(select(func.max(Game.pair))) or 0
-            queued = 0
-            for _ in range(self.config.final.pairs):
+            return self._open_final(s, self._entries(s), "the deadline")
+
+    def rerun_final(self, viewer: Viewer, pairs: Optional[int] = None) -> dict[str, Any]:
+        """Play a new final among the latest final's entries with the settings as they
+        are now (``pairs``: instead of ``final.pairs``), after it is done (admins).
+        Returns the new final's state.
+
+        :raises Forbidden: not an admin.
+        :raises Refused: no final was played yet, or the latest is still being played.
+        """
+        if not viewer.is_admin:
+            raise Forbidden("only admins may play a final again")
+        if pairs is not None and not 1 <= pairs <= 1000:
+            raise Refused(f"pairs must be between 1 and 1000, got {pairs}")
+        with self.writing() as s:
+            last = self._final_row(s)
+            if last is None:
+                raise Refused("no final was played yet: the first starts at the deadline")
+            if last.status != "done":
+                raise Refused(f"final {last.id} is still being played "
+                              f"({last.games_done} games stored so far): re-run it once it "
+                              f"is done")
+            who = viewer.name or "an admin"
+            self._open_final(s, json.loads(last.entries), f"a re-run of final {last.id} "
+                             f"asked for by {who}", pairs)
+        self.touch()
+        return self.final_state()
+
+    def _open_final(self, s: Any, entries: list[int], reason: str,
+                    pairs: Optional[int] = None) -> int:
+        settings = self.final_settings(pairs)
+        row = Final(status="running", reason=reason, settings=json.dumps(settings),
+                    entries=json.dumps(entries), started_at=utcnow())
+        s.add(row)
+        s.flush()
+        pair = s.scalar(select(func.max(Game.pair))) or 0
+        queued = 0
+        rounds = berger_rounds(len(entries))
+        for repeat in range(settings["pairs"]):
+            for meetings in rounds:
                 for variant in self.config.variants:
-                    for a, b in itertools.combinations(bots, 2):
+                    for i, j in meetings:
+                        a, b = (entries[i], entries[j]) if repeat % 2 == 0 else \
+                            (entries[j], entries[i])
                         pair += 1
-                        queued += queue_pair(s, a, b, variant.name, pair, kind="final")
-            s.execute(delete(Game).where(Game.kind == "ladder", Game.status == "queued"))
-            state = {"status": "running", "bots": bots, "started": utcnow().isoformat(),
-                     "games_total": queued}
-            s.merge(Setting(key=FINAL_KEY, value=json.dumps(state)))
+                        queued += queue_pair(s, a, b, variant.name, pair, kind="final",
+                                             final_id=row.id)
+        s.execute(delete(Game).where(Game.kind == "ladder", Game.status == "queued"))
+        row.games_total = queued
+        self._final_seen = self._final_seen or row.id
         return queued
 
     def finish_final(self) -> bool:
-        """If the final is running and none of its games is queued or running: its
-        standings computed and stored, and its state ``done``, in one transaction (they
-        are never computed again).  Returns whether it was done now."""
+        """If the latest final is running and none of its games is queued or running: its
+        standings computed and stored, and it is ``done``, in one transaction (they are
+        never computed again).  Returns whether it was done now."""
         with self.writing() as s:
-            state = self.final_state(s)
-            if state.get("status") != "running":
+            row = self._final_row(s)
+            if row is None or row.status != "running":
                 return False
             left = s.scalar(select(func.count(Game.id)).where(
-                Game.kind == "final", Game.status.in_(("queued", "running"))))
+                Game.final_id == row.id, Game.status.in_(("queued", "running"))))
             if left:
                 return False
-            done, total, tables = self._final_tables(s, state["bots"])
-            state.update(status="done", finished=utcnow().isoformat(), games_done=done,
-                         games_total=total, tables=tables)
-            s.merge(Setting(key=FINAL_KEY, value=json.dumps(state)))
+            done, total, tables = self._final_tables(s, row.id, json.loads(row.entries))
+            row.status, row.finished_at = "done", utcnow()
+            row.games_done, row.games_total = done, total
+            row.tables = json.dumps(tables)
         return True
 
-    def _final_tables(self, s: Any, bot_ids: list[int]) -> tuple[int, int, list[dict[str, Any]]]:
-        """(games done, games in all, one table per variant) of the final's games so far:
-        rows ranked by points (then head to head, Sonneborn-Berger, Elo:
-        :func:`arena.ratings.rate`) with ``rank``, ``participant``, ``bot``, ``version``,
-        ``points``, ``elo``, ``elo95``, ``games``, ``score`` and the bot's ``id``."""
+    # ---- standings -----------------------------------------------------------------
+
+    def _roster(self, s: Any, entries: list[int]) -> list[tuple[str, str]]:
+        """(name, status) of every participant without an entry among ``entries``: those
+        who uploaded something (``no accepted bot``), then those who did not (``no
+        upload``), by name.  Admins without an entry are not participants."""
+        owners = set(s.scalars(select(Bot.owner_id).where(Bot.id.in_(entries))).all())
+        uploaded = set(s.scalars(select(Bot.owner_id).distinct()).all()) | \
+            set(s.scalars(select(Refusal.user_id).distinct()).all())
+        out = []
+        for uid, name, admin in s.execute(select(User.id, User.name, User.is_admin)
+                                          .order_by(User.name)).all():
+            if uid in owners or (admin and uid not in uploaded):
+                continue
+            out.append((name, NO_BOT if uid in uploaded else NO_UPLOAD))
+        return sorted(out, key=lambda r: (r[1] != NO_BOT, r[0]))
+
+    def _final_tables(self, s: Any, number: int, bot_ids: list[int]
+                      ) -> tuple[int, int, list[dict[str, Any]]]:
+        """(games done, games in all, one table per variant) of final ``number``'s games so
+        far: ``ranked_by`` (the rule applied, in words) and ``rows`` of ``rank``,
+        ``place``, ``participant``, ``bot``, ``version``, ``points``, ``elo``, ``elo95``,
+        ``games``, ``score``, ``h2h``, ``sb``, ``status``, ``final`` and the bot's ``id``,
+        the whole roster."""
         from arena.ratings import rate
         from arena.records import GameRecord, PlayerInfo
+        from arena.standings import RANKINGS
 
         names = {i: (bot, version, owner) for i, bot, version, owner in s.execute(
             select(Bot.id, Bot.name, Bot.version, User.name)
             .join(User, User.id == Bot.owner_id).where(Bot.id.in_(bot_ids))).all()}
         rows = s.execute(select(Game.white_id, Game.black_id, Game.result, Game.pair,
                                 Game.variant, Game.forfeit, Game.status)
-                         .where(Game.kind == "final")).all()
+                         .where(Game.final_id == number)).all()
         total = len(rows)
         played = [r for r in rows if r[6] == "done" and r[2] in SCORES]
         players = {i: PlayerInfo(str(i)) for i in bot_ids}
+        roster = self._roster(s, bot_ids)
         tables = []
         for variant in self.config.variants:
             records = [GameRecord(game_id=str(n), variant=variant.name, variant_params={},
@@ -142,87 +317,126 @@ class Final(Ladder):
                        for n, (w, b, result, pair, v, forfeit, _) in enumerate(played)
                        if v == variant.name and w in players and b in players]
             table = []
-            rated = rate(records, variant=variant.name).rows if records else ()
-            for r in rated:
+            standings = rate(records, variant=variant.name) if records else None
+            for r in standings.rows if standings is not None else ():
                 bot, version, owner = names[int(r.bot)]
-                table.append({"rank": r.rank, "participant": owner, "bot": bot,
-                              "version": version, "points": r.points,
+                table.append({"rank": r.rank, "place": r.place, "participant": owner,
+                              "bot": bot, "version": version, "points": r.points,
                               "elo": None if r.rating is None else round(r.rating, 1) + 0.0,
                               "elo95": None if r.rating95 is None else round(r.rating95, 1),
                               "games": r.games,
                               "score": round(r.score, 3) if r.games else None,
+                              "h2h": r.h2h, "sb": r.sb, "status": ENTRY, "final": number,
                               "id": int(r.bot)})
-            for i in bot_ids:  # a bot without a final game yet (or alone in the final)
-                if str(i) not in {r.bot for r in rated} and i in names:
+            seen = {row["id"] for row in table}
+            alone = len(bot_ids) == 1
+            for i in bot_ids:  # an entry without a final game yet (or alone in the final)
+                if i not in seen and i in names:
                     bot, version, owner = names[i]
-                    table.append({"rank": 1 if len(bot_ids) == 1 else None,
-                                  "participant": owner, "bot": bot,
-                                  "version": version, "points": 0.0, "elo": None,
-                                  "elo95": None, "games": 0, "score": None, "id": i})
-            tables.append({"variant": variant.name, "rows": table})
+                    table.append({"rank": 1 if alone else None, "place": "1" if alone else "",
+                                  "participant": owner, "bot": bot, "version": version,
+                                  "points": 0.0, "elo": None, "elo95": None, "games": 0,
+                                  "score": None, "h2h": None, "sb": None, "status": ENTRY,
+                                  "final": number, "id": i})
+            for owner, status in roster:
+                table.append({"rank": None, "place": "", "participant": owner, "bot": "",
+                              "version": None, "points": None, "elo": None, "elo95": None,
+                              "games": 0, "score": None, "h2h": None, "sb": None,
+                              "status": status, "final": number, "id": None})
+            ranked_by = standings.ranked_by if standings is not None else "points"
+            tables.append({"variant": variant.name, "ranked_by": ranked_by,
+                           "ranking": RANKINGS[ranked_by], "rows": table})
         return len(played), total, tables
 
-    def final_view(self) -> dict[str, Any]:
-        """The final as ``GET /api/final`` shows it: ``status`` (``none`` before it starts,
-        ``running``, ``done``), ``games_done``, ``games_total`` and ``tables`` (per variant,
-        ``rows`` of ``rank``, ``participant``, ``bot``, ``version``, ``points``, ``elo``,
-        ``elo95``, ``games``, ``score``): while it runs, the standings so far; once done,
-        the frozen standings."""
-        return self.cached("final", self._final_view)
+    def final_view(self, number: Optional[int] = None) -> dict[str, Any]:
+        """A final as ``GET /api/final`` shows it (the latest, or final ``number``):
+        ``status`` (``none`` before the first starts, ``running``, ``done``), ``number``,
+        ``reason``, ``settings``, ``started``, ``finished``, ``games_done``,
+        ``games_total``, ``finals`` (every final: number, status, reason) and ``tables``
+        (per variant, ``ranked_by``, ``ranking`` and ``rows``: :data:`RESULT_COLUMNS` but
+        ``variant``, the whole roster): while it runs, the standings so far; once done,
+        the frozen standings.
 
-    def _final_view(self) -> dict[str, Any]:
+        :raises NotFound: no final ``number``.
+        """
+        return self.cached(("final", number), lambda: self._final_view(number))
+
+    def _final_view(self, number: Optional[int]) -> dict[str, Any]:
+        finals = [{k: f[k] for k in ("number", "status", "reason")} for f in self.finals()]
         with self.sessions() as s:
-            state = self.final_state(s)
-            if not state:
-                return {"status": "none", "games_done": 0, "games_total": 0, "tables": []}
-            if state["status"] == "done":
-                done, total, tables = (state["games_done"], state["games_total"],
-                                       state["tables"])
+            row = self._final_row(s, number)
+            if row is None:
+                if number is not None:
+                    raise NotFound(f"no final {number}")
+                return {"status": "none", "number": None, "reason": "", "settings": {},
+                        "started": None, "finished": None, "games_done": 0,
+                        "games_total": 0, "finals": finals, "tables": []}
+            state = self._state(row)
+            if row.status == "done":
+                done, total, tables = row.games_done, row.games_total, state["tables"]
             else:  # the standings so far, fitted again only when a final game has ended
-                key = tuple(s.execute(select(func.count(Game.id), func.max(Game.id)).where(
-                    Game.kind == "final", Game.status == "done")).one())
+                key = (row.id, *s.execute(select(func.count(Game.id), func.max(Game.id))
+                                          .where(Game.final_id == row.id,
+                                                 Game.status == "done")).one())
                 with self._board_lock:
                     hit = self._final_cache
                 if hit is not None and hit[0] == key:
                     done, total, tables = hit[1]
                 else:
-                    done, total, tables = self._final_tables(s, state["bots"])
+                    done, total, tables = self._final_tables(s, row.id, state["bots"])
                     with self._board_lock:
                         self._final_cache = (key, (done, total, tables))
-        return {"status": state["status"], "games_done": done, "games_total": total,
-                "tables": tables}
+        return {**{k: state[k] for k in ("status", "number", "reason", "settings",
+                                         "started", "finished")},
+                "games_done": done, "games_total": total, "finals": finals, "tables": tables}
 
     @staticmethod
     def public_final(view: dict[str, Any]) -> dict[str, Any]:
         """:meth:`final_view` with exactly the API's keys (the pages also use the bots'
         ids)."""
         keys = RESULT_COLUMNS[1:]
-        return {**view, "tables": [{"variant": t["variant"],
-                                    "rows": [{k: r[k] for k in keys} for r in t["rows"]]}
+        return {**view, "tables": [{"variant": t["variant"], "ranked_by": t.get("ranked_by"),
+                                    "ranking": t.get("ranking"),
+                                    "rows": [{k: r.get(k) for k in keys} for r in t["rows"]]}
                                    for t in view["tables"]]}
 
-    def results(self) -> tuple[str, list[dict[str, Any]]]:
-        """The rows of ``arena server results`` (:data:`RESULT_COLUMNS`): ``("final", the
-        final's frozen standings)`` once it is done; before the deadline ``("ladder", the
-        current leaderboard)`` in the same columns (``participant``: the owner; ``points``:
-        wins + draws/2).
+    def results(self, number: Optional[int] = None) -> tuple[str, list[dict[str, Any]]]:
+        """The rows of ``arena server results`` (:data:`RESULT_COLUMNS`, the whole roster):
+        ``("final N", its frozen standings)`` for the latest final (or final ``number``)
+        once it is done; before the first final ``("ladder", the current leaderboard)`` in
+        the same columns (``participant``: the owner; ``points``: wins + draws/2).
 
-        :raises NotReady: the deadline has passed and the final is not done (the message
-            says how far it is).
+        :raises NotReady: the final is not done, or the deadline has passed and it has not
+            started (the message says how far it is).
+        :raises NotFound: no final ``number``.
         """
-        if self.deadline_passed():
-            view = self.final_view()
-            if view["status"] != "done":
-                if view["status"] == "none":
-                    raise NotReady(f"the deadline ({self.deadline_text()}) has passed but the "
-                                   f"final has not started: the server's judge starts it "
-                                   f"once the last checks are done (arena server run)")
-                raise NotReady(f"the final is not done yet: {view['games_done']} of "
-                               f"{view['games_total']} games played")
-            return "final", [{"variant": t["variant"], **{k: r[k] for k in RESULT_COLUMNS[1:]}}
-                             for t in view["tables"] for r in t["rows"]]
+        view = self.final_view(number)
+        if view["status"] == "none" and self.deadline_passed():
+            raise NotReady(f"the deadline ({self.deadline_text()}) has passed but the final "
+                           f"has not started: the server's judge starts it once the last "
+                           f"checks are done (arena server run)")
+        if view["status"] == "running":
+            earlier = [f["number"] for f in view["finals"] if f["status"] == "done"]
+            hint = (f"; the results of final {earlier[-1]}: arena server results "
+                    f"--final {earlier[-1]}" if earlier else "")
+            raise NotReady(f"final {view['number']} is not done yet: {view['games_done']} "
+                           f"of {view['games_total']} games played{hint}")
+        if view["status"] == "done":
+            return f"final {view['number']}", [
+                {"variant": t["variant"], **{k: r.get(k) for k in RESULT_COLUMNS[1:]}}
+                for t in view["tables"] for r in t["rows"]]
         rows = [{"variant": r["variant"], "rank": r["rank"], "participant": r["owner"],
                  "bot": r["bot"], "version": r["version"],
                  "points": r["wins"] + 0.5 * r["draws"], "elo": r["elo"], "elo95": r["elo95"],
-                 "games": r["games"], "score": r["score"]} for r in self.leaderboard()]
+                 "games": r["games"], "score": r["score"], "place": str(r["rank"] or ""),
+                 "h2h": None, "sb": None, "status": "active", "final": None}
+                for r in self.leaderboard()]
+        with self.sessions() as s:
+            on_ladder = list(s.scalars(select(Bot.id).where(Bot.status == "active")).all())
+            roster = self._roster(s, on_ladder)
+        for variant in self.config.variants:
+            rows += [{"variant": variant.name, "rank": None, "participant": owner, "bot": "",
+                      "version": None, "points": None, "elo": None, "elo95": None,
+                      "games": 0, "score": None, "place": "", "h2h": None, "sb": None,
+                      "status": status, "final": None} for owner, status in roster]
         return "ladder", rows

@@ -260,8 +260,7 @@ class Judge:
         while not self._stop.is_set():
             try:
                 paused = self.competition.paused()
-                if self.competition.config.deadline is not None and not paused and \
-                        time.monotonic() >= final_look:
+                if not paused and time.monotonic() >= final_look:
                     final_look = time.monotonic() + FINAL_POLL_S
                     self._final()
                 if not paused and not self._cluster_stalled():

@@ -128,13 +128,15 @@ def choose_idle_pair(games: Mapping[int, int], ratings: Mapping[int, float],
     return bot, rng.choice(others[:IDLE_NEAREST])
 
 
-def queue_pair(s: Any, a: int, b: int, variant: str, pair: int, kind: str = "ladder") -> int:
+def queue_pair(s: Any, a: int, b: int, variant: str, pair: int, kind: str = "ladder",
+               final_id: Optional[int] = None) -> int:
     """Queue one colour-swapped pair (``a`` White first) with a seed of its own, as pair
-    number ``pair`` (in session ``s``).  Returns the games queued (2)."""
+    number ``pair`` (in session ``s``; a final's games name it: ``final_id``).  Returns the
+    games queued (2)."""
     seed = new_seed()
     for game, (w, k) in enumerate(((a, b), (b, a))):
         s.add(Game(white_id=w, black_id=k, variant=variant, pair=pair, game=game, seed=seed,
-                   status="queued", kind=kind))
+                   status="queued", kind=kind, final_id=final_id))
     return 2
 
 
@@ -397,7 +399,7 @@ class Ladder(State):
                                                     Game.kind.in_(("match", "final")))
                               .order_by(_PRIORITY, Game.id).limit(n)).all()
             ids = [g for g in first if _take(s, g)]
-            if len(ids) < n and not self.deadline_passed():
+            if len(ids) < n and not self.uploads_closed():
                 ids += claim_ladder(s, n - len(ids))
             if not ids:
                 return []
@@ -544,7 +546,7 @@ class Ladder(State):
         converging while the judge has nothing else to do (the judge asks when it is not
         paused).  Nothing after the deadline or with fewer than two active bots.  Returns
         the games queued."""
-        if not self.config.ladder.idle_games or self.deadline_passed():
+        if not self.config.ladder.idle_games or self.uploads_closed():
             return 0
         with self.sessions() as s:  # the judge asks often: the cheap reasons first
             if s.scalar(select(func.count(Game.id)).where(Game.status == "queued")) or (

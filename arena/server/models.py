@@ -16,9 +16,12 @@
   ``match`` (an unrated test match a participant asked for: no standings).  A game is
   counted once because its record is stored in the same transaction that marks it done;
   an interrupted one is played again.
-* :class:`Setting`: small key/value state (the judge paused or not; the final's state and,
-  once it is done, its frozen standings; the participant the ladder's fair share served
-  last).
+* :class:`Final`: one final round robin (the deadline's, or a re-run): its settings, its
+  entries, its state and, once it is done, its frozen standings; its games name it.
+* :class:`Entry`: the bot a participant chose as their final entry.
+* :class:`Refusal`: an upload that was refused, with its reason (the teacher's overview).
+* :class:`Setting`: small key/value state (the judge paused or not; the participant the
+  ladder's fair share served last).
 
 The migrations in ``arena/server/migrations`` create exactly these tables; a test compares
 them.
@@ -156,6 +159,9 @@ class Game(Base):
     #: who asked for a test match (None for ladder and final games)
     requested_by: Mapped[Optional[int]] = mapped_column(ForeignKey("users.id"), nullable=True,
                                                         index=True)
+    #: the number of the final (:class:`Final`) a ``final`` game belongs to (None for the
+    #: others; no foreign key, so that the migration adds it in place)
+    final_id: Mapped[Optional[int]] = mapped_column(Integer, nullable=True, index=True)
 
     white: Mapped[Bot] = relationship(foreign_keys=[white_id])
     black: Mapped[Bot] = relationship(foreign_keys=[black_id])
@@ -180,6 +186,50 @@ class Record(Base):
     __tablename__ = "records"
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), primary_key=True)
     record: Mapped[str] = mapped_column(Text, default="")
+
+
+class Final(Base):
+    """One final round robin: the deadline's, or one an admin asked for again
+    (``arena server final --rerun``).  ``settings`` (JSON: ``deadline``, ``pairs``,
+    ``variants``) are those it was played with, ``entries`` (JSON: bot ids) the bots that
+    play it; once ``done`` its standings (``tables``, JSON) are frozen."""
+
+    __tablename__ = "finals"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    #: why it was played ("the deadline", "a re-run asked for by <admin>")
+    reason: Mapped[str] = mapped_column(String(200), default="")
+    settings: Mapped[str] = mapped_column(Text, default="{}")
+    entries: Mapped[str] = mapped_column(Text, default="[]")
+    started_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
+                                                           nullable=True)
+    finished_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
+                                                            nullable=True)
+    games_done: Mapped[int] = mapped_column(Integer, default=0)
+    games_total: Mapped[int] = mapped_column(Integer, default=0)
+    tables: Mapped[str] = mapped_column(Text, default="[]")
+
+
+class Entry(Base):
+    """The active bot a participant chose as their final entry (without a row: their
+    latest active bot)."""
+
+    __tablename__ = "entries"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+
+
+class Refusal(Base):
+    """An upload that was refused (its archive is not kept): for the teacher's overview."""
+
+    __tablename__ = "refusals"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    filename: Mapped[str] = mapped_column(String(200), default="")
+    size: Mapped[int] = mapped_column(BigInteger, default=0)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True),
+                                                           default=utcnow, nullable=True)
 
 
 class Setting(Base):

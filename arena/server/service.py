@@ -7,7 +7,7 @@ settings, database, uploaded bots) and is made of one part per concern, each a m
 * :mod:`arena.server.uploads`: uploads, the judge's queue of checks (fair share, stopping,
   verdicts) and the disk the uploads keep;
 * :mod:`arena.server.ladder`: the ladder's games and the leaderboard;
-* :mod:`arena.server.final`: the deadline's final round robin and the results;
+* :mod:`arena.server.final`: the deadline, the finals, entries and the results;
 * :mod:`arena.server.matches`: unrated test matches asked for by participants;
 * :mod:`arena.server.views`: what the pages and the API show, with the access rules.
 
@@ -30,7 +30,7 @@ from arena.server.common import (ANONYMOUS, BOTS, CHECKS, OPERATOR, REVOKED, SEC
                                  Viewer, hash_token)
 from arena.server.config import CONFIG_FILE, ServerConfig
 from arena.server.db import database_url, migrate, open_engine
-from arena.server.final import RESULT_COLUMNS, Final
+from arena.server.final import RESULT_COLUMNS, Finals
 from arena.server.ladder import MAX_ATTEMPTS
 from arena.server.matches import Matches
 from arena.server.models import Bot, Game, Setting
@@ -73,7 +73,7 @@ def init_competition(folder: str | os.PathLike[str],
     return out
 
 
-class Competition(Participants, Uploads, Final, Matches, Views):
+class Competition(Participants, Uploads, Finals, Matches, Views):
     """An open competition folder (see the module's docstring)."""
 
     def __init__(self, folder: str | os.PathLike[str], *, db_url: Optional[str] = None) -> None:

@@ -48,7 +48,7 @@ from arena.errors import ConfigError
 from arena.server.common import (BOTS, NAME_RE, UPLOADS, Forbidden, NotFound, RateLimited,
                                  Refused, Viewer, valid_id)
 from arena.server.ladder import Ladder, retire_bots, schedule_games
-from arena.server.models import Bot, Game, Job, utcnow
+from arena.server.models import Bot, Game, Job, Refusal, utcnow
 from arena.server.unpack import UnpackError, safe_unpack
 
 #: upload attempts (refused ones included) a participant may make per upload allowed
@@ -97,7 +97,8 @@ class Uploads(Ladder):
     def submit(self, viewer: Viewer, filename: str, data: bytes) -> dict[str, Any]:
         """Take an upload: unpack it safely into ``bots/<id>``, read its ``bot.yaml``,
         queue its check.  Returns ``{"id", "status": "checking"}``.  Nothing of a refused
-        upload is kept (no archive, no folder, no row).
+        upload is kept (no archive, no folder, no bot) but a line for the teacher's
+        overview (:class:`~arena.server.models.Refusal`: who, when, the file's name, why).
 
         :raises Forbidden: nobody is logged in, or the deadline has passed (the message
             names it).
@@ -105,13 +106,24 @@ class Uploads(Ladder):
         :raises Refused: too big, over the participant's disk quota, a refused archive, or
             a bad ``bot.yaml``.
         """
+        try:
+            return self._submit(viewer, filename, data)
+        except Refused as e:
+            if viewer.known:
+                with self.writing() as s:
+                    s.add(Refusal(user_id=viewer.id, filename=filename[:200],
+                                  size=len(data), reason=str(e)[:2000]))
+                self.touch()
+            raise
+
+    def _submit(self, viewer: Viewer, filename: str, data: bytes) -> dict[str, Any]:
         from arena.manifest import load_bot
 
         if not viewer.known:
             raise Forbidden("log in to upload a bot")
-        if self.deadline_passed():
-            raise Forbidden(f"uploads closed at the deadline, {self.deadline_text()}: the "
-                            f"final round robin plays the bots uploaded before it")
+        closed = self.closed_because()
+        if closed:
+            raise Forbidden(closed)
         limits = self.config.upload
         self._count_attempt(viewer)
         if len(data) > limits.max_bytes:
@@ -407,7 +419,7 @@ class Uploads(Ladder):
         from arena.server.progress import remove_progress
 
         queued = 0
-        ladder = passed and not self.deadline_passed()
+        ladder = passed and not self.uploads_closed()
         ratings: dict[str, dict[int, float]] = {}
         if ladder:  # the ratings choose the opponents when not all of them are played
             with self.sessions() as s:

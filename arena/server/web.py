@@ -40,7 +40,7 @@ from fastapi.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTe
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
 from arena.server import csrf as C
 from arena.server.common import MISSING
 from arena.server.config import proxy_networks
@@ -667,6 +667,10 @@ def serve(folder: str, *, host: str = "127.0.0.1", port: int = 8000,
     from arena.server.judge import Judge
 
     comp = Competition(folder, db_url=db_url)
+    conflict = comp.settings_conflict()
+    if conflict:
+        comp.close()
+        raise ConfigError(conflict)
     comp.leaderboard()  # loads the ratings (numpy, scipy) now rather than on the first page
     judge = Judge(comp)
     judge.start()
