@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from arena import protocol as P
 from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ProtocolError
-from arena.hints import crash_line
+from arena.hints import FLUSH_HINT, HANDSHAKE_HINT, crash_line, handshake_line_text
 from arena.manifest import BotSpec, load_bot
 from arena.sandbox.ownclock import OwnClock, OwnTime
 from arena.sandbox.procs import thread_run_delay
@@ -70,6 +70,14 @@ OWN_POLL_S = 0.005
 #: seconds a bot gets to exit after ``quit``, then after SIGTERM
 QUIT_GRACE_S = 0.5
 TERM_GRACE_S = 0.5
+#: after a move's limit passed without an answer, the bot is watched for as long again as
+#: it ran, at least the first and at most the second of these seconds, to tell a bot that
+#: answers a little late from one that never answers (the verdict is the same: only its
+#: words differ, see :class:`MoveTimeout`)
+WATCH_AFTER_S = (0.5, 2.0)
+#: seconds a bot silent in its handshake is given, its input closed, to show what it holds
+#: (output left in a buffer comes out as it exits)
+SILENCE_PROBE_S = 0.5
 
 _READ_CHUNK = 65536
 
@@ -381,14 +389,19 @@ class BotProcess:
                                 f"of the start{self._silence_hint()}") from None
         except BotCrashed as e:
             raise BotStartError(f"exited during the handshake: {e}", e.line) from None
-        except ProtocolError as e:
-            raise BotStartError(f"bad handshake: {e}", e.line) from None
+        except ProtocolError as e:  # a line of another protocol, or debug text: say which
+            told = handshake_line_text(e.line) if e.line is not None else ""
+            raise BotStartError(f"bad handshake: {told or e}", e.line) from None
         hs.ms = (time.monotonic() - self._spawned_at) * 1000.0
         return hs
 
     def _silence_hint(self) -> str:
-        """What the bot's stdout held when its handshake timed out, as a hint: nothing at
-        all, or a line without its newline, usually means output left in a buffer."""
+        """What the bot's stdout held when its handshake timed out, as a hint: a line
+        without its newline, the last line received, or nothing.  A bot silent so far has
+        its input closed and :data:`SILENCE_PROBE_S` to show what it holds (it is failed
+        anyway): output that comes then waited in a buffer; a bot that ends without a word
+        read ``morris`` and had nothing to say to it (written for another protocol, a UCI
+        engine waiting for ``uci``); one still running says nothing either way."""
         try:
             self._drain()
         except ProtocolError:  # a line over the cap: the timeout is what is reported
@@ -399,9 +412,56 @@ class BotProcess:
                     "line with \\n and flush stdout after it?")
         if self._lines or self.handshake.lines:
             last = self._lines[-1] if self._lines else self.handshake.lines[-1]
-            return f" (the last line received: {cut(last, 80)!r})"
-        return ("; no output at all: does the bot flush stdout after each line? "
-                "(print(..., flush=True), fflush(stdout), System.out.flush())")
+            return f" (the last line received: {cut(last, 80)!r}: {HANDSHAKE_HINT})"
+        probed = self._probe_silence()
+        if probed:
+            return probed
+        return f"; no output at all: does the bot flush stdout after each line? {FLUSH_HINT}"
+
+    def _probe_silence(self) -> str:
+        """Close the input of a bot silent in its handshake and watch its output for
+        :data:`SILENCE_PROBE_S`: the hint for what comes (lines it held in a buffer, or the
+        end of its output without a word), ``""`` if nothing does."""
+        proc = self._proc
+        if proc is None or self._stdin < 0 or self._poll_in is None:
+            return ""
+        try:
+            fcntl.ioctl(self._stdin, termios.FIONREAD, self._unread, True)
+            unread = self._unread[0]
+        except OSError:
+            unread = -1
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        except OSError:
+            pass
+        self._stdin = -1
+        deadline = time.monotonic() + SILENCE_PROBE_S
+        try:
+            while not self._eof:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                if self._poll_in.poll(left * 1000.0 + 1.0):
+                    self._fill()
+        except ProtocolError:
+            pass
+        held = list(self._lines) + ([bytes(self._buf).decode("utf-8", "replace")]
+                                    if self._buf else [])
+        for line in self._lines:
+            self._log_in(line)
+        self._lines.clear()
+        if held:
+            shown = ", ".join(repr(cut(line, 60)) for line in held[:3])
+            return (f"; its output came only when its input was closed ({shown}): it waited "
+                    f"in a buffer: flush stdout after each line {FLUSH_HINT}")
+        if self._eof:
+            read = ("it read 'morris', said nothing" if unread == 0
+                    else "it did not read 'morris'" if unread > 0 else "it said nothing")
+            return (f"; no output at all: {read}, and ended without a word when its input was "
+                    f"closed: {HANDSHAKE_HINT}; a bot written for another protocol waits for "
+                    "its own first line (a UCI engine for 'uci') and never answers")
+        return ""
 
     def new_game(self, variant_name: str, params: Mapping[str, str], options: Mapping[str, str],
                  timeout_s: float) -> None:
@@ -468,7 +528,10 @@ class BotProcess:
         the bot is idle then, and the reading is off the path from a reply to the next
         request.  ``after_send`` is called once the request is written, before the wait.
 
-        :raises BotTimeout: no ``bestmove`` in time (wall, or CPU with ``cpu_limit_s``).
+        :raises MoveTimeout: no ``bestmove`` in time (wall, CPU with ``cpu_limit_s``, own
+            time with ``own_limit_s``); the bot is then watched a little longer, to say
+            whether it answered late or not at all (see :class:`MoveTimeout`).
+        :raises BotTimeout: the request could not be written in time (not reading its input).
         :raises BotCrashed: the bot exited or closed its output.
         :raises ProtocolError: a line other than ``info``/``bestmove``; a line other than
             ``info`` sent since the previous request was answered (see :meth:`check_idle`), or
@@ -516,9 +579,10 @@ class BotProcess:
             except BotTimeout as e:
                 if sandbox is not None:
                     sandbox.to_move(False)
-                if not isinstance(e, (_CpuTimeout, _OwnTimeout)):
-                    e = BotTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms")  # type: ignore[operator]
+                if not isinstance(e, MoveTimeout):
+                    e = MoveTimeout(f"no bestmove within {timeout_s * 1000:.0f} ms")  # type: ignore[operator]
                 self._measure(e, start, own)
+                self._watch_after(e, start)
                 raise e from None
             if line.startswith("bestmove "):  # the usual reply, parsed as parse_bot_line would
                 words = line.split()
@@ -547,6 +611,26 @@ class BotProcess:
         if self._lines:
             self._check_extra()
         return move, elapsed_ms
+
+    def _watch_after(self, timeout: MoveTimeout, start: float) -> None:
+        """A move's limit passed without a ``bestmove`` (measured already): watch the bot
+        for as long again as it ran (within :data:`WATCH_AFTER_S`), reading its lines, to
+        tell a bot that answers late (``timeout.answered_ms``) from one that does not
+        answer at all (``timeout.unanswered_ms``).  Only the verdict's words depend on it;
+        a bot that exits or breaks the protocol meanwhile leaves both unknown."""
+        ran = time.monotonic() - start
+        low, high = WATCH_AFTER_S
+        deadline = start + ran + min(max(ran, low), high)
+        try:
+            while True:
+                line = self._read_line(deadline)
+                if line.startswith("bestmove"):
+                    timeout.answered_ms = (time.monotonic() - start) * 1000.0
+                    return
+        except BotTimeout:
+            timeout.unanswered_ms = (time.monotonic() - start) * 1000.0
+        except BotError:
+            pass
 
     def take_cpu(self) -> Optional[float]:
         """Read the CPU time owed by the last :meth:`go` (``cpu_now=False``) into
@@ -970,11 +1054,21 @@ class BotProcess:
         return True
 
 
-class _OwnTimeout(BotTimeout):
+class MoveTimeout(BotTimeout):
+    """No ``bestmove`` by the move's limit (:meth:`BotProcess.go`), and what the bot did
+    after it, while it was watched (:data:`WATCH_AFTER_S`): ``answered_ms``, its
+    ``bestmove`` came this many ms after the request (late); ``unanswered_ms``, none had
+    come this many ms after it (it never answered).  Both None: not known (it exited)."""
+
+    answered_ms: Optional[float] = None
+    unanswered_ms: Optional[float] = None
+
+
+class _OwnTimeout(MoveTimeout):
     """The move's own time went over its limit while the bot thought (the own clock)."""
 
 
-class _CpuTimeout(BotTimeout):
+class _CpuTimeout(MoveTimeout):
     """The bot used more CPU time than its move allows."""
 
 
@@ -1029,4 +1123,5 @@ def is_gone(pid: int) -> bool:
 
 
 __all__ = ["BotSpec", "BotProcess", "Handshake", "load_bot", "is_gone", "cut", "LINE_CAP",
-           "STDERR_CAP", "OFFENDING_CAP"]  # BotSpec and load_bot: from arena.manifest
+           "STDERR_CAP", "OFFENDING_CAP", "MoveTimeout",
+           "WATCH_AFTER_S"]  # BotSpec and load_bot: from arena.manifest

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from arena.bot import BotProcess, BotSpec, Handshake, cut
 from arena.build import BuildError, BuildResult, ensure_built
 from arena.clock import TimeControl
-from arena.errors import BotError
+from arena.errors import BotError, MoveError
+from arena.hints import HANDSHAKE_HINT, ordinal, stderr_excerpt
 from arena.protocol import SEED_MAX, escape_controls, format_option
 from arena.records import GameRecord
 from arena.referee import KeptBotPlayer, play_game
-from arena.rules import COLOR_NAMES
+from arena.rules import COLOR_NAMES, Position
 from arena.variants import Variant
 
 if TYPE_CHECKING:
@@ -122,9 +123,12 @@ def check_handshake(spec: BotSpec, tc: TimeControl, variant: Variant, report: Ch
     finally:
         bp.close()
     if failure is not None:
-        kind = "slow start" if "timeout" in str(failure) else "failed to start"
-        report.problems.append(Problem(kind, str(failure), cut(failure.line),
-                                       _last_lines(bp.stderr_tail())))
+        text = str(failure)
+        # a handshake timeout of a bot that ended without a word, or whose output waited
+        # in a buffer, is no slow start
+        slow = "timeout" in text and HANDSHAKE_HINT not in text and "in a buffer" not in text
+        report.problems.append(Problem("slow start" if slow else "failed to start", text,
+                                       cut(failure.line), stderr_excerpt(bp.stderr_tail())))
         return False
     hs = report.handshake
     assert hs is not None
@@ -177,7 +181,7 @@ def check_bot(spec: BotSpec, *, variants: Sequence[Variant], games: int, time_co
                                seed=(seed + n + 1) % (SEED_MAX + 1),
                                game_id=f"{variant.name}-{n + 1}", isolation=isolation)
             _judge(report, record, color, f"{variant.name} game {n + 1} as "
-                                          f"{COLOR_NAMES[color]}", on_game)
+                                          f"{COLOR_NAMES[color]}", on_game, variant)
     if kept_games > 1 and not report.problems:
         step(f"playing {variants[0].name}: {kept_games} games by one process")
         _check_kept(spec, variants[0], time_control, opponent, report, isolation, kept_games,
@@ -200,7 +204,7 @@ def _check_kept(spec: BotSpec, variant: Variant, tc: TimeControl, opponent: BotS
                                game_id=f"{variant.name}-kept-{n + 1}", isolation=isolation)
             _judge(report, record, color, f"{variant.name} game {n + 1} of {games} played "
                                           f"by one process (newgame between games) as "
-                                          f"{COLOR_NAMES[color]}", on_game)
+                                          f"{COLOR_NAMES[color]}", on_game, variant)
             if not player.alive:
                 break
     finally:
@@ -208,7 +212,7 @@ def _check_kept(spec: BotSpec, variant: Variant, tc: TimeControl, opponent: BotS
 
 
 def _judge(report: CheckReport, record: GameRecord, color: int, where: str,
-           on_game: Optional[Callable[[GameRecord], None]]) -> None:
+           on_game: Optional[Callable[[GameRecord], None]], variant: Variant) -> None:
     """Add ``record`` (the bot played ``color``) to the report, with its problem, if any."""
     report.games.append(record)
     if on_game is not None:
@@ -218,10 +222,32 @@ def _judge(report: CheckReport, record: GameRecord, color: int, where: str,
     elif record.forfeit == COLOR_NAMES[color]:
         report.problems.append(Problem(
             _KINDS.get(record.termination, record.termination),
-            f"{where}, move {len(record.moves) + 1}: {record.detail}",
-            record.offending_line, _last_lines(record.stderr.get(COLOR_NAMES[color], ""))))
+            f"{where}, {_when(record, color, variant)}: {record.detail}",
+            record.offending_line, stderr_excerpt(record.stderr.get(COLOR_NAMES[color], ""))))
     elif record.forfeit is not None:
         report.warnings.append(f"{where}: the opponent failed ({record.detail})")
+
+
+def _when(record: GameRecord, color: int, variant: Variant) -> str:
+    """When in the game the bot of ``color`` failed: the game's move number (both sides'
+    moves) and the bot's own count, which is the one its author has in mind (``move 9 of
+    the game (your 5th move)``), from the game replayed (the opening's moves are the
+    referee's, not the bot's)."""
+    if record.termination == "start-failure" and not record.moves:
+        return "at the start"
+    ply = len(record.moves) + 1
+    pos, own = Position(variant), 0
+    try:
+        for info in record.moves:
+            if pos.turn == color and not info.opening:
+                own += 1
+            pos.push_text(info.move)
+    except (MoveError, ValueError):  # not replayable here: the game's count alone
+        return f"move {ply}"
+    if pos.outcome() is not None or pos.turn != color:  # failed while the other moved
+        return f"move {ply} of the game (after your {ordinal(own)} move)" if own \
+            else f"move {ply} of the game (before your first move)"
+    return f"move {ply} of the game (your {ordinal(own + 1)} move)"
 
 
 def format_report(report: CheckReport) -> list[str]:

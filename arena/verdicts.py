@@ -14,9 +14,10 @@ import logging
 from typing import Any, Optional
 
 from arena.adjudication import Verdict
+from arena.bot import MoveTimeout
 from arena.clock import TimeControl
 from arena.errors import BotTimeout
-from arena.hints import TIME_HINT, allowance_text
+from arena.hints import TIME_HINT, UNANSWERED_HINT, allowance_text, duration_text
 from arena.rules import COLOR_NAMES, Position, explain_illegal, suggest_moves
 from arena.sandbox.ownclock import OwnTime
 
@@ -118,7 +119,13 @@ def timeout_text(timeout: BotTimeout, allowed_ms: float, tc: TimeControl,
                  clocked: bool) -> str:
     """A time forfeit as a beginner needs it: what happened, the limit and its parts, what
     the bot used meanwhile, and the fix.  ``clocked``: a chess clock runs (the allowance
-    may be the time left on it)."""
+    may be the time left on it).
+
+    A bot stopped at its limit was watched a little longer (:class:`arena.bot.MoveTimeout`):
+    one that never answered is told so first, with how long it ran without answering
+    (``did not answer: still thinking after 0.8 s of a 200 ms move``), not only the few
+    ms it was over when stopped, which read like a bot slightly slow; one that answered
+    late keeps the late wording, with when its answer came."""
     text = str(timeout)
     clock_left = clocked and (tc.movetime_ms is None or allowed_ms < tc.movetime_ms)
     capped = not clocked and tc.movetime_ms is None  # a nodes or depth move: the cap
@@ -139,6 +146,16 @@ def timeout_text(timeout: BotTimeout, allowed_ms: float, tc: TimeControl,
                "it uses: answer every 'go', and do not wait for anything")
     else:
         fix = TIME_HINT
+    if isinstance(timeout, MoveTimeout) and timeout.unanswered_ms is not None:
+        cpu, wall = timeout.cpu_ms, timeout.wall_ms
+        doing = "thinking" if cpu is not None and wall and cpu >= wall / 2 else "silent"
+        move = (f"with {duration_text(allowed_ms)} left on its clock" if clock_left
+                else f"of a {allowed_ms:.0f} ms move")
+        ran = duration_text(timeout.unanswered_ms)
+        return (f"did not answer: still {doing} after {ran} {move} ({text}; no bestmove came "
+                f"by {ran} either; the limit: {parts}{measured}). Fix: {UNANSWERED_HINT}")
+    if isinstance(timeout, MoveTimeout) and timeout.answered_ms is not None:
+        measured += f"; its bestmove came late, {timeout.answered_ms:.0f} ms after the 'go'"
     return f"{text} (the limit: {parts}{measured}). Fix: {fix}"
 
 

@@ -15,6 +15,11 @@
 * anything that is neither a zip nor a gzip'd tar, and damaged or truncated archives (bad
   CRCs, cut-off data, broken headers).
 
+The metadata macOS adds when it packs a folder (Finder's *Compress*, ``ditto``, its ``tar``)
+is checked like any entry and then left out: the ``__MACOSX/`` folder, AppleDouble files
+``._*`` and ``.DS_Store`` files.  The bot's folder is the archive's top or its one folder
+holding ``bot.yaml``; a ``bot.yaml`` found deeper is named in the refusal.
+
 Whatever the bytes, the only exception :func:`safe_unpack` raises is :class:`UnpackError`,
 whose message is one line starting with ``refused:``.  Tar members are extracted with
 Python's ``data`` filter (:pep:`706`) on top of these checks; zip members are written by
@@ -44,6 +49,10 @@ _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate",
 _ENCRYPTED, _UTF8 = 0x1, 0x800
 #: bytes of one part of a path (Linux's NAME_MAX)
 _NAME_MAX = 255
+#: the folder of macOS's zip metadata (resource forks, extended attributes)
+_MACOSX = "__MACOSX"
+#: a folder's view settings in macOS's Finder
+_DS_STORE = ".DS_Store"
 
 
 class UnpackError(ArenaError):
@@ -53,6 +62,14 @@ class UnpackError(ArenaError):
 def _shown(name: str) -> str:
     """A name for a message: cut, quoted, on one line (repr escapes what is odd)."""
     return repr(name[:80])
+
+
+def is_macos_metadata(path: PurePosixPath) -> bool:
+    """True for what macOS adds to an archive of a folder and is no part of the bot: the
+    ``__MACOSX/`` folder, AppleDouble files (``._bot.py``) and ``.DS_Store``."""
+    parts = path.parts
+    return bool(parts) and (parts[0] == _MACOSX or parts[-1].startswith("._")
+                            or parts[-1] == _DS_STORE)
 
 
 def _check_name(name: str) -> PurePosixPath:
@@ -151,6 +168,8 @@ def _unpack_zip(archive: Path, dest: Path, max_bytes: int, max_files: int) -> No
                                   f"{info.compress_type} (not one of "
                                   f"{', '.join(_METHODS.values())})")
             is_dir = info.is_dir() or kind == stat.S_IFDIR
+            if is_macos_metadata(path):  # checked, then left out
+                continue
             layout.add(path, is_dir, name)
             entries.append((info, path, is_dir))
             declared += info.file_size
@@ -183,6 +202,8 @@ def _unpack_tar(archive: Path, dest: Path, max_bytes: int, max_files: int) -> No
             path = _check_name(member.name)
             if not (member.isreg() or member.isdir()):
                 raise UnpackError(f"refused: {_shown(member.name)} is a link or special file")
+            if is_macos_metadata(path):  # checked, then left out
+                continue
             layout.add(path, member.isdir(), member.name)
             members.append(member)
             total += member.size
@@ -239,10 +260,23 @@ def safe_unpack(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *
 
 
 def _bot_folder(out: Path) -> Path:
+    """The bot's folder in the unpacked ``out``: ``out`` itself, or its one folder, holding
+    ``bot.yaml``.
+
+    :raises UnpackError: neither; the message names a ``bot.yaml`` found deeper (the
+        shallowest, e.g. ``a/b/bot.yaml``) or says there is none."""
     if (out / "bot.yaml").is_file():
         return out
     entries = [p for p in out.iterdir()]
     if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink() \
             and (entries[0] / "bot.yaml").is_file():
         return entries[0]
-    raise UnpackError("refused: no bot.yaml at the top of the archive (or in its one folder)")
+    found = sorted((p.relative_to(out) for p in out.rglob("bot.yaml") if p.is_file()),
+                   key=lambda p: (len(p.parts), str(p)))
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise UnpackError(f"refused: no bot.yaml at the top of the archive (or in its one "
+                          f"folder): found at {_shown(found[0].as_posix())}{more}; archive "
+                          f"the folder that holds bot.yaml, or its contents")
+    raise UnpackError("refused: no bot.yaml in the archive (a bot's folder holds bot.yaml: "
+                      "docs/BOTS.md)")
