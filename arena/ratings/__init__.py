@@ -13,12 +13,12 @@ printing, no files.  ``docs/RATINGS.md`` explains every number in words; the sho
   pair move together, and when draws make single games less variable than a coin toss.
 * **LOS** (likelihood of superiority) of A over B is ``Phi((EloA - EloB) / sd(EloA - EloB))``
   with the difference's standard deviation taken from the joint covariance.
-* Bots without a finite maximum-likelihood Elo (100 % or 0 % scores, a group that never lost
-  a point to the rest, results without an upset, bots never connected by games to the main
-  group) are **flagged** and get their Elo from a **prior** (one virtual draw against the
+* Bots without a finite maximum-likelihood Elo (100 % or 0 % scores, a group that won or
+  lost every game against the rest, results without an upset, bots never connected by games
+  to the main group) are **flagged** and get their Elo from a **prior** (one virtual draw against the
   centre of the scale, :func:`~arena.ratings.fit.fit_with_prior`); the others keep their
-  maximum-likelihood numbers.  Tables rank every bot by points
-  (:func:`arena.standings.rank_bots`).
+  maximum-likelihood numbers.  Tables rank every bot by points, bots level on points, head
+  to head and Sonneborn-Berger sharing a place (:func:`arena.standings.places`).
 * Two-bot estimates never give a zero-width or infinite interval or a certain LOS from
   little data (the Wilson interval, cutechess's LOS, the same prior for perfect scores).
 * Two-bot matches get the engine testers' **trinomial / pentanomial** statistics and the

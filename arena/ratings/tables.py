@@ -18,10 +18,10 @@ import numpy as np
 from arena.errors import ArenaError
 from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_index,
                                trinomial_estimate)
-from arena.ratings.fit import Fit, fit_every_bot
+from arena.ratings.fit import Fit, Rateable, fit_every_bot
 from arena.ratings.intervals import IntervalMethod
-from arena.ratings.mle import game_arrays, pair_matrices
-from arena.standings import Tally, rank_bots, ranking, tally
+from arena.ratings.mle import GameArrays, game_arrays, pair_matrices
+from arena.standings import TIE_BREAKS, Tally, places, ranking, tally
 
 if TYPE_CHECKING:
     from arena.records import GameRecord
@@ -34,7 +34,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BotStanding:
-    """One row of a standings table, ``rank`` by points (:func:`arena.standings.rank_bots`).
+    """One row of a standings table, placed by :func:`arena.standings.places`: ``rank`` an
+    integer, the same for bots sharing a place (``shared``, :attr:`place` ``5=``), with the
+    tie-break values it was ranked by, ``h2h`` (points against the bots level with it; None
+    when none is) and ``sb`` (Sonneborn-Berger).
 
     ``elo`` / ``elo95`` are the maximum-likelihood Elo and interval, None when the bot has
     none (``flag`` says why); such a bot's Elo rests on the prior (``prior`` True) and is in
@@ -56,6 +59,14 @@ class BotStanding:
     prior: bool = False
     prior_elo: Optional[float] = None
     prior_elo95: Optional[float] = None
+    shared: bool = False
+    h2h: Optional[float] = None
+    sb: float = 0.0
+
+    @property
+    def place(self) -> str:
+        """The rank as text, ``5=`` for a shared place (``-`` without a rank)."""
+        return "-" if self.rank is None else f"{self.rank}=" if self.shared else str(self.rank)
 
     @property
     def rating(self) -> Optional[float]:
@@ -107,10 +118,12 @@ class Standings:
 
     @property
     def caption(self) -> str:
-        """How the rows are ranked, in words (for the table's caption)."""
+        """How the rows are ranked, in words (for the table's caption), with how bots level
+        are told apart where some are (:data:`arena.standings.TIE_BREAKS`)."""
         from arena.standings import RANKINGS
 
-        return RANKINGS[self.ranked_by]
+        ties = any(r.h2h is not None for r in self.rows)
+        return RANKINGS[self.ranked_by] + (f"; {TIE_BREAKS[self.ranked_by]}" if ties else "")
 
     @property
     def label(self) -> str:
@@ -136,8 +149,8 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
          bootstrap_samples: int = 200, seed: int = 0) -> Standings:
     """Standings for the games of ``variant`` (all games pooled when None).
 
-    Every bot is ranked (:func:`arena.standings.rank_bots`: points, head to head,
-    Sonneborn-Berger, Elo) and has a finite Elo (:func:`arena.ratings.fit.fit_every_bot`):
+    Every bot is placed (:func:`arena.standings.places`: points, head to head,
+    Sonneborn-Berger; bots level on all of them share a place, listed by Elo) and has a finite Elo (:func:`arena.ratings.fit.fit_every_bot`):
     the maximum-likelihood fit where it exists, the prior for the others (``prior`` and
     ``flag`` say which and why).  Each row has the LOS over the next row.  With
     ``anchor=(bot, elo)`` the anchor bot gets that Elo exactly (and ± 0); if it is not in
@@ -157,23 +170,84 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
                               method=method, bootstrap_samples=bootstrap_samples, seed=seed)
     elo = ({name: float(fit.elo[k]) for k, name in enumerate(fit.players)}
            if fit is not None else {})
-    order = rank_bots(chosen, elo=elo)
+    placed = places(chosen, elo=elo)
+    order = [p.name for p in placed]
+    flags = _group_flags(games, part)
     half = fit.elo95() if fit is not None else np.zeros(0)
     rows: list[BotStanding] = []
-    for place, name in enumerate(order):
+    for place, (name, spot) in enumerate(zip(order, placed)):
         c = counts[name]
         k = fit.index(name) if fit is not None else -1
         nxt = (fit.los(k, fit.index(order[place + 1]))
                if fit is not None and place + 1 < len(order) else None)
-        reason = part.flags.get(games.players.index(name), "") if name in games.players else ""
+        reason = flags.get(games.players.index(name), "") if name in games.players else ""
         value, width = elo.get(name), float(half[k]) if k >= 0 else None
         ml = (value, width) if not reason else (None, None)
-        rows.append(BotStanding(name, place + 1, ml[0], ml[1], c.games, c.wins, c.draws,
+        rows.append(BotStanding(name, spot.rank, ml[0], ml[1], c.games, c.wins, c.draws,
                                 c.losses, nxt, dict(c.forfeit_kinds), reason, prior=bool(reason),
                                 prior_elo=value if reason else None,
-                                prior_elo95=width if reason else None))
+                                prior_elo95=width if reason else None, shared=spot.shared,
+                                h2h=spot.h2h, sb=spot.sb))
     return Standings(variant, tuple(rows), fit, games.n_games, anchor_name, note,
                      ranking(chosen, elo=elo))
+
+
+def _group_flags(games: GameArrays, part: Rateable) -> dict[int, str]:
+    """``part.flags`` with the flags about a whole group of bots reworded to say exactly
+    what the games show, naming the group: a group that won (or lost) every game it played
+    against the rest of the bots it is connected to (:func:`~arena.ratings.fit.find_rateable`
+    words them against "the other bots' group", the rated core, which can be a small part
+    of the table), and a group that never played the main group at all."""
+    flags = dict(part.flags)
+    n = len(games.players)
+    if not flags or n < 2:
+        return flags
+    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    names = games.players
+
+    def reach(edges: np.ndarray, start: set[int]) -> set[int]:
+        seen, todo = set(start), list(start)
+        while todo:
+            for j in np.flatnonzero(edges[todo.pop()]).tolist():
+                if j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        return seen
+
+    def some(group: set[int]) -> str:
+        listed = sorted(names[k] for k in group)
+        return ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
+
+    core = set(part.core)
+    met = n_mat > 0
+    main = reach(met, core) if core else set()
+    scored = s_mat > 0                      # scored[i, j]: i took a point (or half) from j
+    below = reach(scored, core) if core else set()     # the core took points from these
+    above = reach(scored.T, core) if core else set()   # these took points from the core
+    for i, text in flags.items():
+        if text.startswith("never lost a point") and main:
+            group, rest = main - below, below
+            flags[i] = (f"one of {len(group)} bots ({some(group)}) that won every game they "
+                        f"played against the other {len(rest)} bots: they lost points only "
+                        "among themselves, so the games cannot say how far ahead of the "
+                        "others they are: no finite maximum-likelihood Elo")
+        elif text.startswith("never took a point") and main:
+            group, rest = main - above, above
+            flags[i] = (f"one of {len(group)} bots ({some(group)}) that lost every game they "
+                        f"played against the other {len(rest)} bots: they took points only "
+                        "from each other, so the games cannot say how far behind the others "
+                        "they are: no finite maximum-likelihood Elo")
+        elif text.startswith("not connected by games"):
+            group = reach(met, {i})
+            others = main or max((reach(met, {k}) for k in range(n) if k not in group),
+                                 key=len, default=set())
+            flags[i] = (f"not connected by games to the {len(others)} bots of the main "
+                        "group: " + (f"one of {len(group)} bots ({some(group)}) that played "
+                                     "only each other" if len(group) > 1 else
+                                     "it played none of them")
+                        + ", so its Elo cannot be compared with theirs; Elo only through the "
+                        "prior")
+    return flags
 
 
 def rate_all(records: Sequence[GameRecord], **kwargs: Any) -> list[Standings]:
@@ -298,8 +372,13 @@ def head_to_head(records: Sequence[GameRecord], variant: Optional[str] = None
 # ---------------------------------------------------------------------------------------
 
 
+#: the columns of :func:`standings_rows`: ``rank`` is an integer, the same for bots sharing a
+#: place; ``place`` is its text (``5=`` when shared, ``shared`` True); ``h2h`` the points
+#: scored against the bots level with it (None when none is) and ``sb`` Sonneborn-Berger,
+#: the tie-breaks (:func:`arena.standings.places`)
 COLUMNS = ("variant", "rank", "bot", "points", "elo", "elo95", "prior", "games", "score_pct",
-           "wins", "draws", "losses", "draw_pct", "los_next_pct", "forfeits", "flag")
+           "wins", "draws", "losses", "draw_pct", "los_next_pct", "forfeits", "flag",
+           "place", "shared", "h2h", "sb")
 
 
 def standings_rows(standings: Sequence[Standings]) -> list[dict[str, Any]]:
@@ -318,6 +397,7 @@ def standings_rows(standings: Sequence[Standings]) -> list[dict[str, Any]]:
                 "draw_pct": round(100 * r.draw_ratio, 1),
                 "los_next_pct": None if r.los_next is None else round(100 * r.los_next, 1),
                 "forfeits": r.forfeits_text(), "flag": r.flag,
+                "place": r.place, "shared": r.shared, "h2h": r.h2h, "sb": r.sb,
             })
     return out
 
@@ -327,5 +407,5 @@ def ratings_table(standings: Sequence[Standings]) -> Any:
     import pandas as pd
 
     df = pd.DataFrame(standings_rows(standings), columns=list(COLUMNS))
-    df["rank"] = df["rank"].astype("Int64")  # flagged bots have none
+    df["rank"] = df["rank"].astype("Int64")  # an integer column even with no rows
     return df

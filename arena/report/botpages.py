@@ -69,7 +69,7 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
         except KeyError:
             continue
         standings.append({
-            "label": st.label, "rank": row.rank or "–", "of": len(st.rows),
+            "label": st.label, "rank": row.place, "of": len(st.rows),
             "points": f"{row.points:g}", "elo": format_number(row.rating, "+.0f"),
             "elo95": format_number(row.rating95, ".0f"), "prior": row.prior,
             "games": row.games, "score": f"{100 * row.score:.1f}" if row.games else "–",

@@ -148,7 +148,9 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         for row in st.rows:
             rating, half = row.rating, row.rating95
             rows.append({
-                "rank": row.rank or "–", "bot": row.bot, "points": f"{row.points:g}",
+                "rank": row.place, "bot": row.bot, "points": f"{row.points:g}",
+                "h2h": "–" if row.h2h is None else f"{row.h2h:g}",
+                "sb": "–" if row.h2h is None else f"{row.sb:g}",
                 "elo": format_number(rating, "+.0f"), "prior": row.prior,
                 "elo95": format_number(half, ".0f"), "games": row.games,
                 "elo_exact": format_number(rating, "+.1f"),
@@ -170,6 +172,8 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
             # the column the table is ranked by (bold): points, score or Elo
             "key": getattr(st, "ranked_by", "points"),
             "prior": any(row.prior for row in st.rows),
+            # bots level on points: the tie-break columns are shown
+            "ties": any(row.h2h is not None for row in st.rows),
             "forfeits": any(row.forfeits for row in st.rows),
             "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
             "matches": _matches(records, st.variant, order),
@@ -319,11 +323,11 @@ list <a href="#glossary">What the columns mean</a>, below the tables, explains t
 <div class="scroll">
 <table class="standings">
 <caption>{{ st.rule }}{% if st.anchor %} Elo: {{ st.anchor }} is fixed as the reference.{% endif %}</caption>
-<thead><tr>{{ th("rank") }}{{ th("bot", "name") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{{ th("elo") }}{{ th("elo95") }}{% if st.prior %}{{ th("prior") }}{% endif %}{% if st.forfeits %}{{ th("forfeits", "name") }}{% endif %}{% if st.prior %}{{ th("note", "name") }}{% endif %}</tr></thead>
+<thead><tr>{{ th("rank") }}{{ th("bot", "name") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{% if st.ties %}{{ th("h2h") }}{{ th("sb") }}{% endif %}{{ th("elo") }}{{ th("elo95") }}{% if st.prior %}{{ th("prior") }}{% endif %}{% if st.forfeits %}{{ th("forfeits", "name") }}{% endif %}{% if st.prior %}{{ th("note", "name") }}{% endif %}</tr></thead>
 <tbody>
 {% for r in st.rows %}
 <tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{% if r.page %}<a href="{{ r.page }}">{{ r.bot }}</a>{% else %}{{ r.bot }}{% endif %}</td>
-<td{% if st.key == "points" %} class="key"{% endif %}>{{ r.points }}</td><td>{{ r.wdl }}</td><td>{{ r.games }}</td><td{% if st.key == "score" %} class="key"{% endif %}>{{ r.score }}</td>
+<td{% if st.key == "points" %} class="key"{% endif %}>{{ r.points }}</td><td>{{ r.wdl }}</td><td>{{ r.games }}</td><td{% if st.key == "score" %} class="key"{% endif %}>{{ r.score }}</td>{% if st.ties %}<td>{{ r.h2h }}</td><td>{{ r.sb }}</td>{% endif %}
 <td{% if st.key == "elo" %} class="key"{% endif %}>{{ r.elo }}</td><td>{{ r.elo95 }}</td>{% if st.prior %}<td class="prior">{% if r.prior %}*{% endif %}</td>{% endif %}
 {% if st.forfeits %}<td class="name">{{ r.forfeits }}</td>{% endif %}{% if st.prior %}<td class="flag">{{ r.note }}</td>{% endif %}</tr>
 {% endfor %}
@@ -351,12 +355,14 @@ it down (the note says why).</p>{% endif %}
 is half a point; 400 Elo points = 10:1 expected score){% if standings[0].anchor %}{% else %},
 centred so the maximum-likelihood bots average 0{% endif %}. <b>±</b> is the half-width of
 the 95% interval ({{ method }} estimate: the two colour-swapped games of a pair count as one
-unit). A bot marked <b>*</b> has no finite maximum-likelihood Elo (all won, all lost, no upset
-against the others, or never linked by games to them): its Elo rests on the prior, one
-virtual draw against the centre of the scale, and its interval is the wider side of its
+unit). A bot marked <b>*</b> has no finite maximum-likelihood Elo (all won, all lost, in a
+group that won or lost every game against the rest, or never linked by games to them; its
+note says which): its Elo rests on the prior, one virtual draw against the centre of the
+scale, and its interval is the wider side of its
 likelihood interval. How each table is ordered is said above it; bots level there are
-ordered by the points they scored against each other, then by Sonneborn–Berger (the points a
-bot scored against each opponent times that opponent's points, summed), then by Elo.
+ordered by the points they scored against each other (h2h), then by Sonneborn–Berger (SB: the
+points a bot scored against each opponent times that opponent's points, summed); bots level
+on all of these share a place (5=), listed by Elo.
 <b>LOS</b> (likelihood of superiority, "stronger than next") is the probability that a
 bot is stronger than the one ranked below it, from the joint covariance of the fit.
 docs/RATINGS.md explains every number.</p>

@@ -20,7 +20,7 @@ from arena.report.words import elo_gap_sentence, ranking_rule
 PRIOR_DRAWS = 1.0
 
 if TYPE_CHECKING:
-    from arena.ratings import Match, ScoreEstimate, Standings
+    from arena.ratings import BotStanding, Match, ScoreEstimate, Standings
 
 
 def format_match(m: Match) -> str:
@@ -55,24 +55,26 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
     """Aligned text tables (one per variant, then pooled), flags as notes below each, and
     one short legend at the end saying what the columns mean (:mod:`arena.report.words`).
 
-    The columns read as a sports table first (rank, bot, points, W-D-L, games, score), then
-    the ratings (Elo, ±95%, draw, LOS>next), then forfeits.  With exactly two bots in a table,
+    The columns read as a sports table first (rank, bot, points, W-D-L, games, score; a
+    shared place reads ``5=``; where bots are level on points, the tie-breaks h2h and SB),
+    then the ratings (Elo, ±95%, draw, LOS>next), then forfeits.  With exactly two bots in a table,
     the match statistics (pentanomial, LOS) follow.
     """
     from arena.ratings import match_stats
 
     out = io.StringIO()
-    head = ("rank", "bot", "points", "W-D-L", "games", "score", "Elo", "±95%", "draw",
-            "LOS>next", "forfeits")
-    left = {1, 3, 10}
     for st in tables:
+        ties = any(r.h2h is not None for r in st.rows)
+        head = ("rank", "bot", "points", "W-D-L", "games", "score") + (
+            ("h2h", "SB") if ties else ()) + ("Elo", "±95%", "draw", "LOS>next", "forfeits")
+        left = {1, 3, len(head) - 1}
         where = (f"Elo anchored on {clean_text(st.anchor)}" if st.anchor
                  else "Elo centred on the mean")
         rule = ranking_rule(st, "ranked by points").rstrip(".")
         out.write(textwrap.fill(f"{st.label}: {st.games} games, {rule[:1].lower() + rule[1:]}; "
                                 f"{where}", width=92, subsequent_indent="  ") + "\n")
-        rows = [(str(r.rank or "-"), clean_text(r.bot), f"{r.points:g}", r.wdl, str(r.games),
-                 f"{100 * r.score:.1f}%",
+        rows = [(r.place, clean_text(r.bot), f"{r.points:g}", r.wdl, str(r.games),
+                 f"{100 * r.score:.1f}%") + (_tie_breaks(r) if ties else ()) + (
                  format_number(r.rating, "+.1f", "-") + ("*" if r.prior else ""),
                  format_number(r.rating95, ".1f", "-"), f"{100 * r.draw_ratio:.1f}%",
                  format_number(None if r.los_next is None else 100 * r.los_next, ".1f", "-")
@@ -87,6 +89,12 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
         out.write(line(head) + "\n")
         for row in rows:
             out.write(line(row) + "\n")
+        if ties:
+            out.write(textwrap.fill(
+                "h2h: the points a bot took from the bots level with it (only those have "
+                "one); SB: Sonneborn-Berger, per opponent the points taken from it times its "
+                "total points, summed", width=92, initial_indent="  ",
+                subsequent_indent="    ") + "\n")
         for r in st.rows:
             if r.flag:
                 out.write(f"  note: {clean_text(r.bot)}: {r.flag}\n")
@@ -104,6 +112,12 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
     if tables:
         out.write(legend() + "\n")
     return out.getvalue().rstrip("\n") + "\n"
+
+
+def _tie_breaks(r: BotStanding) -> tuple[str, str]:
+    """The ``h2h`` and ``SB`` cells of a row: shown for bots level with another (``-``
+    for the others, whose place the tie-breaks did not decide)."""
+    return (f"{r.h2h:g}", f"{r.sb:g}") if r.h2h is not None else ("-", "-")
 
 
 def legend(width: int = 92) -> str:

@@ -45,12 +45,20 @@ class Column:
 #: the standings' columns, keyed as in :func:`arena.report.html.page_context`'s rows
 COLUMNS: dict[str, Column] = {
     "rank": Column("#", "The bot's place in the table (how the table is ordered is said "
-                        "just above it)."),
+                        "just above it). 5= means a shared 5th place: those bots are level "
+                        "on points, on the points they took from each other and on "
+                        "Sonneborn–Berger; the next bot down is then 5th plus the number "
+                        "sharing."),
     "bot": Column("bot", "The bot's name. Click it to see the bot's own page: every game it "
                          "played and its results against each opponent."),
     "points": Column("points", "A win gives 1 point, a draw ½, a loss 0."),
     "wdl": Column("W-D-L", "Games won, drawn and lost."),
     "games": Column("games", "How many games the bot played."),
+    "h2h": Column("h2h", "Head to head, the first tie-break: the points the bot took from the "
+                         "bots level with it on points (shown only for those bots)."),
+    "sb": Column("SB", "Sonneborn–Berger, the second tie-break: for each opponent, the points "
+                       "the bot took from it times that opponent's points, added up (beating "
+                       "strong bots counts more). Shown for bots level on points."),
     "score": Column("score %", "Its points out of the games it played, in percent: 100 % "
                                "means it won every game, 50 % that it scored as much as it "
                                "gave away."),
@@ -80,9 +88,6 @@ GLOSSARY: list[tuple[str, str]] = [
     ("crosstable", "The points each bot (a row) took from each other bot (a column), out of "
                    "the games they played against each other: 1.5/2 means 1.5 points from "
                    "2 games."),
-    ("Sonneborn–Berger", "A tie-break: for each opponent, the points you took from it times "
-                         "the points it scored in the whole tournament, added up. Beating "
-                         "strong bots counts more than beating weak ones."),
     ("forfeit", "A game lost because the bot broke a rule of the referee, not because of a "
                 "move on the board."),
     ("variant", "A set of rules (nine men's morris, Lasker, …). Each variant has its own table; "
@@ -91,7 +96,8 @@ GLOSSARY: list[tuple[str, str]] = [
 
 #: the ranking rule said above a table when the standings do not give one
 DEFAULT_RULE = ("Ranked by points. Bots on equal points: first the points they took from each "
-                "other, then who beat the stronger bots (Sonneborn–Berger), then Elo.")
+                "other, then who beat the stronger bots (Sonneborn–Berger); bots level on all "
+                "of these share a place (5=).")
 
 
 def ranking_rule(standings: object, default: str = DEFAULT_RULE) -> str:
