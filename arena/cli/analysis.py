@@ -7,7 +7,7 @@ from typing import Literal
 
 import click
 
-from arena.cli.common import Failure
+from arena.cli.common import Failure, is_competition, load_results, results_folder
 from arena.protocol import SEED_MAX
 
 
@@ -24,7 +24,8 @@ from arena.protocol import SEED_MAX
               help="Seed of the bootstrap.")
 def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
          interval: Literal["sandwich", "bootstrap"], seed: int) -> None:
-    """Elo ratings from RESULTS (a results folder or its games.jsonl).
+    """Elo ratings from RESULTS (a results folder or its games.jsonl, or a competition
+    folder: its final's games, else its ladder's).
 
     One table per variant and, with several variants, one pooled over all of them, each
     saying how it is ranked: rank, bot, points, W-D-L, games, score, then Elo, its 95%
@@ -34,11 +35,10 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
     a note.  See docs/RATINGS.md.
     """
     from arena.ratings import parse_anchor, rate as rate_games, rate_all
-    from arena.report import (format_standings, load_games, select_variant, standings_csv,
-                              standings_json)
+    from arena.report import format_standings, select_variant, standings_csv, standings_json
 
     pin = parse_anchor(anchor) if anchor else None
-    records = load_games(results)
+    records = load_results(results)
     chosen = select_variant(records, variant)
     if pin is not None and pin[0] not in {n for r in records for n in (r.white.name, r.black.name)}:
         raise Failure(f"--anchor: no bot named {pin[0]!r} in {results}")
@@ -64,18 +64,21 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
 def report(results: str, anchor: str | None, title: str | None, max_games: int,
            output: str | None) -> None:
     """Write charts and a self-contained report.html into the results folder RESULTS (or
-    -o DIR).
+    -o DIR; a competition folder needs -o).
 
     Standings (a points table first, every column explained in plain words), charts (Elo
     per variant, Elo by variant, score over rounds, head-to-head, game lengths and endings),
     crosstable, forfeit reasons and every game's moves; the page prints well too.
     """
     from arena.ratings import parse_anchor
-    from arena.report import build_report, games_path, load_games
+    from arena.report import build_report
 
     pin = parse_anchor(anchor) if anchor else None
-    records = load_games(results)
-    folder = games_path(results).parent
+    if output is None and is_competition(results):
+        raise Failure(f"{results} is a competition folder: nothing is written into it; "
+                      f"give -o DIR for the report")
+    records = load_results(results)
+    folder = results_folder(results)
     if output is not None:
         from pathlib import Path
 
@@ -85,7 +88,7 @@ def report(results: str, anchor: str | None, title: str | None, max_games: int,
         except OSError as e:
             raise Failure(f"-o: cannot make {output}: {e.strerror}") from None
         if title is None:
-            title = games_path(results).parent.name
+            title = results_folder(results).name
     click.echo(build_report(folder, records, title=title, anchor=pin, max_games=max_games or None))
 
 

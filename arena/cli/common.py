@@ -15,8 +15,11 @@ from arena import ranges as R
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from arena.clock import TimeControl
     from arena.manifest import BotSpec
+    from arena.records import GameRecord
     from arena.sandbox import Isolation
 
 #: a command function, before or after click's decorators
@@ -48,6 +51,44 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, str]:
             raise Failure(f"{flag} expects NAME=VALUE, got {pair!r}")
         out[key.strip()] = value
     return out
+
+
+def is_competition(results: str) -> bool:
+    """Whether RESULTS is a competition folder (``arena server init``'s: ``server.yaml`` or
+    ``arena.db``, no ``games.jsonl``) rather than a results folder."""
+    from arena.server.export import is_competition_folder
+
+    return is_competition_folder(results)
+
+
+def load_results(results: str) -> list[GameRecord]:
+    """The records RESULTS names for ``arena rate``, ``report`` and ``export``: a results
+    folder or its ``games.jsonl`` (:func:`arena.report.load_games`), or a competition
+    folder, whose finished games are read as ``arena server export`` takes them (the
+    latest final's once one has started, else the ladder's), writing nothing there.
+
+    :raises ArenaError: no games, or a competition folder without the ``server`` extra
+        (a one-line hint).
+    """
+    if is_competition(results):
+        from arena.server.export import load_competition
+
+        return load_competition(results)
+    from arena.report import load_games
+
+    return load_games(results)
+
+
+def results_folder(results: str) -> Path:
+    """The folder of RESULTS (a results folder, its ``games.jsonl``, or a competition
+    folder).  :raises ArenaError: none of them."""
+    if is_competition(results):
+        from pathlib import Path
+
+        return Path(results)
+    from arena.report import games_path
+
+    return games_path(results).parent
 
 
 def engine_arg(arg: str, options: dict[str, str] | None = None) -> BotSpec | None:

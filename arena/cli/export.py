@@ -12,18 +12,19 @@ import click
 @click.option("-o", "--output", "output", default=None, metavar="FILE",
               help="Write to FILE (replaced atomically) instead of standard output.")
 def export(results: str, output: Optional[str]) -> None:
-    """Write the games of RESULTS (a results folder or its games.jsonl) as PGN-style text.
+    """Write the games of RESULTS (a results folder or its games.jsonl, or a competition
+    folder: its final's games, else its ladder's) as PGN-style text.
 
     One game per record, in the order they were played: the tags Event, Site, Date, Round,
     White, Black, Result, Variant, Termination, TimeControl, PlyCount and GameId, then the
     moves in the protocol's notation numbered by full move, the opening and the ending in
     comments, and the result (1-0, 0-1, 1/2-1/2).  See docs/TOURNAMENTS.md.
     """
+    from arena.cli.common import load_results
     from arena.export import format_games
     from arena.records import atomic_write
-    from arena.report import load_games
 
-    records = load_games(results)
+    records = load_results(results)
     text = "".join(format_games(records))
     if output is None:
         click.echo(text, nl=False)

@@ -265,11 +265,15 @@ def gc(folder: str, dry_run: bool, db_url: Optional[str]) -> None:
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, exists=True))
 @click.argument("out", metavar="OUT", type=click.Path(file_okay=False))
 @click.option("--kind", type=click.Choice(["final", "ladder", "all"]), default=None,
-              help="Which games: the latest final's, the ladder's (retired versions' too), "
-                   "or both (default: the final's once it has started, else the "
-                   "ladder's).  Test matches never.")
+              help="Which games: a final's, the ladder's (retired versions' too), or the "
+                   "ladder's and every final's (default: the final's once one has "
+                   "started, else the ladder's).  Test matches never.")
+@click.option("--final", "number", type=click.IntRange(1, 1 << 62), default=None,
+              metavar="N", help="The games of final N (default: the latest; arena server "
+                                "final lists them).")
 @_DB_URL
-def export_games(folder: str, out: str, kind: Optional[str], db_url: Optional[str]) -> None:
+def export_games(folder: str, out: str, kind: Optional[str], number: Optional[int],
+                 db_url: Optional[str]) -> None:
     """Write DIR's finished games as the results folder OUT (games.jsonl, games.csv,
     standings.csv, games.pgn), as 'arena run' writes one: arena rate, report and export
     read it.  DIR is only read (safe while its server runs); OUT must be new or empty."""
@@ -277,7 +281,10 @@ def export_games(folder: str, out: str, kind: Optional[str], db_url: Optional[st
 
     from arena.server.export import Kind, export_competition
 
-    done = export_competition(folder, out, cast(Optional[Kind], kind), db_url=db_url)
-    what = "final and ladder" if done.kind == "all" else done.kind
-    click.echo(f"wrote {done.games} {what} games of {folder} to {out} "
+    done = export_competition(folder, out, cast(Optional[Kind], kind), final=number,
+                              db_url=db_url)
+    what = {"all": "ladder and final", "ladder": "ladder"}.get(done.kind, "final")
+    if done.final is not None:
+        what = f"final {done.final}"
+    click.echo(f"wrote {done.games} games ({what}) of {folder} to {out} "
                f"({', '.join(done.files)}); next: arena rate {out}")
