@@ -566,8 +566,18 @@ def _route_cases(site: Site, page_auth: list[tuple[str, str]], alice_csrf: str,
         return out + _header_cases(site, path, method)
 
     add("/api/bots", everything("/api/bots", "/api/bots", "POST"),
+        everything("/api/bots", "/api/bots", "GET"),
         _body_cases(site, "/api/bots", bearer, ""),
-        _body_cases(site, "/api/bots", [], ""))
+        _body_cases(site, "/api/bots", [], ""),
+        [Case("GET /api/bots as bob", "GET", "/api/bots", bearer, expect={403}),
+         Case("GET /api/bots as nobody", "GET", "/api/bots", [], expect={401}),
+         Case("GET /api/bots as root", "GET", "/api/bots", root_auth, expect={200})])
+    add("/api/bots/{bot_id}/entry", ids("/api/bots/{bot_id}/entry", "POST", bearer),
+        everything("/api/bots/{bot_id}/entry", "/api/bots/1/entry", "POST"),
+        _body_cases(site, "/api/bots/1/entry", bearer, ""))
+    add("/bots/{bot_id}/entry", ids("/bots/{bot_id}/entry", "POST", page_auth),
+        everything("/bots/{bot_id}/entry", "/bots/1/entry", "POST"),
+        _body_cases(site, "/bots/1/entry", page_auth, alice_csrf))
     add("/api/bots/{bot_id}", ids("/api/bots/{bot_id}", "GET", alice_bearer),
         everything("/api/bots/{bot_id}", "/api/bots/1", "GET"))
     add("/api/bots/{bot_id}/retire", ids("/api/bots/{bot_id}/retire", "POST", bearer),
@@ -611,7 +621,8 @@ def _route_cases(site: Site, page_auth: list[tuple[str, str]], alice_csrf: str,
         everything("/bots/{bot_id}", "/bots/1", "GET"))
     add("/admin", everything("/admin", "/admin", "GET"),
         [Case("GET /admin as root", "GET", "/admin", root_auth, expect={200})])
-    actions = ["pause", "retire", "cancel", "rejudge", "token", "revoke", "nope", "%00", "%FF",
+    actions = ["pause", "retire", "cancel", "rejudge", "token", "revoke", "rerun", "nope", "%00",
+               "%FF",
                "x" * 3000, "..%2f..%2fapi", "retire%00"]
     add("/admin/{action}",
         [Case(f"POST /admin/{a[:20]} as {who}", "POST", f"/admin/{a}",

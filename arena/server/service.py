@@ -8,6 +8,7 @@ settings, database, uploaded bots) and is made of one part per concern, each a m
   verdicts) and the disk the uploads keep;
 * :mod:`arena.server.ladder`: the ladder's games and the leaderboard;
 * :mod:`arena.server.final`: the deadline, the finals, entries and the results;
+* :mod:`arena.server.overview`: the admins' overview of uploads, refusals and similar code;
 * :mod:`arena.server.matches`: unrated test matches asked for by participants;
 * :mod:`arena.server.views`: what the pages and the API show, with the access rules.
 
@@ -30,9 +31,10 @@ from arena.server.common import (ANONYMOUS, BOTS, CHECKS, OPERATOR, REVOKED, SEC
                                  Viewer, hash_token)
 from arena.server.config import CONFIG_FILE, ServerConfig
 from arena.server.db import database_url, migrate, open_engine
-from arena.server.final import RESULT_COLUMNS, Finals
+from arena.server.final import RESULT_COLUMNS
 from arena.server.ladder import MAX_ATTEMPTS
 from arena.server.matches import Matches
+from arena.server.overview import Overview
 from arena.server.models import Bot, Game, Setting
 from arena.server.participants import Participants
 from arena.server.uploads import ATTEMPTS_PER_UPLOAD, MAX_CHECK_ATTEMPTS, Uploads
@@ -73,7 +75,7 @@ def init_competition(folder: str | os.PathLike[str],
     return out
 
 
-class Competition(Participants, Uploads, Finals, Matches, Views):
+class Competition(Participants, Uploads, Overview, Matches, Views):
     """An open competition folder (see the module's docstring)."""
 
     def __init__(self, folder: str | os.PathLike[str], *, db_url: Optional[str] = None) -> None:

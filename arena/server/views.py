@@ -233,26 +233,28 @@ class Views(Ladder):
               participant: Optional[str] = None, variant: Optional[str] = None,
               kind: Optional[str] = None) -> list[dict[str, Any]]:
         """The latest games, queued, running and finished (``limit`` a page, ``page`` 1
-        the newest), of one bot, of one participant's bots, of one variant, of one
-        kind (ladder, final, match) when asked."""
+        the newest; past the last page none), of one bot, of one participant's bots, of
+        one variant, of one kind (ladder, final, match) when asked."""
         return self.games_page(page=page, per_page=limit, bot=bot, participant=participant,
-                               variant=variant, kind=kind)["games"]
+                               variant=variant, kind=kind, clamp=False)["games"]
 
     def games_page(self, *, page: int = 1, per_page: int = GAMES_PER_PAGE,
                    bot: Optional[int] = None, participant: Optional[str] = None,
-                   variant: Optional[str] = None, kind: Optional[str] = None) -> dict[str, Any]:
+                   variant: Optional[str] = None, kind: Optional[str] = None,
+                   clamp: bool = True) -> dict[str, Any]:
         """One page of the games list, newest first: ``games`` (rows with the players'
         names, versions and owners, ``kind``), ``page``, ``pages``, ``total``,
         ``per_page`` and the ``filters`` applied (``bot``, ``participant``, ``variant``,
-        ``kind``: None for none).  One query for the page and one for the count, whatever
-        the page; kept until the database changes."""
-        key = ("games", page, per_page, bot, participant, variant, kind)
+        ``kind``: None for none).  A page past the last is the last (``clamp``: the pages'
+        links) or empty (the API: a script paging to the end stops).  One query for the
+        page and one for the count, whatever the page; kept until the database changes."""
+        key = ("games", page, per_page, bot, participant, variant, kind, clamp)
         return self.cached(key, lambda: self._games_page(page, per_page, bot, participant,
-                                                         variant, kind))
+                                                         variant, kind, clamp))
 
     def _games_page(self, page: int, per_page: int, bot: Optional[int],
                     participant: Optional[str], variant: Optional[str],
-                    kind: Optional[str]) -> dict[str, Any]:
+                    kind: Optional[str], clamp: bool) -> dict[str, Any]:
         where = []
         if bot is not None:
             where.append(or_(Game.white_id == bot, Game.black_id == bot) if valid_id(bot)
@@ -269,8 +271,10 @@ class Views(Ladder):
         with self.sessions() as s:
             total = s.scalar(select(func.count(Game.id)).where(*where)) or 0
             pages = max(1, -(-total // per_page))
-            page = min(max(1, page), pages)
-            rows = s.execute(_game_rows().where(*where).order_by(Game.id.desc())
+            page = max(1, page)
+            if clamp:
+                page = min(page, pages)
+            rows = [] if page > pages else s.execute(_game_rows().where(*where).order_by(Game.id.desc())
                              .limit(per_page).offset((page - 1) * per_page)).all()
         return {"games": [_row_dict(r) for r in rows], "page": page, "pages": pages,
                 "total": total, "per_page": per_page,

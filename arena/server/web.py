@@ -50,6 +50,7 @@ from arena.server.layers import (COOKIE, SECURITY_HEADERS, BodyLimit, Front, Rat
                                  client_and_scheme, security_headers)
 from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
                                   Refused, Viewer)
+from arena.server.teacher import Site, add_teacher_routes
 
 __all__ = ["create_app", "serve", "game_filters", "client_and_scheme", "security_headers",
            "SECURITY_HEADERS", "COOKIE"]  # the last four: arena.server.layers', here too
@@ -217,7 +218,7 @@ def create_app(comp: Competition) -> FastAPI:
         context.update(viewer=viewer, competition=comp.config.name,
                        nonce=request.scope.get("arena.nonce", ""),
                        deadline=comp.deadline_text(), deadline_shown=comp.deadline_shown(),
-                       closed=comp.deadline_passed(),
+                       closed=comp.uploads_closed(),
                        csrf=(tokens.form_token(viewer.id, session_of(request))
                              if viewer.id is not None else ""))
         return templates.TemplateResponse(request, name, context, status_code=code)
@@ -233,11 +234,11 @@ def create_app(comp: Competition) -> FastAPI:
             data = context()
             data.update(viewer=shown, competition=comp.config.name, nonce=NONCE_MARK,
                         deadline=comp.deadline_text(), deadline_shown=comp.deadline_shown(),
-                        closed=comp.deadline_passed(), csrf=CSRF_MARK if viewer.known else "")
+                        closed=comp.uploads_closed(), csrf=CSRF_MARK if viewer.known else "")
             return marked(templates.get_template(name).render(data))
 
         parts = await from_cache(("page", name, key, viewer.known, viewer.is_admin,
-                            comp.deadline_passed()), render)
+                            comp.uploads_closed()), render)
         nonce = request.scope.get("arena.nonce", "")
         if viewer.known and viewer.id is not None:
             return HTMLResponse(filled(parts, nonce=nonce, name=escape(viewer.name),
@@ -349,14 +350,35 @@ def create_app(comp: Competition) -> FastAPI:
         return await shared_json("leaderboard", lambda: comp.leaderboard(fresh=False))
 
     @app.get("/api/final")
-    async def api_final() -> Response:
-        return await shared_json("final", lambda: comp.public_final(comp.final_view()))
+    async def api_final(request: Request) -> Response:
+        number = _int_param(request, "final")
+        if number is not None and not _known_id(number):
+            return JSONResponse({"detail": f"no final {number}"}, 404)
+        try:
+            return await shared_json(("final", number),
+                                     lambda: comp.public_final(comp.final_view(number)))
+        except NotFound as e:
+            return JSONResponse({"detail": str(e)}, 404)
 
     @app.get("/api/games")
     async def api_games(request: Request) -> Response:
+        """A page of games, newest first (``?page=N``, 200 a page): past the last page an
+        empty list, so a script paging to the end stops; ``X-Total-Count`` and, while there
+        is one, a ``Link: <...>; rel="next"`` header say where the next page is."""
         filters = game_filters(request)
-        return await shared_json(("games", *sorted(filters.items())),
-                           lambda: comp.games(limit=API_GAMES, **filters))
+
+        def listing() -> tuple[bytes, int, int, int]:
+            got = comp.games_page(per_page=API_GAMES, clamp=False, **filters)
+            body = json.dumps(got["games"], ensure_ascii=False, allow_nan=False,
+                              separators=(",", ":")).encode("utf-8")
+            return body, got["page"], got["pages"], got["total"]
+
+        body, at, pages, total = await from_cache(("api-games", *sorted(filters.items())),
+                                                  listing)
+        headers = {"X-Total-Count": str(total)}
+        if at < pages:
+            headers["Link"] = f'<{request.url.include_query_params(page=at + 1)}>; rel="next"'
+        return Response(body, media_type="application/json", headers=headers)
 
     @app.get("/api/games/{game_id}")
     def api_game(request: Request, game_id: int) -> JSONResponse:
@@ -489,7 +511,8 @@ def create_app(comp: Competition) -> FastAPI:
         viewer = page_viewer(request)
         if not viewer.known:
             return login_form(request, viewer, 401, error="log in to upload a bot")
-        return page(request, "submit.html", viewer, bots=comp.bots(owner=viewer.id))
+        return page(request, "submit.html", viewer, bots=comp.bots(owner=viewer.id),
+                    entry=comp.entry_of(viewer.id) if viewer.id is not None else None)
 
     @app.post("/submit")
     async def submit_form(request: Request, file: UploadFile = File(...),
@@ -507,13 +530,14 @@ def create_app(comp: Competition) -> FastAPI:
                      variants: list[str]) -> Optional[HTMLResponse]:
         """A bot's page as its owner (or an admin) sees it, with the test match form; None
         for anyone else.  In a worker thread (database reads)."""
-        if not comp.may_see_private(viewer, comp.bot_owner(bot_id)):
+        owner = comp.bot_owner(bot_id)
+        if not comp.may_see_private(viewer, owner):
             return None
         bot = comp.bot_view(bot_id, viewer, private=False, games_limit=BOT_GAMES)
         opponents = ([b for b in comp.leaderboard(fresh=False) if b["id"] != bot_id]
                      if bot["status"] == "active" else [])
         return page(request, "bot.html", viewer, bot=bot, opponents=opponents,
-                    variants=variants)
+                    variants=variants, entry=comp.entry_of(owner), own=viewer.id == owner)
 
     @app.get("/bots/{bot_id}", response_class=HTMLResponse)
     async def bot_page(request: Request, bot_id: int) -> HTMLResponse:
@@ -548,9 +572,16 @@ def create_app(comp: Competition) -> FastAPI:
 
     @app.get("/final", response_class=HTMLResponse)
     async def final_page(request: Request) -> HTMLResponse:
-        return await shared_page(request, "final.html", await page_viewer_now(request), None,
-                                 lambda: {"final": comp.final_view(),
-                                          "pairs": comp.config.final.pairs})
+        viewer = await page_viewer_now(request)
+        number = _int_param(request, "final")
+        try:
+            if number is not None and not _known_id(number):
+                raise NotFound(f"no final {number}")
+            view = await run_in_threadpool(comp.final_view, number)
+        except NotFound as e:
+            return page_error(request, e, viewer)
+        return await shared_page(request, "final.html", viewer, number,
+                                 lambda: {"final": view, "pairs": comp.config.final.pairs})
 
     @app.post("/matches")
     def match_form(request: Request, csrf: str = Form(""), bot: Optional[int] = Form(None),
@@ -610,48 +641,9 @@ def create_app(comp: Competition) -> FastAPI:
                 return viewer_answer(request, halves)
         return await run_in_threadpool(rendered_game_page, request, game_id, viewer)
 
-    @app.get("/admin", response_class=HTMLResponse)
-    def admin_page(request: Request) -> HTMLResponse:
-        viewer = page_viewer(request)
-        if not viewer.is_admin:
-            return page_error(request, Forbidden("admins only"), viewer)
-        return page(request, "admin.html", viewer, users=comp.users(), bots=comp.bots(),
-                    paused=comp.paused(), status=comp.status())
-
-    @app.post("/admin/{action}")
-    def admin_action(request: Request, action: str, csrf: str = Form(""),
-                     bot: Optional[int] = Form(None),
-                     user: Optional[int] = Form(None)) -> Response:
-        viewer = page_viewer(request)
-        try:
-            check_form(request, viewer, csrf)
-            if bot is not None and not _known_id(bot):
-                raise NotFound(f"no bot {bot}")
-            if user is not None and not _known_id(user):
-                raise NotFound(f"no participant {user}")
-            if action == "pause":
-                comp.set_paused(not comp.paused(), viewer)
-            elif action == "retire" and bot is not None:
-                comp.retire(bot, viewer)
-                if not viewer.is_admin:  # its owner, from the bot's page
-                    return RedirectResponse(f"/bots/{bot}", 303)
-            elif action == "cancel" and bot is not None:
-                comp.cancel_check(bot, viewer)
-            elif action == "rejudge" and bot is not None:
-                comp.rejudge(bot, viewer)
-            elif action == "token" and user is not None:
-                token = comp.new_token(user, viewer)
-                name = next((u["name"] for u in comp.users() if u["id"] == user), "")
-                response = page(request, "token.html", viewer, who=name, token=token)
-                response.headers["Cache-Control"] = "no-store"
-                return response
-            elif action == "revoke" and user is not None:
-                comp.revoke_token(user, viewer)
-            else:
-                raise NotFound(f"no admin action {action[:40]!r}")
-        except ArenaError as e:
-            return page_error(request, e, viewer)
-        return RedirectResponse("/admin" if viewer.is_admin else "/", 303)
+    add_teacher_routes(app, comp, Site(page=page, page_error=page_error, check_form=check_form,
+                                       api_viewer=api_viewer, page_viewer=page_viewer,
+                                       api_error=api_error))
 
     return app
 
