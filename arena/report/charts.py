@@ -150,10 +150,60 @@ def _termination_colors(terms: Sequence[str]) -> list[Any]:
     return [shade[t] for t in terms]
 
 
+#: the width (inches at 100 dpi: pixels / 100) at which the report shows a chart unshrunk
+#: (report.css: the page is at most 1200 pixels wide, less its padding)
+PAGE_WIDTH_IN = 11.6
+#: bots beyond which the head-to-head map numbers its columns (as the crosstable does)
+#: instead of writing each name under them
+NUMBERED_FROM = 20
+
+
+@dataclass(frozen=True)
+class HeatMapLayout:
+    """The size of the head-to-head map for ``n`` bots: ``width`` x ``height`` inches,
+    labels of ``fontsize`` points, one cell ``cell`` inches wide, columns ``numbered``
+    (beyond :data:`NUMBERED_FROM` bots) and score figures written in the cells
+    (``figures``, up to 16 bots), drawn at ``dpi`` (as the other charts)."""
+
+    n: int
+    width: float
+    height: float
+    fontsize: float
+    cell: float
+    numbered: bool
+    figures: bool
+    dpi: int = 100
+
+    def shown_px(self, page_px: float = 100 * PAGE_WIDTH_IN) -> float:
+        """The labels' height in screen pixels where the report shows the chart: at its
+        natural size (``dpi`` pixels an inch), shrunk to a page ``page_px`` wide
+        (report.css: ``max-width: 100%``)."""
+        return self.fontsize / 72 * min(float(self.dpi), page_px / self.width)
+
+
+def heat_map_layout(n: int, longest: int = 16) -> HeatMapLayout:
+    """The head-to-head map's size for ``n`` bots whose longest label has ``longest``
+    characters: labels between 6 and 10 points, cells tall enough for a label (and at most
+    0.45 inch), the whole map about as wide as the report's page, so that it is shown at
+    its size and not shrunk until its labels cannot be read (40 bots: 8-point labels in
+    0.18-inch cells, 9.5 inches wide).  Beyond :data:`NUMBERED_FROM` bots the columns are
+    numbered like the rows (``12 name``), as in the crosstable, instead of carrying names."""
+    numbered = n > NUMBERED_FROM
+    fontsize = max(6.0, min(10.0, 10.0 - 0.1 * (n - NUMBERED_FROM)))
+    cell = max(fontsize * 1.55 / 72, min(0.45, 7.0 / max(n, 1)))
+    side = n * cell
+    label = min(longest + (4 if numbered else 0), 32) * fontsize * 0.6 / 72 + 0.2
+    under = (2 * fontsize * 1.6 / 72 + 0.2 if numbered          # numbers above and below
+             else 0.87 * min(longest, 16) * fontsize * 0.6 / 72 + 0.2)  # names at 60 degrees
+    return HeatMapLayout(n, width=label + side + 1.4, height=side + under + 0.5,
+                         fontsize=fontsize, cell=cell, numbered=numbered, figures=n <= 16)
+
+
 def chart_head_to_head(records: Sequence[GameRecord],
                        order: Sequence[str] = ()) -> Optional[bytes]:
     """Heat map of each row bot's score % against each column bot (all variants pooled);
-    None without a game between two bots."""
+    None without a game between two bots.  Sized by :func:`heat_map_layout`, so that its
+    labels stay readable on the page with 40 bots."""
     import numpy as np
 
     from arena.ratings import head_to_head
@@ -168,24 +218,36 @@ def chart_head_to_head(records: Sequence[GameRecord],
     n = len(names)
     with np.errstate(invalid="ignore", divide="ignore"):
         pct = np.where(games > 0, 100.0 * points / games, np.nan)
+    layout = heat_map_layout(n, max(len(short(b)) for b in names))
     with _rc():
-        size = min(0.45 * n + 2.5, 40.0)
-        fig = _figure(size + 1.5, size)
+        fig = _figure(layout.width, layout.height)
+        fig.set_dpi(layout.dpi)
         ax = fig.add_subplot()
         im = ax.imshow(np.ma.masked_invalid(pct), cmap="RdYlGn", vmin=0, vmax=100)
         ticks = range(n)
-        ax.set_xticks(ticks, [short(b, 16) for b in names], rotation=60, ha="right",
-                      fontsize="small" if n > 12 else None)
-        ax.set_yticks(ticks, [short(b) for b in names], fontsize="small" if n > 12 else None)
-        if n <= 16:
+        size = layout.fontsize
+        if layout.numbered:
+            ax.set_xticks(ticks, [str(k + 1) for k in ticks], fontsize=size * 0.85)
+            ax.tick_params(axis="x", top=True, labeltop=True, length=2, pad=1)
+            ax.set_yticks(ticks, [f"{k + 1}  {short(b)}" for k, b in enumerate(names)],
+                          fontsize=size)
+            ax.set_xlabel("column k: the bot of row k", fontsize=size)
+        else:
+            ax.set_xticks(ticks, [short(b, 16) for b in names], rotation=60, ha="right",
+                          fontsize=size)
+            ax.set_yticks(ticks, [short(b) for b in names], fontsize=size)
+        ax.tick_params(axis="y", length=2, pad=1)
+        if layout.figures:
             for i in range(n):
                 for j in range(n):
                     if games[i, j] > 0:
                         dark = pct[i, j] < 20 or pct[i, j] > 80  # the colour map's dark ends
                         ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=8,
                                 color="white" if dark else "black")
-        fig.colorbar(im, ax=ax, label="score % of the row bot", shrink=0.8)
-        ax.set_title("Head to head (row against column)")
+        bar = fig.colorbar(im, ax=ax, shrink=0.6, fraction=0.05, pad=0.02)
+        bar.set_label("score % of the row bot", fontsize=size)
+        bar.ax.tick_params(labelsize=size)
+        ax.set_title("Head to head (row against column)", fontsize=size + 2)
         return _png(fig)
 
 

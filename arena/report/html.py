@@ -200,9 +200,21 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "variants": list(dict.fromkeys(r.variant for r in records)),
         "standings": standings, "charts": charts, "forfeits": forfeits,
         "games": games, "method": method, "games_omitted": len(records) - len(listed_games),
+        "endings": game_endings(records),
         "moves_inline": inline, "max_inline": MAX_MOVES_INLINE,
         "columns": COLUMNS, "glossary": GLOSSARY, "elo_gap": elo_gap_sentence(),
     }
+
+
+def game_endings(records: Sequence[GameRecord]) -> list[dict[str, Any]]:
+    """Per variant (in order of first appearance), its number of games and how they ended
+    (``kinds``: ``(termination, count)``, the most frequent first): the summary printed in
+    place of the game list."""
+    out: dict[str, Counter[str]] = {}
+    for r in records:
+        out.setdefault(r.variant, Counter())[r.termination or "unknown"] += 1
+    return [{"variant": v, "games": sum(c.values()), "kinds": c.most_common()}
+            for v, c in out.items()]
 
 
 def endgame_rows(games: Sequence[Any], pages: dict[str, str]) -> list[dict[str, Any]]:
@@ -477,6 +489,12 @@ and the first game's detail and stderr as the example.</p>{% endif %}
 {% endfor %}
 
 <h2 id="games">Games</h2>
+<p class="print-only">{{ n_games }} game{% if n_games != 1 %}s{% endif %}{% for v in endings %}{% if endings | length > 1 %}; {{ v.variant }}: {{ v.games }}{% endif %}, ended by
+{% for kind, count in v.kinds %}{{ kind }} {{ count }}{% if not loop.last %}, {% endif %}{% endfor %}{% endfor %}.
+The list of every game and its moves is left out of the printout: it is in report.html on
+screen, in games.csv and games.jsonl{% if games and games[0].page %}, and each game has its
+viewer page (games/){% endif %}.</p>
+<div class="gamelist">
 <p>Each game's moves; grey moves are the opening set by the referee.{% if games and games[0].page %}
  <b>view</b> opens the game in a viewer (board, step through the moves, each move's time,
 how it ended).{% if not moves_inline %} With more than {{ max_inline }} games listed, their
@@ -502,6 +520,7 @@ games.jsonl and games.csv); every number above uses all games.{% endif %}</p>
 {% endfor %}
 </tbody>
 </table>
+</div>
 </div>
 </body>
 </html>
