@@ -107,21 +107,24 @@ class Finals(Ladder):
                     for r in rows]
 
     def final_settings(self, pairs: Optional[int] = None) -> dict[str, Any]:
-        """The settings a final started now is played with (``pairs`` replaces the
-        settings' ``final.pairs``)."""
-        return {"deadline": self.deadline_text() or None,
-                "pairs": pairs if pairs is not None else self.config.final.pairs,
+        """The settings a final started now is played with: ``deadline``, ``pairs``
+        (``pairs`` replaces the settings' ``final.pairs``), ``variants``, and what
+        server.yaml said (``server_yaml``: the same three, for
+        :meth:`settings_conflict`)."""
+        yaml = {"deadline": self.deadline_text() or None, "pairs": self.config.final.pairs,
                 "variants": [v.name for v in self.config.variants]}
+        return {**yaml, "pairs": pairs if pairs is not None else yaml["pairs"],
+                "server_yaml": yaml}
 
     def settings_conflict(self) -> str:
         """Why the settings no longer fit the latest final ("" when they do): a deadline,
         ``final.pairs`` or variants edited after it was played.  The server refuses to run
         on such settings; the message says how to go on."""
         state = self.final_state()
-        played = state.get("settings") or {}
+        played = (state.get("settings") or {}).get("server_yaml") or {}
         if not played:
             return ""
-        now = self.final_settings()
+        now = self.final_settings()["server_yaml"]
         changed = [k for k in ("deadline", "pairs", "variants") if played.get(k) != now[k]]
         if not changed:
             return ""
