@@ -707,6 +707,22 @@ def test_no_malformed_request_gets_a_5xx_on_any_route(site: Site) -> None:
             c.headers and c.headers[0][0] == "Authorization"} == {400}
 
 
+def test_paging_the_games_api_to_the_end_stops(site: Site) -> None:
+    """``GET /api/games`` past the last page is an empty list (it used to repeat the last
+    page forever), with the total in a header and a ``Link`` to the next page while there
+    is one."""
+    first = send(site.port, "GET", "/api/games")
+    games = json.loads(first.body)
+    assert first.status == 200 and len(games) == 3 and first.header("X-Total-Count") == "3"
+    assert first.header("Link") == ""  # one page
+    for page in (2, 50):
+        past = send(site.port, "GET", f"/api/games?page={page}")
+        assert past.status == 200 and json.loads(past.body) == []
+        assert past.header("X-Total-Count") == "3" and past.header("Link") == ""
+    # the page for people shows the last page instead
+    assert f'href="/games/{site.done}"'.encode() in send(site.port, "GET", "/games?page=50").body
+
+
 def test_every_answer_carries_the_security_headers(site: Site) -> None:
     """Pages, the viewer, JSON, redirects, errors of the app and of the layers around it;
     each answer's nonce is its own, and the viewer's script carries it."""
