@@ -48,10 +48,13 @@ root-owned folder.  So a build never writes the bot folder itself, at any level:
    as root: the one writable mount of its read-only mount namespace), the cleared
    environment and private ``/tmp`` of a game, and its own wall-clock limit,
    ``build_timeout``.  Every :data:`POLL_S` the referee adds up what the build holds on
-   disk: the scratch folder (and, at ``basic`` as a normal user, its private ``/tmp``
-   folder), plus the deleted files its processes keep open or mapped there; more than
-   :data:`SPACE_MB` MiB or :data:`FILES_CAP` entries stops the build.  At the end every
-   process of the build is killed (a daemon it left included);
+   disk, by allocated blocks as the file system counts them (:func:`disk_usage`: blocks
+   ``fallocate`` reserved past a file's end count, and so does a sparse file's size): the
+   scratch folder (and, at ``basic`` as a normal user, its private ``/tmp`` folder), plus
+   the deleted files its processes keep open or mapped there; more than :data:`SPACE_MB`
+   MiB or :data:`FILES_CAP` entries (an empty file is one) stops the build.  At the end
+   every process of the build is killed (a daemon it left included), and one last look,
+   nothing running any more, fails a build that went past either cap since the one before;
 3. the referee copies back, into the bot folder, the *regular* files the build made or
    changed, whatever their link count, never ``bot.yaml`` or the stamp.  A hard link is a
    file (cargo hard-links ``target/release/<bin>`` to its copy in ``deps/``): each name is
@@ -107,7 +110,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from arena.errors import BotStartError
 from arena.manifest import MANIFEST, BotSpec
@@ -124,7 +127,8 @@ STAMP_CAP = 1 << 20
 #: the output kept: its first HEAD_CAP and last TAIL_CAP bytes
 HEAD_CAP = 16 * 1024
 TAIL_CAP = 48 * 1024
-#: the most disk space the scratch folder of a build may use (apparent sizes, MiB)
+#: the most disk space the scratch folder of a build may use (MiB; allocated blocks, or a
+#: file's size where larger: :func:`disk_usage`)
 SPACE_MB = 512
 #: the most entries (files, folders, links) the scratch folder of a build may hold
 FILES_CAP = 20_000
@@ -321,9 +325,31 @@ class _Output:
 
 
 def _usage(folder: str) -> tuple[int, int]:
-    """Apparent bytes and number of entries below ``folder``."""
-    entries = _entries(folder)
-    return sum(st.st_size for _, st in entries if stat.S_ISREG(st.st_mode)), len(entries)
+    """Bytes and entries below ``folder`` (:func:`disk_usage` of its entries)."""
+    return disk_usage(st for _, st in _entries(folder))
+
+
+def disk_usage(stats: Iterable[os.stat_result]) -> tuple[int, int]:
+    """What the entries ``stats`` (``lstat`` results) hold on disk: (bytes, entries).
+
+    Bytes as the file system counts them, and then some: each inode once, by its allocated
+    blocks (``st_blocks`` * 512: blocks ``fallocate`` reserved past the end of a file with
+    ``FALLOC_FL_KEEP_SIZE`` count, though its size does not change), or a regular file's
+    apparent size where that is larger (a sparse file's holes are written out when a build's
+    output is copied back); each further name of a hard-linked file adds its size again
+    (the copy-back writes each name as a file).  Folders count their blocks too.  Entries:
+    every name (files, folders, links), an empty file as much as a large one."""
+    seen: set[tuple[int, int]] = set()
+    total = count = 0
+    for st in stats:
+        count += 1
+        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        if (st.st_dev, st.st_ino) in seen:
+            total += size
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        total += max(st.st_blocks * 512, size)
+    return total, count
 
 
 def _one_line(text: str) -> str:
@@ -435,12 +461,9 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
             if time.monotonic() >= deadline:
                 stopped = f"build timed out after {spec.build_timeout_s:g} s"
                 break
-            size, count, held = _disk_use(folders, sb.processes(), devices)
-            if size + held > SPACE_MB << 20 or count > FILES_CAP:
-                stopped = (f"build stopped after {time.monotonic() - started:.1f} s: it wrote "
-                           f"more than {SPACE_MB} MiB or {FILES_CAP} entries ({size >> 20} MiB "
-                           f"in {count} entries of its folders, {held >> 20} MiB in deleted "
-                           f"files it kept open)")
+            stopped = _over_cap(*_disk_use(folders, sb.processes(), devices))
+            if stopped:
+                stopped = f"build stopped after {time.monotonic() - started:.1f} s: {stopped}"
                 break
     finally:
         sb.kill_all()  # what the build left running (a daemon too), or the whole build
@@ -449,6 +472,9 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
         seconds = time.monotonic() - started
         output.thread.join(2.0)
         os.close(read_fd)
+    if not stopped:  # a last look, all its processes gone: what it wrote between two looks
+        left = _over_cap(*_disk_use(folders, [], devices))
+        stopped = f"build failed after {seconds:.1f} s: {left}" if left else ""
     text = output.text()
     if stopped:
         return BuildError(_one_line(f"{stopped}: {_reason(text)}"), text, seconds), text, seconds
@@ -461,13 +487,25 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
 
 
 def _disk_use(folders: list[str], pids: list[int], devices: set[int]) -> tuple[int, int, int]:
-    """What a running build holds on disk: apparent bytes and entries below ``folders``,
-    and the bytes of deleted files its processes ``pids`` keep open or mapped on the file
-    systems ``devices`` (:func:`arena.sandbox.procs.held_deleted_bytes`)."""
+    """What a running build holds on disk: bytes (:func:`disk_usage`: blocks, not only
+    sizes) and entries below ``folders``, and the allocated bytes of deleted files its
+    processes ``pids`` keep open or mapped on the file systems ``devices``
+    (:func:`arena.sandbox.procs.held_deleted_bytes`)."""
     from arena.sandbox.procs import held_deleted_bytes
 
     usage = [_usage(folder) for folder in folders]
-    return sum(u[0] for u in usage), sum(u[1] for u in usage), held_deleted_bytes(pids, devices)
+    held = held_deleted_bytes(pids, devices) if pids else 0
+    return sum(u[0] for u in usage), sum(u[1] for u in usage), held
+
+
+def _over_cap(size: int, count: int, held: int) -> str:
+    """Why a build holding ``size`` bytes in ``count`` entries of its folders and ``held``
+    bytes in deleted files is past :data:`SPACE_MB` or :data:`FILES_CAP` ("" when it is not)."""
+    if size + held <= SPACE_MB << 20 and count <= FILES_CAP:
+        return ""
+    return (f"it wrote more than {SPACE_MB} MiB or {FILES_CAP} entries ({size >> 20} MiB "
+            f"on disk in {count} entries of its folders, {held >> 20} MiB in deleted files "
+            f"it kept open)")
 
 
 def ensure_built(spec: BotSpec, *, isolation: Optional[Isolation] = None,
@@ -540,4 +578,4 @@ def _warn_not_copied(spec: BotSpec, result: BuildResult) -> BuildResult:
 
 
 __all__ = ["BuildError", "BuildResult", "ensure_built", "build_failure", "folder_digest",
-           "STAMP", "SPACE_MB", "FILES_CAP"]
+           "disk_usage", "STAMP", "SPACE_MB", "FILES_CAP"]

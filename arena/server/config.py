@@ -21,7 +21,9 @@ path.  Every key is optional::
       max_unpacked_bytes: 50000000 # what it unpacks to
       max_files: 2000
       per_hour: 10                 # uploads per participant per hour
-      max_kept_bytes: 300000000    # disk a participant's uploads may keep (archives + folders)
+      max_kept_bytes: 300000000    # disk a participant's uploads may keep (archives + folders,
+                                   #   built; by allocated blocks)
+      max_kept_files: 20000        # files (and folders) a participant's kept folders may hold
       keep_versions: 3             # retired versions of a bot whose folders are kept
     rate_limit:                    # requests of any kind (429 with Retry-After beyond)
       participant: 600/minute      # per participant (admins are not limited)
@@ -63,7 +65,7 @@ _TOP = ("name", "variants", "time", "isolation", "pairs", "check_games", "check_
         "check_timeout", "workers", "nice", "executor", "upload", "rate_limit", "trusted_proxies",
         "db_url", "deadline", "final", "ladder", "matches")
 _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour", "max_kept_bytes",
-           "keep_versions")
+           "max_kept_files", "keep_versions")
 _TIME = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
 _EXECUTOR = ("kind", "scheduler")
 _RATE = ("participant", "anonymous")
@@ -81,6 +83,7 @@ BYTES = R.Range(1, 1 << 32, "bytes")
 FILES = R.Range(1, 100_000, "files")
 PER_HOUR = R.Range(1, 10_000, "uploads")
 KEPT_BYTES = R.Range(1, 1 << 40, "bytes")
+KEPT_FILES = R.Range(1, 10_000_000, "files")
 KEEP_VERSIONS = R.Range(0, 1000, "versions")
 FINAL_PAIRS = R.Range(1, 1000, "pairs")
 OPPONENTS = R.Range(1, 100_000, "bots")
@@ -98,8 +101,12 @@ class UploadLimits:
     max_unpacked_bytes: int = 50_000_000
     max_files: int = 2000
     per_hour: int = 10
-    #: bytes a participant's uploads may keep on disk: archives and unpacked folders
+    #: bytes a participant's uploads may keep on disk: archives and unpacked (then built)
+    #: folders, by allocated blocks (checked at the upload and again after the build)
     max_kept_bytes: int = 300_000_000
+    #: entries (files, folders, links) a participant's kept folders may hold in all
+    #: (checked after the build: an empty file takes no block, but an inode)
+    max_kept_files: int = 20_000
     #: retired versions of each of a participant's bots whose folders and archives are kept
     keep_versions: int = 3
 
@@ -393,6 +400,8 @@ def parse_server_config(data: Any) -> ServerConfig:
         per_hour=PER_HOUR.check(up.get("per_hour", 10), "upload.per_hour"),
         max_kept_bytes=KEPT_BYTES.check(up.get("max_kept_bytes", 300_000_000),
                                         "upload.max_kept_bytes"),
+        max_kept_files=KEPT_FILES.check(up.get("max_kept_files", 20_000),
+                                        "upload.max_kept_files"),
         keep_versions=KEEP_VERSIONS.check(up.get("keep_versions", 3), "upload.keep_versions"))
     rl = _mapping(top.get("rate_limit", {}), "rate_limit", _RATE)
     rate_limit = RateLimits(**{k: _rate(rl[k], f"rate_limit.{k}") for k in _RATE if k in rl})

@@ -5,7 +5,8 @@
   against ``bots/random``) run in a process of their own (:func:`check_spec`), which is
   ended, with everything it started, when the check takes longer than ``check_timeout``
   seconds (a ``FAIL`` verdict); then the checker stores the verdict and, for a bot that
-  passed, queues its ladder games (:meth:`~arena.server.service.Competition.finish_check`).
+  passed, queues its ladder games (:meth:`~arena.server.service.Competition.finish_check`,
+  which first weighs the built folder against its owner's disk quota: over it, rejected).
   Neither the web server's event loop nor the games wait for a check, and a hostile upload
   holds one checker for ``check_timeout`` at most.
 * The **dispatcher** keeps the executor busy with queued games — test matches first, then

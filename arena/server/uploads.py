@@ -24,8 +24,10 @@ cancelled`` with the log so far.  A check interrupted by a server stop runs agai
 next start, at most :data:`MAX_CHECK_ATTEMPTS` times in all, then fails with the reason.
 
 **Disk.**  Each upload's archive and unpacked (then built) folder are counted in bytes on
-its row; a participant's uploads may keep ``upload.max_kept_bytes`` in all (admins are not
-limited).  A rejected upload's folder goes as soon as its verdict is stored (its archive
+its row, the folder by allocated blocks (:func:`folder_usage`); a participant's uploads may
+keep ``upload.max_kept_bytes`` in all, and their kept folders ``upload.max_kept_files``
+entries (admins are not limited): weighed when an upload arrives (bytes) and again when its
+check passes, built (bytes and entries: over either, it is rejected and its folder goes).  A rejected upload's folder goes as soon as its verdict is stored (its archive
 and log stay); retired versions past the newest ``upload.keep_versions`` of each bot lose
 folder and archive (:meth:`Uploads.collect_garbage`, also ``arena server gc``).  Games,
 records and replays stay: they are in the database.
@@ -34,7 +36,6 @@ records and replays stay: they are in the database.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import time
@@ -62,18 +63,20 @@ NOT_JUDGED_MAX_WAIT_S = 300.0
 _SUFFIXES = (".zip", ".tar.gz")
 
 
+def folder_usage(path: Path) -> tuple[int, int]:
+    """What the folder ``path`` holds on disk: (bytes, entries), links not followed, (0, 0)
+    if it is gone.  Bytes by allocated blocks as the file system counts them (a file's size
+    where larger; folders count too), entries one per name, an empty file as much as any:
+    :func:`arena.build.disk_usage`, the measure of a build's caps."""
+    from arena.build import disk_usage
+    from arena.sandbox.scratch import walk
+
+    return disk_usage(st for _, st in walk(str(path)))
+
+
 def folder_bytes(path: Path) -> int:
-    """Bytes of the regular files below ``path`` (links not followed; 0 if it is gone)."""
-    total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                st = os.lstat(os.path.join(dirpath, name))
-            except OSError:
-                continue
-            if not os.path.islink(os.path.join(dirpath, name)):
-                total += st.st_size
-    return total
+    """Bytes the folder ``path`` holds on disk (:func:`folder_usage`; 0 if it is gone)."""
+    return folder_usage(path)[0]
 
 
 def _remove_upload_files(folder: Path, bot_id: int) -> None:
@@ -414,11 +417,17 @@ class Uploads(Ladder):
         colour-swapped pairs per variant against its ``ladder.opponents``
         (:func:`~arena.server.ladder.schedule_games`; none after the deadline: the bot
         plays in the final).  A check stopped because its bot was retired meanwhile keeps
-        its verdict and log; the bot stays retired.  Then the disk rules apply (a rejected
-        upload's folder goes).  Returns the games queued."""
+        its verdict and log; the bot stays retired.  A bot that passed but whose built folder
+        takes its owner past ``upload.max_kept_bytes`` or ``upload.max_kept_files`` (after
+        the disk rules removed what they allow) is rejected instead, the verdict saying so
+        (:meth:`_quota_after_build`).  Then the disk rules apply (a rejected upload's folder
+        goes).  Returns the games queued."""
         from arena.server.progress import remove_progress
 
         queued = 0
+        measured, over = self._quota_after_build(bot_id, passed)
+        if over:
+            passed, verdict, log = False, over, f"{log.rstrip()}\n{over}\n".lstrip()
         ladder = passed and not self.uploads_closed()
         ratings: dict[str, dict[int, float]] = {}
         if ladder:  # the ratings choose the opponents when not all of them are played
@@ -433,7 +442,7 @@ class Uploads(Ladder):
             job.status = "done"
             bot.verdict, bot.check_log, bot.judged_at = verdict, log, utcnow()
             if bot.removed_at is None:
-                bot.folder_bytes = folder_bytes(self.folder / BOTS / str(bot.id))
+                bot.folder_bytes = measured
             if bot.status == "checking":
                 if passed:
                     older = s.scalars(select(Bot.id).where(
@@ -453,6 +462,49 @@ class Uploads(Ladder):
         return queued
 
     # ---- the disk --------------------------------------------------------------------
+
+    def _quota_after_build(self, bot_id: int, passed: bool) -> tuple[int, str]:
+        """Measure upload ``bot_id``'s folder as its check left it (built) and, if it passed
+        and its owner is no admin, weigh it against the owner's quota: bytes (archives and
+        folders, as stored on their rows, this folder as measured now) against
+        ``upload.max_kept_bytes``, and entries of every folder the owner's uploads keep
+        against ``upload.max_kept_files``.  Over either, the disk rules remove what they
+        allow, and it is weighed again.  Returns (the folder's bytes, "" or the verdict
+        that rejects it).  Runs outside any transaction: walking folders takes no lock."""
+        path = self.folder / BOTS / str(bot_id)
+        size, files = folder_usage(path)
+        with self.sessions() as s:
+            bot = s.get(Bot, bot_id)
+            if bot is None or not passed or bot.removed_at is not None or bot.owner.is_admin:
+                return size, ""
+            owner = bot.owner_id
+        limits = self.config.upload
+        for attempt in range(2):
+            with self.sessions() as s:
+                kept = s.scalar(select(func.coalesce(func.sum(
+                    Bot.archive_bytes + Bot.folder_bytes), 0)).where(
+                        Bot.owner_id == owner, Bot.id != bot_id)) or 0
+                archive = s.scalar(select(Bot.archive_bytes).where(Bot.id == bot_id)) or 0
+                others = s.scalars(select(Bot.id).where(
+                    Bot.owner_id == owner, Bot.id != bot_id, Bot.removed_at.is_(None))).all()
+            total = int(kept) + int(archive) + size
+            count = files + sum(folder_usage(self.folder / BOTS / str(i))[1] for i in others)
+            if total <= limits.max_kept_bytes and count <= limits.max_kept_files:
+                return size, ""
+            if attempt == 0:
+                self.collect_garbage(owner=owner)
+        over = []
+        if total > limits.max_kept_bytes:
+            over.append(f"{_megabytes(total)}, over your limit of "
+                        f"{_megabytes(limits.max_kept_bytes)} (upload.max_kept_bytes)")
+        if count > limits.max_kept_files:
+            over.append(f"{count:,} files, over your limit of {limits.max_kept_files:,} "
+                        f"(upload.max_kept_files)")
+        return size, (f"FAIL: over your disk quota: built, this bot keeps {_megabytes(size)} "
+                      f"in {files:,} files, and with it your uploads would keep "
+                      f"{' and '.join(over)}; its files were removed: make its build leave "
+                      f"less behind (remove intermediate files), retire old versions (their "
+                      f"files are removed) or ask an organiser")
 
     def collect_garbage(self, owner: Optional[int] = None, *,
                         dry_run: bool = False) -> list[dict[str, Any]]:
