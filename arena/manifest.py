@@ -3,8 +3,13 @@ an engine named on the command line without a folder, cutechess's way
 (``"cmd='./mybot --fast' name=fast option.Depth=3"``), becomes one too (:func:`parse_engine`).
 
 The referee reads manifests outside any sandbox, often as root, so :func:`read_manifest` reads
-only a regular file of at most :data:`MANIFEST_CAP` bytes inside the bot folder, and no error
-shows anything of a file beyond a key's name (the manifest may be another file's content).
+only a regular file of at most :data:`MANIFEST_CAP` bytes inside the bot folder (and, for a
+caller who is not the folder's owner, none the owner could not read), and no error shows
+anything of a file beyond a key's name (the manifest may be another file's content).  Before
+the YAML is parsed, a cheap scan of its tokens refuses a manifest nested more than
+:data:`MAX_DEPTH` levels deep, with more than :data:`MAX_NODES` values or more than
+:data:`MAX_ALIASES` aliases: parse bombs (32,000 nested ``[`` cost PyYAML seconds of CPU
+before a RecursionError) cost at most the scan, a fraction of a second.
 What the manifest may say is in ``docs/PROTOCOL.md`` (*The bot folder*).
 """
 
@@ -34,7 +39,12 @@ _MANIFEST_KEYS = ("name", "author", "command", "cwd", "options", "description", 
 BUILD_TIMEOUT_S = 300.0
 #: the longest ``build_timeout`` a manifest may ask for (seconds)
 BUILD_TIMEOUT_MAX_S = 3600.0
-
+#: the deepest nesting of mappings and lists a manifest may have (a real one has 3)
+MAX_DEPTH = 50
+#: the most values (keys, items, scalars, collections) a manifest may hold
+MAX_NODES = 2000
+#: the most aliases (``*name``) a manifest may use: a *billion laughs* needs many
+MAX_ALIASES = 10
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,21 @@ class BotSpec:
     def folder_name(self) -> str:
         """The bot folder's own name (``random`` for ``bots/random``)."""
         return Path(self.path).name
+
+
+def python_path() -> str:
+    """This interpreter, as ``{python}`` in a command names it: ``sys.executable`` with any
+    ``.`` or ``..`` resolved (``/root/x/../../venv/bin/python`` -> ``/venv/bin/python``), as
+    the kernel resolved it, since a sandbox that hides ``/root`` cannot walk through
+    ``/root/x``; the last part is kept as it is (a virtual environment's ``python`` link
+    must stay one, or the environment is lost)."""
+    exe = sys.executable
+    parts = exe.split("/")
+    if "." not in parts and ".." not in parts:
+        return exe
+    last = max(i for i, part in enumerate(parts) if part in (".", ".."))
+    head = os.path.realpath("/".join(parts[:last + 1]) or "/")
+    return os.path.join(head, *parts[last + 1:])
 
 
 def option_text(value: Any, path: str) -> str:
@@ -159,6 +184,10 @@ def read_manifest(root: Path) -> bytes:
         raise ConfigError(f"cannot read: {e.strerror}", where) from None
     if not stat.S_ISREG(before.st_mode):  # never opened: a FIFO would block, a device act
         raise ConfigError("not a regular file: refused", where)
+    if _foreign(before, real_root):  # never opened: root must not read it for another user
+        raise ConfigError("the file belongs to another user than the bot folder's owner, who "
+                          "may not read it (a hard link to someone else's file?): refused",
+                          where)
     flags = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
     try:
@@ -190,6 +219,31 @@ def read_manifest(root: Path) -> bytes:
     if size > MANIFEST_CAP:
         raise ConfigError(f"{MANIFEST} is larger than {MANIFEST_CAP // 1024} KiB", where)
     return b"".join(chunks)
+
+
+def _foreign(st: os.stat_result, folder: str) -> bool:
+    """True when the file of ``st`` in bot folder ``folder`` is one the folder's owner could
+    not read, read for someone else (root checking a participant's folder): a hard link to
+    a root-only file put there would otherwise show its key names in an error.  Never for
+    the folder's owner themselves (nothing they could not read reaches anyone else)."""
+    try:
+        owner = os.stat(folder).st_uid
+    except OSError:
+        return False  # reading the manifest fails with its own message
+    if owner == os.geteuid() or st.st_uid == owner or st.st_mode & stat.S_IROTH:
+        return False
+    return not (st.st_mode & stat.S_IRGRP and st.st_gid in _groups(owner))
+
+
+def _groups(uid: int) -> set[int]:
+    """The groups of user ``uid`` (none known for a uid without a passwd entry)."""
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(uid)
+        return set(os.getgrouplist(entry.pw_name, entry.pw_gid))
+    except (KeyError, OSError):
+        return set()
 
 
 def _opened_path(fd: int, fallback: str) -> str:
@@ -230,6 +284,53 @@ def _hashable(value: Any) -> bool:
     return True
 
 
+def _prescan(text: str, where: str) -> None:
+    """Refuse a parse bomb before it is parsed: the manifest's tokens (pyyaml's own scanner,
+    the one its parser reads, so what is counted is what would be parsed) nested more than
+    :data:`MAX_DEPTH` deep, more than :data:`MAX_NODES` values or :data:`MAX_ALIASES`
+    aliases.  It stops at the first count over its bound, and a scanning error is left to
+    the parse (which stops there too, with its usual message).  Cost: at most about a
+    quarter of a second for 64 KiB of ``[``; pyyaml took seconds to fail on them.
+
+    :raises ConfigError: one line naming the bound and where it was passed.
+    """
+    import yaml
+    from yaml import tokens as t
+
+    opening = (t.BlockMappingStartToken, t.BlockSequenceStartToken, t.FlowMappingStartToken,
+               t.FlowSequenceStartToken)
+    closing = (t.BlockEndToken, t.FlowMappingEndToken, t.FlowSequenceEndToken)
+    scanner = yaml.SafeLoader(text)
+    depth = nodes = aliases = 0
+    try:
+        while scanner.check_token():
+            token = scanner.get_token()
+            if isinstance(token, opening):
+                depth, nodes = depth + 1, nodes + 1
+            elif isinstance(token, closing):
+                depth -= 1
+            elif isinstance(token, (t.ScalarToken, t.AliasToken)):
+                nodes += 1
+                aliases += isinstance(token, t.AliasToken)
+            else:
+                continue
+            mark = token.start_mark
+            at = f"line {mark.line + 1}, column {mark.column + 1}"
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"broken YAML: nested more than {MAX_DEPTH} levels deep at "
+                                  f"{at} (a bot.yaml may nest at most {MAX_DEPTH})", where)
+            if nodes > MAX_NODES:
+                raise ConfigError(f"more than {MAX_NODES} values (keys and items) by {at} (a "
+                                  f"bot.yaml may hold at most {MAX_NODES})", where)
+            if aliases > MAX_ALIASES:
+                raise ConfigError(f"more than {MAX_ALIASES} aliases (*name) by {at} (a "
+                                  f"bot.yaml may use at most {MAX_ALIASES})", where)
+    except yaml.YAMLError:
+        return  # the parse reports it
+    finally:
+        scanner.dispose()
+
+
 def _parse_manifest(raw: bytes, where: str) -> dict[Any, Any]:
     """The manifest's mapping; errors name the file (and line and column), never its text."""
     import yaml  # local: only needed at the edge
@@ -238,6 +339,7 @@ def _parse_manifest(raw: bytes, where: str) -> dict[Any, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ConfigError(f"not UTF-8 text (byte {e.start + 1})", where) from None
+    _prescan(text, where)
     try:
         data = yaml.load(text, Loader=_manifest_loader())  # noqa: S506 (a SafeLoader subclass)
     except ConfigError as e:
@@ -292,7 +394,8 @@ def load_bot(folder: str | os.PathLike[str], *, name: Optional[str] = None,
         raise ConfigError("expected a command: a string or a list of strings", f"{where}:command")
     if not argv:
         raise ConfigError("the command is empty", f"{where}:command")
-    argv = [a.replace("{python}", sys.executable).replace("{dir}", str(abs_root)) for a in argv]
+    python = python_path()
+    argv = [a.replace("{python}", python).replace("{dir}", str(abs_root)) for a in argv]
 
     cwd_text = data.get("cwd", ".")
     if not isinstance(cwd_text, str):
@@ -484,7 +587,8 @@ def parse_engine(text: str, *, bases: Sequence[Path] = ()) -> BotSpec:
                 raise ConfigError(f"variants: {item[:40]!r} is not a variant (known: "
                                   f"{', '.join(PRESETS)})", where)
         variants = _variant_names(names or None, where)
-    argv = [a.replace("{python}", sys.executable).replace("{dir}", str(folder)) for a in argv]
+    python = python_path()
+    argv = [a.replace("{python}", python).replace("{dir}", str(folder)) for a in argv]
     return BotSpec(name=display, path=str(folder), command=tuple(argv), cwd=str(folder),
                    options=options, legal_moves=legal == "true", variants=variants,
                    engine=text.strip())
@@ -518,4 +622,4 @@ def _engine_name(argv: Sequence[str]) -> str:
 
 __all__ = ["BotSpec", "load_bot", "read_manifest", "parse_engine", "is_engine_string",
            "MANIFEST", "MANIFEST_CAP", "NAME_CAP", "ENGINE_KEYS", "BUILD_TIMEOUT_S",
-           "BUILD_TIMEOUT_MAX_S"]
+           "BUILD_TIMEOUT_MAX_S", "MAX_DEPTH", "MAX_NODES", "MAX_ALIASES", "python_path"]

@@ -6,15 +6,24 @@ open competition folder (settings, database, sessions) that each part of
 A competition folder holds ``server.yaml`` (:mod:`arena.server.config`), ``secret`` (the key
 of the forms' CSRF tokens), ``arena.db`` (unless the config names a database URL),
 ``uploads/`` (archives as received), ``bots/<id>/`` (each upload unpacked), ``checks/``
-(the progress of the checks running now) and ``live/`` (the games being played).
+(the progress of the checks running now), ``live/`` (the games being played) and
+``incoming/`` (uploads being unpacked, before they have an id).
+
+**Private by default.**  Nobody but the server's user may read any of it: the folder and
+its folders are 0700, its files 0600 (:func:`make_private`, at ``init`` and at every open,
+which fixes and logs a looser mode).  Only each ``bots/<id>/`` stays readable by all (its
+folders 0755, files 0644): as root, bots and builds run as an unprivileged uid, which the
+sandbox lets through the closed folders to its own bot's folder alone (docs/SECURITY.md).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -29,12 +38,18 @@ from arena.errors import ArenaError, ConfigError
 from arena.server.config import CONFIG_FILE, load_server_config
 from arena.server.db import (database_url, migrate, one_writer, open_engine,
                              session_factory)
+from arena.server.live import LIVE
 
 SECRET_FILE = "secret"
 UPLOADS = "uploads"
 BOTS = "bots"
 #: the progress files of running checks (``<job id>.log``), written by the check's process
 CHECKS = "checks"
+#: uploads being unpacked, each in a folder of its own (:func:`arena.server.unpack.stage_upload`)
+INCOMING = "incoming"
+#: the folders of a competition folder that only the server reads (``bots/<id>`` inside
+#: ``bots`` excepted: see :func:`make_private`)
+PRIVATE_FOLDERS = (UPLOADS, BOTS, CHECKS, LIVE, INCOMING)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 #: the largest id a row can have (SQLite and PostgreSQL integers are signed 64-bit)
 MAX_ID = (1 << 63) - 1
@@ -99,6 +114,71 @@ OPERATOR = Viewer(name="(the server's operator)", is_admin=True)
 REVOKED = "revoked:"
 
 
+log = logging.getLogger("arena.server")
+
+
+def make_private(folder: Path) -> list[str]:
+    """Close the competition ``folder`` to other users: the folder and its folders
+    (:data:`PRIVATE_FOLDERS`) 0700, the files at its top (``arena.db`` and its journals,
+    ``secret``, ``server.yaml``) and in ``uploads/``, ``checks/``, ``live/`` 0600.  Each
+    ``bots/<id>`` keeps its modes (readable by all, for the sandbox's uids, and reached by
+    nobody else through the closed ``bots/``).  Links are left alone.  Returns what was
+    changed, as ``name 644 -> 600`` (also what could not be, as ``name 644: why``).
+    """
+    changed: list[str] = []
+
+    def close(path: Path, mode: int, shown: str) -> None:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return  # gone meanwhile (a finished game's ply file)
+        except OSError as e:
+            changed.append(f"{shown}: {e.strerror}")
+            return
+        now = stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode) or not now & 0o077:
+            return
+        try:
+            os.chmod(path, mode)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            changed.append(f"{shown} {now:o}: {e.strerror}")
+            return
+        changed.append(f"{shown} {now:o} -> {mode:o}")
+
+    close(folder, 0o700, ".")
+    try:
+        top = list(os.scandir(folder))
+    except OSError:
+        return changed
+    for entry in top:
+        if entry.is_file(follow_symlinks=False):
+            close(Path(entry.path), 0o600, entry.name)
+        elif entry.name in PRIVATE_FOLDERS and entry.is_dir(follow_symlinks=False):
+            close(Path(entry.path), 0o700, f"{entry.name}/")
+            if entry.name in (BOTS, INCOMING):
+                continue  # bots/<id> stay readable; incoming/ holds the same, unplaced
+            try:
+                inside = list(os.scandir(entry.path))
+            except OSError:
+                continue
+            for item in inside:
+                if item.is_file(follow_symlinks=False):
+                    close(Path(item.path), 0o600, f"{entry.name}/{item.name}")
+    return changed
+
+
+def _report_private(folder: Path, changed: list[str]) -> None:
+    """One warning line for what :func:`make_private` changed at an open."""
+    if not changed:
+        return
+    shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6
+                                      else "")
+    log.warning("the competition folder %s was open to other users: %s; made private "
+                "(folders 0700, files 0600: docs/SECURITY.md)", folder, shown)
+
+
 class _Flight:
     """One computation of a cached view that other requests wait for."""
 
@@ -118,6 +198,7 @@ class State:
         if not (self.folder / CONFIG_FILE).is_file():
             raise ConfigError(f"{folder} is not a competition folder (no {CONFIG_FILE}): "
                               f"make one with 'arena server init {folder}'")
+        _report_private(self.folder, make_private(self.folder))
         self.config = load_server_config(self.folder / CONFIG_FILE)
         self.secret = (self.folder / SECRET_FILE).read_text(encoding="utf-8").strip()
         self.engine = open_engine(database_url(self.folder, db_url or self.config.db_url))
@@ -126,6 +207,9 @@ class State:
         #: guards the small in-memory state (upload attempts, the leaderboard's cache)
         self._board_lock = threading.Lock()
         self._claim_lock = threading.Lock()
+        #: held for the short part of an upload (its transaction and files): on SQLite a
+        #: refused upload's id is the next upload's, whose files must not be removed
+        self._upload_lock = threading.Lock()
         self._board_fit = threading.Lock()
         #: each participant's recent upload attempts (monotonic times), refused ones too
         self._attempts: dict[int, list[float]] = {}

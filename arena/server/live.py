@@ -45,7 +45,8 @@ class PlyWriter:
     def __call__(self, position: Position, info: MoveInfo) -> None:
         line = json.dumps({"move": info.move, "ms": round(info.wall_ms, 1),
                            "ply": len(position.move_stack)}) + "\n"
-        with open(self.path, "a", encoding="utf-8") as f:  # one line, one write: whole lines
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        with open(fd, "a", encoding="utf-8") as f:  # one line, one write: whole lines
             f.write(line)
 
 
@@ -109,10 +110,10 @@ def live_board(variant: Variant, moves: list[str]) -> dict[str, Any]:
 
 
 def clear(path: Path) -> None:
-    """Make an empty ply file (the game starts, or starts again)."""
-    path.parent.mkdir(exist_ok=True)
-    with open(path, "w", encoding="utf-8"):
-        pass
+    """Make an empty ply file (the game starts, or starts again), readable by the server's
+    user alone, in a folder only it may enter."""
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600))
 
 
 def remove(path: Path) -> None:

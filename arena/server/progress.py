@@ -97,8 +97,11 @@ class CheckProgress:
     def _write(self) -> None:
         data = {"step": self.step_text, "lines": self.lines, "output": self.output_text()}
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps(data), encoding="utf-8")
+        try:  # readable by the server's user alone (it holds a participant's build output)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            with open(fd, "w", encoding="utf-8") as f:
+                os.fchmod(fd, 0o600)  # a left-over temporary file kept its mode
+                f.write(json.dumps(data))
             os.replace(tmp, self.path)
         except OSError:  # the folder went (the judge gave the check up): nothing to tell
             pass

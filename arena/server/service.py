@@ -28,7 +28,7 @@ from sqlalchemy import func, select
 from arena.errors import ConfigError
 from arena.server.common import (ANONYMOUS, BOTS, CHECKS, OPERATOR, REVOKED, SECRET_FILE,
                                  UPLOADS, Forbidden, NotFound, NotReady, RateLimited, Refused,
-                                 Viewer, hash_token)
+                                 Viewer, hash_token, make_private)
 from arena.server.config import CONFIG_FILE, ServerConfig
 from arena.server.db import database_url, migrate, open_engine
 from arena.server.final import RESULT_COLUMNS
@@ -37,6 +37,7 @@ from arena.server.matches import Matches
 from arena.server.overview import Overview
 from arena.server.models import Bot, Game, Setting
 from arena.server.participants import Participants
+from arena.server.unpack import remove_stale_incoming
 from arena.server.uploads import ATTEMPTS_PER_UPLOAD, MAX_CHECK_ATTEMPTS, Uploads
 from arena.server.views import Views
 
@@ -48,7 +49,8 @@ __all__ = ["Competition", "init_competition", "ANONYMOUS", "OPERATOR", "REVOKED"
 def init_competition(folder: str | os.PathLike[str],
                      config: Optional[ServerConfig] = None) -> Path:
     """Make a new competition in ``folder`` (created; an existing competition is refused)
-    with ``config`` (None: the defaults).
+    with ``config`` (None: the defaults).  The folder is private
+    (:func:`~arena.server.common.make_private`: 0700, its files 0600).
 
     :raises ConfigError: the folder already holds a competition.
     """
@@ -59,19 +61,21 @@ def init_competition(folder: str | os.PathLike[str],
         raise ConfigError(f"{out} already holds a competition ({CONFIG_FILE} exists)")
     if config is None:
         config = ServerConfig()
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(out, 0o700)
     for sub in (UPLOADS, BOTS, CHECKS):
-        (out / sub).mkdir(exist_ok=True)
-    fd = os.open(out / SECRET_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_hex(32))
-    (out / CONFIG_FILE).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False),
-                                   encoding="utf-8")
+        (out / sub).mkdir(mode=0o700, exist_ok=True)
+    for name, text in ((SECRET_FILE, secrets.token_hex(32)),
+                       (CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))):
+        fd = os.open(out / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
     engine = open_engine(database_url(out, config.db_url))
     try:
         migrate(engine)
     finally:
         engine.dispose()
+    make_private(out)  # arena.db: SQLite made it as the umask said
     return out
 
 
@@ -80,7 +84,8 @@ class Competition(Participants, Uploads, Overview, Matches, Views):
 
     def __init__(self, folder: str | os.PathLike[str], *, db_url: Optional[str] = None) -> None:
         super().__init__(folder, db_url=db_url)
-        (self.folder / CHECKS).mkdir(exist_ok=True)
+        (self.folder / CHECKS).mkdir(mode=0o700, exist_ok=True)
+        remove_stale_incoming(self.folder)  # uploads a killed server was unpacking
 
     def set_paused(self, paused: bool, viewer: Viewer) -> None:
         """Pause or resume the judge (admins).  :raises Forbidden:"""

@@ -18,7 +18,15 @@
 The metadata macOS adds when it packs a folder (Finder's *Compress*, ``ditto``, its ``tar``)
 is checked like any entry and then left out: the ``__MACOSX/`` folder, AppleDouble files
 ``._*`` and ``.DS_Store`` files.  The bot's folder is the archive's top or its one folder
-holding ``bot.yaml``; a ``bot.yaml`` found deeper is named in the refusal.
+holding ``bot.yaml``; a ``bot.yaml`` found deeper is named in the refusal.  What is
+unpacked is readable by every user (folders 0755, files 0644, or 0755 where the archive
+says executable), whatever the process's umask: as root, bots run as an unprivileged uid.
+
+An upload is unpacked and its manifest read by :func:`stage_upload`, in a folder of its own
+below ``incoming/``, before the short part of an upload that takes a lock and a database
+transaction (:meth:`~arena.server.uploads.Uploads.submit`): one participant's slow archive
+or parse bomb never makes another's upload wait.  :meth:`Staged.place` then moves the
+archive and the folder under the upload's id (two renames in one file system).
 
 Whatever the bytes, the only exception :func:`safe_unpack` raises is :class:`UnpackError`,
 whose message is one line starting with ``refused:``.  Tar members are extracted with
@@ -34,12 +42,15 @@ import os
 import shutil
 import stat
 import tarfile
+import tempfile
 import zipfile
 import zlib
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Any, Callable
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
+from arena.server.common import INCOMING
 
 _CHUNK = 1 << 16
 #: the zip compression methods unpacked (others, e.g. 99 for AES, are refused)
@@ -247,6 +258,7 @@ def safe_unpack(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *
             _unpack_zip(src, out, max_bytes, max_files)
         else:
             _unpack_tar(src, out, max_bytes, max_files)
+        _open_to_all(out)
         return _bot_folder(out)
     except UnpackError:
         shutil.rmtree(out, ignore_errors=True)
@@ -280,3 +292,107 @@ def _bot_folder(out: Path) -> Path:
                           f"the folder that holds bot.yaml, or its contents")
     raise UnpackError("refused: no bot.yaml in the archive (a bot's folder holds bot.yaml: "
                       "docs/BOTS.md)")
+
+
+def _open_to_all(out: Path) -> None:
+    """Make the unpacked tree readable by every user whatever the umask: folders 0755,
+    files 0644 (0755 where any execute bit was set).  It holds no links."""
+    os.chmod(out, 0o755)
+    for dirpath, dirs, files in os.walk(out):
+        for name in dirs:
+            os.chmod(os.path.join(dirpath, name), 0o755)
+        for name in files:
+            path = os.path.join(dirpath, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISREG(mode):
+                os.chmod(path, 0o755 if mode & 0o111 else 0o644)
+
+
+# -- an upload, unpacked aside ----------------------------------------------------------
+
+@dataclass
+class Staged:
+    """An upload unpacked and read aside (:func:`stage_upload`): its private folder, the
+    archive and the unpacked tree in it, the bot's folder in that tree, the bot's
+    :class:`~arena.manifest.BotSpec` and the tree's bytes."""
+
+    folder: Path
+    archive: Path
+    unpacked: Path
+    root: Path
+    spec: Any
+    bytes: int
+
+    def place(self, archive: Path, target: Path) -> Path:
+        """Move the archive to ``archive`` and the unpacked tree to ``target`` (neither may
+        exist; both in the competition folder's file system); returns the bot's folder
+        below ``target``."""
+        os.rename(self.archive, archive)
+        os.rename(self.unpacked, target)
+        return target / self.root.relative_to(self.unpacked)
+
+    def discard(self) -> None:
+        """Remove the private folder and what is still in it (nothing once placed)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def stage_upload(competition: Path, data: bytes, suffix: str, *, max_bytes: int,
+                 max_files: int, measure: Callable[[Path], int]) -> Staged:
+    """Write the archive ``data`` (``suffix``: ``.zip`` or ``.tar.gz``) into a new private
+    folder below ``competition/incoming/``, unpack it there (:func:`safe_unpack`) and read
+    its ``bot.yaml`` (:func:`~arena.manifest.load_bot`): the costly part of an upload, done
+    before it has an id, under no lock.  ``measure`` counts the unpacked tree's bytes.  The
+    folder is named after this process (``<pid>-...``): a later start removes what a killed
+    server left (:func:`remove_stale_incoming`).
+
+    :raises UnpackError: the archive or its manifest is refused (one line; the private
+        folder's path shown as ``<bot>``); nothing is left behind.
+    """
+    from arena.manifest import load_bot
+
+    base = competition / INCOMING
+    base.mkdir(mode=0o700, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=base))
+    try:
+        archive = folder / f"archive{suffix}"
+        fd = os.open(archive, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        unpacked = folder / "bot"
+        try:
+            root = safe_unpack(archive, unpacked, max_bytes=max_bytes, max_files=max_files)
+            spec = load_bot(root)
+        except (UnpackError, ConfigError) as e:
+            raise UnpackError(str(e).replace(str(unpacked), "<bot>")) from None
+        return Staged(folder, archive, unpacked, root, spec, measure(unpacked))
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def remove_stale_incoming(competition: Path) -> int:
+    """Remove the private folders of uploads that processes now gone were unpacking (a
+    killed server's); returns how many."""
+    try:
+        entries = list(os.scandir(competition / INCOMING))
+    except OSError:
+        return 0
+    removed = 0
+    for entry in entries:
+        pid = entry.name.partition("-")[0]
+        if pid.isdigit() and _alive(int(pid)):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -45,12 +45,11 @@ from typing import Any, Optional
 
 from sqlalchemy import CursorResult, func, or_, select, update
 
-from arena.errors import ConfigError
 from arena.server.common import (BOTS, NAME_RE, UPLOADS, Forbidden, NotFound, RateLimited,
                                  Refused, Viewer, valid_id)
 from arena.server.ladder import Ladder, retire_bots, schedule_games
 from arena.server.models import Bot, Game, Job, Refusal, utcnow
-from arena.server.unpack import UnpackError, safe_unpack
+from arena.server.unpack import Staged, UnpackError, stage_upload
 
 #: upload attempts (refused ones included) a participant may make per upload allowed
 ATTEMPTS_PER_UPLOAD = 3
@@ -120,8 +119,6 @@ class Uploads(Ladder):
             raise
 
     def _submit(self, viewer: Viewer, filename: str, data: bytes) -> dict[str, Any]:
-        from arena.manifest import load_bot
-
         if not viewer.known:
             raise Forbidden("log in to upload a bot")
         closed = self.closed_because()
@@ -137,6 +134,22 @@ class Uploads(Ladder):
             raise Refused("upload a .zip or .tar.gz archive of the bot's folder")
         if not viewer.is_admin:
             self._check_quota(viewer, len(data))
+        suffix = ".zip" if lower.endswith(".zip") else ".tar.gz"
+        try:  # the costly part, under no lock: no other upload waits for it
+            staged = stage_upload(self.folder, data, suffix, measure=folder_bytes,
+                                  max_bytes=limits.max_unpacked_bytes, max_files=limits.max_files)
+        except UnpackError as e:
+            raise Refused(str(e)) from None
+        try:
+            with self._upload_lock:  # one at a time: a refused upload's id is the next one's
+                return self._take(viewer, data, suffix, staged)
+        finally:
+            staged.discard()
+
+    def _take(self, viewer: Viewer, data: bytes, suffix: str, staged: Staged) -> dict[str, Any]:
+        """The short part of an upload (its transaction, the two renames that put the
+        staged files under its id); its caller holds the upload lock."""
+        limits = self.config.upload
         archive: Optional[Path] = None
         try:
             with self.writing() as s:
@@ -150,21 +163,13 @@ class Uploads(Ladder):
                 s.add(bot)
                 s.flush()
                 bot_id = bot.id
-                suffix = ".zip" if lower.endswith(".zip") else ".tar.gz"
                 archive = self.folder / UPLOADS / f"{bot_id}{suffix}"
                 target = self.folder / BOTS / str(bot_id)
                 try:
                     # the id is new: files under it are a crashed upload's leftovers
                     _remove_upload_files(self.folder, bot_id)
-                    archive.write_bytes(data)
-                    try:
-                        root = safe_unpack(archive, target,
-                                           max_bytes=limits.max_unpacked_bytes,
-                                           max_files=limits.max_files)
-                        spec = load_bot(root)
-                    except (UnpackError, ConfigError) as e:
-                        raise Refused(str(e).replace(str(target), "<bot>")) from None
-                    bot.folder_bytes = folder_bytes(target)
+                    root, spec = staged.place(archive, target), staged.spec
+                    bot.folder_bytes = staged.bytes
                     if not viewer.is_admin:
                         self._check_quota(viewer, len(data) + bot.folder_bytes, session=s)
                     name = spec.name if NAME_RE.match(spec.name) else re.sub(

@@ -128,7 +128,6 @@ def create_app(comp: Competition) -> FastAPI:
     templates = Jinja2Templates(directory=str(TEMPLATES))
     tokens = C.Csrf(comp.secret)
     live_states = LiveStates(comp)
-    submitting = threading.Lock()
     #: finished games' viewer pages: (game, the stderr shown) -> the page's bytes before and
     #: after its script's nonce
     viewer_pages: dict[tuple[int, tuple[str, ...]], tuple[bytes, ...]] = {}
@@ -191,11 +190,10 @@ def create_app(comp: Competition) -> FastAPI:
         return PlainTextResponse("internal error", 500, headers=security_headers("-"))
 
     def submit(viewer: Viewer, filename: str, data: bytes) -> dict[str, Any]:
-        """An upload taken off the event loop (unpacking takes a while), one at a time:
-        on SQLite a refused upload's id is given to the next one as soon as its
-        transaction rolls back, before its folder ``bots/<id>`` is removed."""
-        with submitting:
-            return comp.submit(viewer, filename, data)
+        """An upload taken off the event loop (unpacking takes a while).  Uploads unpack
+        and read their manifests side by side; the library serialises only their short
+        transactions (:meth:`~arena.server.uploads.Uploads.submit`)."""
+        return comp.submit(viewer, filename, data)
 
     def api_error(e: ArenaError, viewer: Viewer) -> JSONResponse:
         return JSONResponse({"detail": str(e)}, _status(e, viewer))
