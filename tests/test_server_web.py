@@ -1270,3 +1270,64 @@ def test_a_cross_site_form_cannot_log_a_browser_in(site: Site, driver: Any) -> N
         evil.shutdown()
         evil.server_close()
         thread.join()
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 37's small items: a POST without a body, HEAD
+# ---------------------------------------------------------------------------------------
+
+
+def _raw(port: int, request: bytes, source: str = "127.0.0.1") -> tuple[int, bytes]:
+    """A request written byte for byte (``send`` adds a Content-Length to every POST)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30,
+                                  source_address=(source, 0)) as sock:
+        sock.sendall(request)
+        buf = b""
+        while chunk := sock.recv(65536):
+            buf += chunk
+    head, _, body = buf.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_retire_without_a_body_is_answered_like_one_with_an_empty_body(site: Site) -> None:
+    """``POST /api/bots/{id}/retire`` with neither Content-Length nor Transfer-Encoding
+    (``curl -X POST``) has no body: it is answered (200, 401, 403, 404), not 411; a chunked
+    body is still refused unread."""
+    bot = site.games.bot("alice")
+
+    def retire(bot_id: int, who: Optional[str]) -> tuple[int, bytes]:
+        auth = f"Authorization: Bearer {site.tokens[who]}\r\n" if who else ""
+        return _raw(site.port, f"POST /api/bots/{bot_id}/retire HTTP/1.1\r\nHost: x\r\n"
+                               f"{auth}Connection: close\r\n\r\n".encode(), "127.0.6.1")
+
+    assert retire(bot, None)[0] == 401
+    assert retire(bot, "bob")[0] == 403
+    assert retire(999999, "alice")[0] == 404
+    status, body = retire(bot, "alice")
+    assert status == 200 and json.loads(body) == {"id": bot, "status": "retired"}
+    chunked = send(site.port, "POST", f"/api/bots/{bot}/retire",
+                   [("Authorization", f"Bearer {site.tokens['alice']}"),
+                    ("Transfer-Encoding", "chunked")], b"0\r\n\r\n", source="127.0.6.1")
+    assert chunked.status == 411
+
+
+def test_head_is_answered_like_get_without_a_body(site: Site) -> None:
+    """Every GET route answers HEAD with GET's status and headers and no body (it was
+    405), but the live event stream, which has no end to measure."""
+    alice = [("Cookie", f"arena_token={site.tokens['alice']}")]
+    for path, headers in (("/", []), ("/games", []), ("/login", []), ("/final", []),
+                          (f"/games/{site.done}", []), (f"/games/{site.running}", []),
+                          ("/submit", alice), ("/api/status", []), ("/api/leaderboard", []),
+                          (f"/api/games/{site.done}", []), (f"/api/games/{site.running}/live", []),
+                          ("/api/bots/999999", []), ("/games/999999", [])):
+        got = send(site.port, "GET", path, headers, source="127.0.6.2")
+        head = send(site.port, "HEAD", path, headers, source="127.0.6.2")
+        assert head.status == got.status, (path, head.status, got.status)
+        assert head.body == b"", (path, head.body[:100])
+        assert head.header("content-type") == got.header("content-type"), path
+        assert _secured(head) is None, (path, _secured(head))
+        if path.startswith("/api/"):  # (a page has a new nonce per answer)
+            assert head.header("content-length") == str(len(got.body)), path
+    stream = send(site.port, "HEAD", f"/api/games/{site.running}/live/events",
+                  source="127.0.6.2")
+    assert stream.status == 405 and "GET" in stream.header("allow")

@@ -7,6 +7,8 @@ middleware:
   headers on every response (``X-Frame-Options``, ``X-Content-Type-Options``,
   ``Referrer-Policy`` and a ``Content-Security-Policy`` whose scripts need the response's
   nonce);
+* :class:`Exhausted`: a request that fails for want of file descriptors is a 503 with
+  ``Retry-After`` and a throttled log line, not a 500 and a traceback;
 * :class:`RateLimit`: every request counts against its participant's or its address's
   moving window (429 with ``Retry-After`` beyond);
 * :class:`BodyLimit`: a body over the upload limit, or of unknown size, is refused before
@@ -28,6 +30,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.server.config import RateLimits
+from arena.server.descriptors import THROTTLE, is_exhaustion
 from arena.server.service import ANONYMOUS, Viewer
 
 #: the cookie of the pages' token
@@ -115,10 +118,51 @@ def security_headers(nonce: str) -> dict[str, str]:
     return {**SECURITY_HEADERS, "Content-Security-Policy": _CSP.format(nonce=nonce)}
 
 
+class Exhausted:
+    """A request that fails for want of file descriptors (EMFILE, ENFILE, SQLite unable to
+    open its file: :func:`~arena.server.descriptors.is_exhaustion`) is answered 503 with
+    ``Retry-After`` (a response already begun, such as a live stream, is ended), counted
+    in :data:`~arena.server.descriptors.THROTTLE`'s log, one line per 10 s.  Any other
+    error goes on to the app's handler."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_started(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_started)
+        except Exception as e:
+            if not is_exhaustion(e):
+                raise
+            THROTTLE.note("requests answered 503: the server is out of descriptors",
+                          f"{scope.get('method')} {scope.get('path', '')[:100]}: {e}"[:300])
+            if started:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            text = "the server is busy (out of descriptors): try again in a few seconds"
+            headers = {"Retry-After": "5"}
+            response: Response = (
+                JSONResponse({"detail": text}, 503, headers=headers)
+                if scope.get("path", "").startswith("/api/")
+                else PlainTextResponse(text, 503, headers=headers))
+            await response(scope, receive, send)
+
+
 class BodyLimit:
     """Refuse a request whose declared body is over the upload limit before reading it, and
-    a POST that does not declare its size (chunked: it could fill the disk while the
-    multipart parser spools it)."""
+    a POST whose body is chunked (``Transfer-Encoding`` without a size: it could fill the
+    disk while the multipart parser spools it).  A POST with neither header has no body
+    (``POST /api/bots/{id}/retire`` needs none): it goes on."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -129,7 +173,8 @@ class BodyLimit:
             lengths = _header(scope, b"content-length")
             length = lengths[0].strip() if lengths else None
             refused: Optional[JSONResponse] = None
-            if scope["method"] == "POST" and length is None:  # chunked: size unknown
+            if (scope["method"] == "POST" and length is None
+                    and _header(scope, b"transfer-encoding")):  # chunked: size unknown
                 refused = JSONResponse({"detail": "a request body needs a Content-Length"}, 411)
             elif length is not None and (len(lengths) > 1 or not length.isdigit()
                                          or not length.isascii() or int(length) > self.limit):

@@ -21,35 +21,39 @@ little more than the framework's floor (``benchmarks/bench_server.py``).
 Pages log in with the token (``/login``), kept in an ``HttpOnly``, ``SameSite=Strict``
 cookie; the forms' CSRF tokens are bound to the session (:mod:`arena.server.csrf`).  The
 live board follows a game through a server-sent event stream
-(``/api/games/{id}/live/events``): one request for as long as the game is watched.
+(``/api/games/{id}/live/events``): one request for as long as the game is watched, a few
+at once per client and a budget in all (:mod:`arena.server.streams`), sized from the
+descriptors the process may open (:mod:`arena.server.descriptors`).  Every ``GET`` route
+but the stream answers ``HEAD`` too.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
-import time
 from html import escape
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Optional
+from typing import Any, Callable, Optional
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
+from fastapi.routing import APIRoute
 from fastapi.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse,
-                               RedirectResponse, Response, StreamingResponse)
+                               RedirectResponse, Response)
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from arena.errors import ArenaError, ConfigError
 from arena.server import csrf as C
+from arena.server import descriptors as D
 from arena.server.common import MISSING
 from arena.server.config import proxy_networks
 from arena.server.kept import (CSRF_MARK, NAME_MARK, NONCE_MARK, LiveStates, filled, marked,
                                viewer_page)
-from arena.server.layers import (COOKIE, SECURITY_HEADERS, BodyLimit, Front, RateLimit,
-                                 client_and_scheme, security_headers)
+from arena.server.layers import (COOKIE, SECURITY_HEADERS, BodyLimit, Exhausted, Front,
+                                 RateLimit, client_and_scheme, security_headers)
 from arena.server.service import (ANONYMOUS, Competition, Forbidden, NotFound, RateLimited,
                                   Refused, Viewer)
+from arena.server.streams import MAX_STREAMS, LiveStream, StreamSlots, client_key, live_events
 from arena.server.teacher import Site, add_teacher_routes
 
 __all__ = ["create_app", "serve", "game_filters", "client_and_scheme", "security_headers",
@@ -60,15 +64,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 _BODY_SLACK = 64 * 1024
 #: the ids a row can have (SQLite and PostgreSQL integers are signed 64-bit)
 _MAX_ID = (1 << 63) - 1
-#: the live board's event stream: how often it looks for new moves, how long one stream
-#: lasts before the browser reconnects (one request more), the comment that keeps a quiet
-#: stream open, and the streams open at once (beyond: 429)
-LIVE_POLL_S = 0.5
-STREAM_S = 600.0
-KEEPALIVE_S = 15.0
-MAX_STREAMS = 1000
-#: a game the live board follows (any other status ends its stream)
-_LIVE = ("queued", "running")
+#: the live board's event stream (the only GET route without HEAD: a stream has no end)
+LIVE_EVENTS = "/api/games/{game_id}/live/events"
 #: the latest games a bot's page lists (the games page has them all)
 BOT_GAMES = 50
 #: finished games' viewer pages kept rendered (their records never change)
@@ -121,8 +118,8 @@ def game_filters(request: Request) -> dict[str, Any]:
             "kind": kind if kind in _KINDS else None}
 
 
-def create_app(comp: Competition) -> FastAPI:
-    """The site and API of ``comp``."""
+def create_app(comp: Competition, streams: int = MAX_STREAMS) -> FastAPI:
+    """The site and API of ``comp`` (``streams``: live streams open at once, at most)."""
     app = FastAPI(title=f"Morris Arena: {comp.config.name}", docs_url=None, redoc_url=None,
                   openapi_url=None)
     templates = Jinja2Templates(directory=str(TEMPLATES))
@@ -134,7 +131,7 @@ def create_app(comp: Competition) -> FastAPI:
     viewer_lock = threading.Lock()
     #: set when the server is stopping: the live streams end (serve() sets it)
     app.state.stopping = threading.Event()
-    app.state.streams = 0
+    app.state.live_slots = StreamSlots(streams)
 
     def viewer_by(request: Request, kind: str, token: Optional[str]) -> Viewer:
         """The participant of a token, looked up once per request (the rate limit asks
@@ -181,6 +178,7 @@ def create_app(comp: Competition) -> FastAPI:
     # response, refused ones included, gets the security headers
     app.add_middleware(BodyLimit, limit=comp.config.upload.max_bytes + _BODY_SLACK)
     app.add_middleware(RateLimit, rates=comp.config.rate_limit, who=any_viewer)
+    app.add_middleware(Exhausted)  # no descriptor left: 503, not a 500 and a traceback
     app.add_middleware(Front, trusted=proxy_networks(comp.config))
 
     @app.exception_handler(Exception)
@@ -403,54 +401,23 @@ def create_app(comp: Competition) -> FastAPI:
         hit = live_states.peek(game_id)  # forty watchers: one read, in the event loop
         return hit if hit is not None else await run_in_threadpool(live_states.get, game_id)
 
-    async def live_events(game_id: int, text: str, status: str) -> AsyncIterator[str]:
-        """The stream: the state whenever it changes (every :data:`LIVE_POLL_S` at most),
-        ``event: end`` once the game is no longer queued or running (or gone); it ends
-        after :data:`STREAM_S` or when the server stops (the browser reconnects)."""
-        app.state.streams += 1
-        try:
-            yield "retry: 3000\n\n"
-            started = sent_at = time.monotonic()
-            sent = ""
-            while True:
-                now = time.monotonic()
-                if text != sent:
-                    yield f"data: {text}\n\n"
-                    sent, sent_at = text, now
-                elif now - sent_at > KEEPALIVE_S:
-                    yield ": still watching\n\n"
-                    sent_at = now
-                if status not in _LIVE:
-                    yield "event: end\ndata: {}\n\n"
-                    return
-                if now - started > STREAM_S or app.state.stopping.is_set():
-                    return
-                await asyncio.sleep(LIVE_POLL_S)
-                try:
-                    text, status = await live_state(game_id)
-                except NotFound:
-                    yield "event: end\ndata: {}\n\n"
-                    return
-        finally:
-            app.state.streams -= 1
-
-    @app.get("/api/games/{game_id}/live/events")
-    async def api_live_events(game_id: int) -> Response:
+    @app.get(LIVE_EVENTS)
+    async def api_live_events(request: Request, game_id: int) -> Response:
         """The live board as server-sent events (``text/event-stream``): one request for
-        as long as the game is watched, instead of a poll every half second."""
+        as long as the game is watched, instead of a poll every half second; a few at
+        once per client, a budget in all (:class:`~arena.server.streams.LiveStream`)."""
         try:
             if not _known_id(game_id):
                 raise NotFound(f"no game {game_id}")
             text, status = await live_state(game_id)
         except ArenaError as e:
             return api_error(e, ANONYMOUS)
-        if app.state.streams >= MAX_STREAMS:
-            return JSONResponse({"detail": "too many live streams open: try again later"},
-                                429, headers={"Retry-After": "10"})
-        return StreamingResponse(live_events(game_id, text, status),
-                                 media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache",
-                                          "X-Accel-Buffering": "no"})  # nginx: no buffering
+        viewer = (await run_in_threadpool(any_viewer, request)  # the rate limit's, kept
+                  if "authorization" in request.headers or COOKIE in request.cookies
+                  else ANONYMOUS)
+        key = client_key(viewer, request.client.host if request.client else "")
+        return LiveStream(live_events(live_state, game_id, text, status, app.state.stopping),
+                          app.state.live_slots, key)
 
     @app.get("/api/status")
     async def api_status() -> Response:
@@ -642,7 +609,10 @@ def create_app(comp: Competition) -> FastAPI:
     add_teacher_routes(app, comp, Site(page=page, page_error=page_error, check_form=check_form,
                                        api_viewer=api_viewer, page_viewer=page_viewer,
                                        api_error=api_error))
-
+    for route in app.routes:  # HEAD: a GET's answer without its body (uvicorn drops it)
+        if isinstance(route, APIRoute) and route.methods and "GET" in route.methods and (
+                route.path != LIVE_EVENTS):
+            route.methods.add("HEAD")
     return app
 
 
@@ -651,25 +621,41 @@ def serve(folder: str, *, host: str = "127.0.0.1", port: int = 8000,
     """Open the competition, start the judge, serve until interrupted (SIGINT, SIGTERM).
 
     uvicorn itself believes no forwarded header (``proxy_headers=False``): the app does,
-    from ``trusted_proxies`` only (:class:`_Front`)."""
+    from ``trusted_proxies`` only (:class:`_Front`).  The soft descriptor limit is raised
+    to the hard one first, and the live streams and the connections open at once are
+    sized from it (:func:`~arena.server.descriptors.budget_for`); the listening socket
+    answers 503 beyond them and when descriptors run out
+    (:class:`~arena.server.descriptors.SheddingSocket`).
+
+    :raises ConfigError: server.yaml conflicts with the folder, or ``host:port`` cannot be
+        listened on.
+    """
     import uvicorn
 
     from arena.server.judge import Judge
 
+    soft = D.raise_open_files()  # before the judge starts: its processes inherit it
     comp = Competition(folder, db_url=db_url)
     conflict = comp.settings_conflict()
     if conflict:
         comp.close()
         raise ConfigError(conflict)
+    budget = D.budget_for(soft, comp.config.workers + comp.config.check_workers)
+    try:
+        listener = D.listening_socket(host, port, budget.connections)
+    except ConfigError:
+        comp.close()
+        raise
     comp.leaderboard()  # loads the ratings (numpy, scipy) now rather than on the first page
     judge = Judge(comp)
     judge.start()
     try:
-        app = create_app(comp)
+        app = create_app(comp, streams=budget.streams)
         server = uvicorn.Server(uvicorn.Config(
             app, host=host, port=port, log_level="warning", access_log=False,
             proxy_headers=False, forwarded_allow_ips=[], server_header=False,
             timeout_graceful_shutdown=5))
+        D.quiet_logs()  # after uvicorn's Config has set its loggers up
         handle_exit = server.handle_exit
 
         def stopping(sig: int, frame: Any) -> None:  # the live streams end first
@@ -677,7 +663,9 @@ def serve(folder: str, *, host: str = "127.0.0.1", port: int = 8000,
             handle_exit(sig, frame)
 
         server.handle_exit = stopping  # type: ignore[method-assign]
-        server.run()
+        server.run(sockets=[listener])
     finally:
         judge.stop()
         comp.close()
+        listener.close()
+        D.THROTTLE.flush()
