@@ -389,3 +389,24 @@ def test_python_started_through_dots_is_named_without_them(
     (tmp_path / "bot.yaml").write_text("command: '{python} bot.py'\n")
     python = load_bot(tmp_path).command[0]
     assert ".." not in python.split("/") and os.path.samefile(python, dotted)
+
+
+def test_basic_is_available_when_python_is_started_through_dot_dot(tmp_path: Path) -> None:
+    """``basic``'s probe runs this Python as the kernel resolved it: started as
+    ``/root/x/../../venv/bin/python`` it was "not available" (the confined child cannot walk
+    through a hidden ``/root/x``)."""
+    import subprocess
+    import sys
+
+    from arena.sandbox import confine
+
+    odd = str(tmp_path / "x" / ".." / Path(sys.executable).relative_to("/"))
+    (tmp_path / "x").mkdir()
+    code = ("import sys; sys.executable = " + repr(odd) + "\n"
+            "from arena.sandbox import confine\n"
+            "print(confine._python())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=str(Path(__file__).resolve().parent.parent))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / Path(sys.executable).relative_to("/"))
+    assert ".." not in done.stdout and confine._python() == sys.executable

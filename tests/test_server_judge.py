@@ -209,6 +209,7 @@ def test_a_check_interrupted_three_times_fails_with_the_reason(tmp_path: Path) -
         assert view["status"] == "rejected"
         assert "interrupted 3 times" in view["verdict"]
         assert _claim(comp) is None
+        assert not (comp.folder / "bots" / str(bot)).exists()  # its folder went at once
     finally:
         comp.close()
 

@@ -140,6 +140,17 @@ class Confinement:
                "no_new_privs")
 
 
+def _python() -> str:
+    """``sys.executable`` with its ``.`` and ``..`` parts resolved but its last part kept (a
+    virtual environment's link), as :func:`arena.manifest.python_path` does for ``{python}``
+    (a layer apart): the confined child cannot walk through a hidden ``/root/x/..``."""
+    parts = sys.executable.split("/")
+    if "." not in parts and ".." not in parts:
+        return sys.executable
+    last = max(i for i, part in enumerate(parts) if part in (".", ".."))
+    return os.path.join(os.path.realpath("/".join(parts[:last + 1]) or "/"), *parts[last + 1:])
+
+
 @functools.lru_cache(maxsize=1)
 def confinement_status() -> Check:
     """Whether ``basic`` can confine a bot here when the referee is root (tried once, for
@@ -147,15 +158,16 @@ def confinement_status() -> Check:
     this Python, write its private ``/tmp`` and fail to write ``/``)."""
     if not procs.is_root():
         return Check("confinement", False, "not root: basic bots run as you")
+    python = _python()
     plan = Confinement.plan(uid=procs.unique_uid(), tmp_mb=1, cwd="/",
-                             needed=runtime_paths([sys.executable], os.defpath))
+                             needed=runtime_paths([python], os.defpath))
     code = ("import os,sys\n"
             "open('/tmp/probe','w').write('x')\n"
             "try:\n open('/morris-arena-probe','w')\nexcept OSError: pass\n"
             "else: sys.exit(4)\n"
             "sys.exit(0 if os.getuid() != 0 else 3)")
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+        done = subprocess.run([python, "-I", "-S", "-c", code], capture_output=True,
                               text=True, timeout=20, preexec_fn=plan.apply, cwd="/",
                               env={"PATH": os.defpath})
     except (OSError, subprocess.SubprocessError) as e:

@@ -240,10 +240,13 @@ def _copy_file(src: str, root_fd: int, name: str, st: os.stat_result) -> None:
         for part in parts[:-1]:
             try:
                 os.mkdir(part, 0o755, dir_fd=dir_fd)
+                made = True
             except FileExistsError:
-                pass
+                made = False
             next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                               dir_fd=dir_fd)
+            if made:  # 0755 whatever the umask: the bot's uid enters it
+                os.fchmod(next_fd, 0o755)
             os.close(dir_fd)
             dir_fd = next_fd
         mode = 0o755 if st.st_mode & 0o111 else 0o644

@@ -355,7 +355,9 @@ class Uploads(Ladder):
             games = s.execute(update(Game).where(Game.status == "running")
                               .values(status="queued"))
             assert isinstance(games, CursorResult)
-            return requeued, games.rowcount or 0
+            count = games.rowcount or 0
+        self.collect_garbage()  # the folders of the checks failed here go now, not at gc
+        return requeued, count
 
     def claim_check(self) -> Optional[tuple[int, int]]:
         """The next check by fair share (see the module's docstring), now ``running``:
