@@ -146,3 +146,42 @@ def test_max_kept_files_is_a_checked_setting() -> None:
     for bad in (0, -1, "many", 10**9):
         with pytest.raises(ConfigError, match="upload.max_kept_files"):
             parse_server_config({"upload": {"max_kept_files": bad}})
+
+
+@pytest.mark.slow
+def test_a_real_server_rejects_builds_past_the_quota_and_removes_them(tmp_path: Path) -> None:
+    """The same on a real ``arena server run`` process, its judge building in its default
+    sandbox: three tiny uploads whose builds write 1.2 MB each against a 2 MB quota.  The
+    first is active, the two others are rejected with the quota's verdict and keep no folder;
+    what the participant keeps stays under the quota."""
+    pytest.importorskip("fastapi", reason="the server extra is not installed")
+    from tests.test_server import Server, _competition, _judged, _wait
+
+    folder = tmp_path / "comp"
+    tokens = _competition(folder, f"""name: quota
+upload: {{max_bytes: 1000000, max_kept_bytes: {QUOTA_BYTES}}}
+time: {{movetime: 50}}
+pairs: 1
+check_games: 1
+workers: 1
+nice: 0
+rate_limit: {{participant: 100000/minute, anonymous: 100000/minute}}
+""")
+    server = Server(folder)
+    server.start()
+    try:
+        views = []
+        for i in range(3):
+            status, out = server.upload(tokens["alice"], f"b{i}.zip",
+                                        _upload(f"b{i}", "head -c 1200000 /dev/urandom > out.bin"))
+            assert status == 201, out
+            views.append(_wait(f"upload {i}'s verdict",
+                               lambda: _judged(server, tokens["alice"], out["id"]), 240))
+    finally:
+        server.stop()
+    assert views[0]["status"] == "active", views[0]["verdict"]
+    for view in views[1:]:
+        assert view["status"] == "rejected" and "quota" in view["verdict"].lower(), view
+        assert not (folder / "bots" / str(view["id"])).exists()
+    kept, _ = folder_usage(folder / "bots" / str(views[0]["id"]))
+    assert 1_200_000 <= kept < QUOTA_BYTES
