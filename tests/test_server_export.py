@@ -167,7 +167,27 @@ def test_the_export_is_a_results_folder_that_arena_rate_reads_as_the_competition
             owner = getattr(r, side).name.rsplit("(", 1)[1].rstrip(")")
             points[owner] += r.score(side)
     assert points == frozen
+    # and arena rate's table is the server's: the same places, points and games per
+    # participant (Elo too: the same fit of the same games)
+    with_rows = {r["participant"]: r for r in comp_rows(competition)}
+    rated = {row["bot"].rsplit("(", 1)[1].rstrip(")"): row for row in table["tables"][0]["rows"]}
+    assert {n: (r["place"], r["points"], r["games"]) for n, r in rated.items()} == {
+        n: (r["place"], r["points"], r["games"]) for n, r in with_rows.items()}
+    for name, row in rated.items():
+        assert row["elo"] == pytest.approx(with_rows[name]["elo"], abs=0.11)
     assert _snapshot(competition) == before
+
+
+def comp_rows(competition: Path) -> list[dict[str, object]]:
+    """The latest final's rows as ``GET /api/final`` gives them (its entries)."""
+    from arena.server.service import Competition as Comp
+
+    comp = Comp(competition)
+    try:
+        view = comp.public_final(comp.final_view())
+    finally:
+        comp.close()
+    return [r for r in view["tables"][0]["rows"] if r["status"] == "entry"]
 
 
 def test_kinds_count_the_databases_finished_games_and_never_test_matches(
