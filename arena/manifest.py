@@ -27,6 +27,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from arena.errors import ConfigError
 from arena.hints import did_you_mean
+from arena.interpreter import python_path
 
 MANIFEST = "bot.yaml"
 #: the largest ``bot.yaml`` read (bytes)
@@ -73,21 +74,6 @@ class BotSpec:
     def folder_name(self) -> str:
         """The bot folder's own name (``random`` for ``bots/random``)."""
         return Path(self.path).name
-
-
-def python_path() -> str:
-    """This interpreter, as ``{python}`` in a command names it: ``sys.executable`` with any
-    ``.`` or ``..`` resolved (``/root/x/../../venv/bin/python`` -> ``/venv/bin/python``), as
-    the kernel resolved it, since a sandbox that hides ``/root`` cannot walk through
-    ``/root/x``; the last part is kept as it is (a virtual environment's ``python`` link
-    must stay one, or the environment is lost)."""
-    exe = sys.executable
-    parts = exe.split("/")
-    if "." not in parts and ".." not in parts:
-        return exe
-    last = max(i for i, part in enumerate(parts) if part in (".", ".."))
-    head = os.path.realpath("/".join(parts[:last + 1]) or "/")
-    return os.path.join(head, *parts[last + 1:])
 
 
 def option_text(value: Any, path: str) -> str:

@@ -404,9 +404,9 @@ def test_basic_is_available_when_python_is_started_through_dot_dot(tmp_path: Pat
     (tmp_path / "x").mkdir()
     code = ("import sys; sys.executable = " + repr(odd) + "\n"
             "from arena.sandbox import confine\n"
-            "print(confine._python())")
+            "print(confine.python_path())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, cwd=str(Path(__file__).resolve().parent.parent))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(tmp_path / Path(sys.executable).relative_to("/"))
-    assert ".." not in done.stdout and confine._python() == sys.executable
+    assert ".." not in done.stdout and confine.python_path() == sys.executable

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from arena.interpreter import python_path
 from arena.sandbox import procs
 from arena.sandbox.paths import inside, runtime_paths
 from arena.sandbox.values import Check
@@ -140,17 +141,6 @@ class Confinement:
                "no_new_privs")
 
 
-def _python() -> str:
-    """``sys.executable`` with its ``.`` and ``..`` parts resolved but its last part kept (a
-    virtual environment's link), as :func:`arena.manifest.python_path` does for ``{python}``
-    (a layer apart): the confined child cannot walk through a hidden ``/root/x/..``."""
-    parts = sys.executable.split("/")
-    if "." not in parts and ".." not in parts:
-        return sys.executable
-    last = max(i for i, part in enumerate(parts) if part in (".", ".."))
-    return os.path.join(os.path.realpath("/".join(parts[:last + 1]) or "/"), *parts[last + 1:])
-
-
 @functools.lru_cache(maxsize=1)
 def confinement_status() -> Check:
     """Whether ``basic`` can confine a bot here when the referee is root (tried once, for
@@ -158,7 +148,7 @@ def confinement_status() -> Check:
     this Python, write its private ``/tmp`` and fail to write ``/``)."""
     if not procs.is_root():
         return Check("confinement", False, "not root: basic bots run as you")
-    python = _python()
+    python = python_path()  # without '..' parts: /root may be hidden from the child
     plan = Confinement.plan(uid=procs.unique_uid(), tmp_mb=1, cwd="/",
                              needed=runtime_paths([python], os.defpath))
     code = ("import os,sys\n"

@@ -102,9 +102,13 @@ class Finals(Ladder):
         """Every final, the first first: ``number``, ``status``, ``reason``, ``settings``,
         ``started``, ``finished``, ``games_done``, ``games_total``."""
         with self.sessions() as s:
-            rows = s.scalars(select(Final).order_by(Final.id)).all()
-            return [{k: v for k, v in self._state(r).items() if k not in ("tables", "bots")}
-                    for r in rows]
+            rows = s.execute(select(Final.id, Final.status, Final.reason, Final.settings,
+                                    Final.started_at, Final.finished_at, Final.games_done,
+                                    Final.games_total).order_by(Final.id)).all()
+        return [{"number": n, "status": status, "reason": reason,
+                 "settings": json.loads(settings or "{}"), "started": _when(started),
+                 "finished": _when(finished), "games_done": done, "games_total": total}
+                for n, status, reason, settings, started, finished, done, total in rows]
 
     def final_settings(self, pairs: Optional[int] = None) -> dict[str, Any]:
         """The settings a final started now is played with: ``deadline``, ``pairs``

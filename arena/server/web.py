@@ -542,11 +542,13 @@ def create_app(comp: Competition, streams: int = MAX_STREAMS) -> FastAPI:
         try:
             if number is not None and not _known_id(number):
                 raise NotFound(f"no final {number}")
-            view = await run_in_threadpool(comp.final_view, number)
+            # a kept page is answered on the loop; an unknown final's NotFound comes from
+            # rendering it
+            return await shared_page(request, "final.html", viewer, number,
+                                     lambda: {"final": comp.final_view(number),
+                                              "pairs": comp.config.final.pairs})
         except NotFound as e:
             return page_error(request, e, viewer)
-        return await shared_page(request, "final.html", viewer, number,
-                                 lambda: {"final": view, "pairs": comp.config.final.pairs})
 
     @app.post("/matches")
     def match_form(request: Request, csrf: str = Form(""), bot: Optional[int] = Form(None),
