@@ -356,6 +356,7 @@ def test_the_final_page_and_the_closed_submit_page_in_a_browser(
     assert "This bot is your final entry" in driver.find_element(By.ID, "entry").text
     # the teacher's overview: every upload with its verdict; the final played again
     driver.find_element(By.CSS_SELECTOR, "nav form button").click()  # log out
+    _wait("the logout", lambda: "Log out" not in driver.page_source, 20)  # its POST done
     driver.get(server.url + "/login")
     driver.find_element(By.ID, "token").send_keys(tokens["teacher"])
     driver.find_element(By.ID, "login").click()
