@@ -109,7 +109,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from arena.errors import BotStartError
@@ -132,6 +132,10 @@ TAIL_CAP = 48 * 1024
 SPACE_MB = 512
 #: the most entries (files, folders, links) the scratch folder of a build may hold
 FILES_CAP = 20_000
+#: whether a build's scratch folder is a tmpfs of its own, of SPACE_MB and FILES_CAP, where
+#: the machine allows a mount (:mod:`arena.sandbox.scratchfs`): the kernel then bounds what
+#: no look sees (a file whose descriptor is in flight in a Unix socket); elsewhere, looks only
+OWN_FILESYSTEM = True
 #: seconds between two looks at a running build's scratch folder
 POLL_S = 0.25
 #: the longest failure line (characters)
@@ -387,13 +391,21 @@ def _run_build(spec: BotSpec, iso: Isolation, on_output: Optional[Callable[[byte
                           f"{FILES_CAP} entries"), 0.0, ""
     ensure_watchdog()  # before the scratch folder exists: removed if we are killed, at any level
     sweep_stale_temp_once()  # and those of dead referees whose watchdog died too
+    from arena.sandbox.scratchfs import mount_bounded
+
     scratch = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-build-")
     work = os.path.join(scratch, "bot")
     started = time.monotonic()
     try:
+        # its own file system where the machine allows (the scratch folder itself and ``bot``
+        # are two of its entries); its files are then memory, so the build's memory limit
+        # grows by the space it may fill: compilers keep what they had
+        bounded = OWN_FILESYSTEM and mount_bounded(scratch, SPACE_MB << 20, FILES_CAP + 2)
+        limits = (replace(iso.limits, memory_mb=iso.limits.memory_mb + SPACE_MB) if bounded
+                  else iso.limits)
         os.mkdir(work, 0o755)  # a confined uid must be able to enter it
         os.chmod(work, 0o755)
-        sb = Sandbox(iso.level, work, cwd=work, limits=iso.limits, label=f"build:{spec.name}",
+        sb = Sandbox(iso.level, work, cwd=work, limits=limits, label=f"build:{spec.name}",
                      read_only=iso.read_only, cgroups=iso.cgroups, writable=True)
         try:
             if sb.uid is not None and not os.stat(spec.path).st_mode & 0o001:
@@ -406,7 +418,8 @@ def _run_build(spec: BotSpec, iso: Isolation, on_output: Optional[Callable[[byte
             if sb.uid is not None:
                 hand_over(work, sb.uid)
             notes = "".join(f"{line}\n" for line in left_out_notes(left))
-            failure, output, seconds = _supervise(spec, sb, work, on_output, notes.encode())
+            failure, output, seconds = _supervise(spec, sb, work, on_output, notes.encode(),
+                                                  bounded)
         finally:
             sb.close()
         if failure is None:
@@ -428,11 +441,12 @@ def _run_build(spec: BotSpec, iso: Isolation, on_output: Optional[Callable[[byte
 
 
 def _supervise(spec: BotSpec, sb: Any, work: str,
-               on_output: Optional[Callable[[bytes], None]] = None, notes: bytes = b""
-               ) -> tuple[Optional[BuildError], str, float]:
+               on_output: Optional[Callable[[bytes], None]] = None, notes: bytes = b"",
+               bounded: bool = False) -> tuple[Optional[BuildError], str, float]:
     """Start the build in ``sb``, wait for it within its time limit while watching its
-    disk use (:func:`_disk_use`), kill what is left: (the failure or None, output (after
-    ``notes``), seconds)."""
+    disk use (:func:`_disk_use`; and, when ``work`` is on a file system of its own
+    (``bounded``), whether that is full), kill what is left: (the failure or None, output
+    (after ``notes``), seconds)."""
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
     try:
@@ -461,7 +475,8 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
             if time.monotonic() >= deadline:
                 stopped = f"build timed out after {spec.build_timeout_s:g} s"
                 break
-            stopped = _over_cap(*_disk_use(folders, sb.processes(), devices))
+            stopped = (_filled(work, bounded)
+                       or _over_cap(*_disk_use(folders, sb.processes(), devices)))
             if stopped:
                 stopped = f"build stopped after {time.monotonic() - started:.1f} s: {stopped}"
                 break
@@ -473,7 +488,7 @@ def _supervise(spec: BotSpec, sb: Any, work: str,
         output.thread.join(2.0)
         os.close(read_fd)
     if not stopped:  # a last look, all its processes gone: what it wrote between two looks
-        left = _over_cap(*_disk_use(folders, [], devices))
+        left = _filled(work, bounded) or _over_cap(*_disk_use(folders, [], devices))
         stopped = f"build failed after {seconds:.1f} s: {left}" if left else ""
     text = output.text()
     if stopped:
@@ -496,6 +511,17 @@ def _disk_use(folders: list[str], pids: list[int], devices: set[int]) -> tuple[i
     usage = [_usage(folder) for folder in folders]
     held = held_deleted_bytes(pids, devices) if pids else 0
     return sum(u[0] for u in usage), sum(u[1] for u in usage), held
+
+
+def _filled(work: str, bounded: bool) -> str:
+    """Why a build whose scratch folder ``work`` is on a file system of its own
+    (``bounded``) is past its cap: that file system is full ("" when it is not)."""
+    from arena.sandbox.scratchfs import full
+
+    if not bounded or not full(work):
+        return ""
+    return (f"it wrote more than {SPACE_MB} MiB or {FILES_CAP} entries (the file system "
+            f"of its own that holds its folder is full)")
 
 
 def _over_cap(size: int, count: int, held: int) -> str:

@@ -2,9 +2,11 @@
 ``fallocate(FALLOC_FL_KEEP_SIZE)`` reserves past the end of a file (its size unchanged, so
 neither a sum of sizes nor ``file_size_mb`` sees them), in a file kept in the folder or in
 one deleted and held open, count against the build's cap; so do empty files against its
-cap on entries; and a build that exits between two looks is judged by a last look.  Real
-builds in real sandboxes, with small caps (a few MiB, a few hundred entries) so that they
-stay cheap."""
+cap on entries; and a build that exits between two looks is judged by a last look.  Where
+the referee may mount (root), the scratch folder is a tmpfs of the cap's size
+(:mod:`arena.sandbox.scratchfs`), which also bounds what no look sees: a file whose
+descriptor is in flight in a Unix socket.  Real builds in real sandboxes, with small caps
+(a few MiB, a few hundred entries) so that they stay cheap."""
 
 from __future__ import annotations
 
@@ -53,6 +55,15 @@ for i in range(int(sys.argv[1])):
 print("made", sys.argv[1], "empty files", flush=True)
 time.sleep(float(sys.argv[2]))
 """
+
+
+@pytest.fixture(autouse=True)
+def counting_only(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests of looks and counts see them alone (the fall-back of a referee that may not
+    mount): the scratch folder stays on its parent's file system, except in the tests of a
+    file system of the build's own (their names say ``own_file_system``)."""
+    if "own_file_system" not in request.node.name:
+        monkeypatch.setattr(B, "OWN_FILESYSTEM", False)
 
 
 @pytest.fixture
@@ -176,3 +187,133 @@ def test_empty_files_past_the_cap_on_entries_fail_the_build(
     assert entries > 300, message
     assert took < 30, message
     assert not (folder / "many").exists()
+
+
+#: writes up to argv 1 MiB into the file ``big`` (stopping at ENOSPC), sends its descriptor
+#: through a Unix socket and never receives it, sends that socket through itself too,
+#: closes and deletes everything (no process holds the file: only the kernel's queue of an
+#: unreachable socket does), says how much it wrote, sleeps argv 2 seconds
+IN_FLIGHT = """
+import array, os, socket, sys, time
+fd = os.open("big", os.O_RDWR | os.O_CREAT, 0o600)
+wrote = 0
+try:
+    for _ in range(int(sys.argv[1])):
+        wrote += os.write(fd, b"x" * (1 << 20))
+except OSError as e:
+    print("write stopped:", e.strerror, flush=True)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.sendmsg([b"f"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+a.sendmsg([b"s"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [b.fileno()]))])
+os.close(fd)
+os.unlink("big")
+a.close()
+b.close()
+print("in flight: %d MiB" % (wrote >> 20), flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def _own_file_system(level: Level, tmp_path: Path) -> Isolation:
+    """The isolation at ``level``; skips where the referee may not mount a tmpfs."""
+    from arena.sandbox.scratchfs import mount_bounded, unmount
+
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    if not mount_bounded(str(probe), 1 << 20, 16):
+        pytest.skip("this referee may not mount a tmpfs (not root, or no CAP_SYS_ADMIN): "
+                    "builds are bounded by looks only")
+    unmount(str(probe))
+    _level(level)  # skips where the level is missing
+    return Isolation(level, Limits(file_size_mb=256))  # the file system stops them, not this
+
+
+def _mounted_scratch() -> list[str]:
+    """This process's build scratch folders still mounted."""
+    from arena.sandbox.watchdog import TEMP_PREFIX
+
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4] for line in f
+                if f"/{TEMP_PREFIX}{os.getpid()}-build-" in line.split()[4]]
+
+
+def _build_log(folder: Path, isolation: Isolation) -> str:
+    """The output of the build of ``folder``, whether it passed or failed."""
+    try:
+        return ensure_built(load_bot(folder), isolation=isolation).log
+    except BuildError as e:
+        return e.log
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.value)
+def test_a_descriptor_in_flight_is_bounded_by_the_own_file_system(
+        level: Level, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build writes up to 64 MiB into a file, puts the file's descriptor in flight in an
+    unreachable Unix socket and deletes everything: no look can see that file.  On a file
+    system of its own of 4 MiB it cannot write more than 4 MiB (whether the kernel frees the
+    socket at once, and the build passes, or later); looks alone let it hold all 64 MiB.
+    No mount is left afterwards."""
+    isolation = _own_file_system(level, tmp_path)
+    monkeypatch.setattr(B, "SPACE_MB", 4)
+    folder = make_bot(tmp_path / "in-flight", f"{sys.executable} flight.py 64 0.5",
+                      timeout=60, files={"flight.py": IN_FLIGHT})
+    log = _build_log(folder, isolation)
+    assert "write stopped: No space left on device" in log, log
+    assert int(log.split("in flight: ")[1].split(" MiB")[0]) <= 4, log
+    assert _mounted_scratch() == []
+    assert not (folder / "big").exists()
+
+    monkeypatch.setattr(B, "OWN_FILESYSTEM", False)  # looks only: the hole it closes
+    (folder / B.STAMP).unlink(missing_ok=True)
+    (folder / "flight.py").write_text(IN_FLIGHT + "\n")  # another digest: built again
+    log = _build_log(folder, isolation)
+    assert "in flight: 64 MiB" in log, log
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.value)
+def test_a_build_within_its_own_file_system_passes_and_is_copied_back(
+        level: Level, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build writing 2 MiB and 100 files under a cap of 4 MiB and 300 entries passes on
+    its own file system, its output comes back, and no mount is left."""
+    isolation = _own_file_system(level, tmp_path)
+    monkeypatch.setattr(B, "SPACE_MB", 4)
+    monkeypatch.setattr(B, "FILES_CAP", 300)
+    script = ("import os\nos.mkdir('out')\n"
+              "open('out/blob', 'wb').write(b'y' * (2 << 20))\n"
+              "[open('out/%d' % i, 'w').close() for i in range(100)]\n")
+    folder = make_bot(tmp_path / "fits", f"{sys.executable} fits.py", timeout=60,
+                      files={"fits.py": script})
+    ensure_built(load_bot(folder), isolation=isolation)
+    assert (folder / "out" / "blob").stat().st_size == 2 << 20
+    assert len(list((folder / "out").iterdir())) == 101
+    assert _mounted_scratch() == []
+
+
+@pytest.mark.parametrize("level", CONFINING, ids=lambda lv: lv.value)
+def test_fallocate_past_the_cap_fails_on_the_own_file_system(
+        level: Level, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """64 MiB reserved past a file's end on a 4 MiB file system of its own: the kernel
+    refuses the reservation; the build fails and nothing comes back."""
+    isolation = _own_file_system(level, tmp_path)
+    monkeypatch.setattr(B, "SPACE_MB", 4)
+    folder = _fallocating_bot(tmp_path, "kept", 64, 0)
+    with pytest.raises(BuildError) as caught:
+        ensure_built(load_bot(folder), isolation=isolation)
+    assert "fallocate failed: No space left on device" in caught.value.log, caught.value.log
+    assert not (folder / "big").exists()
+
+
+def test_removing_a_scratch_folder_unmounts_its_file_system(tmp_path: Path) -> None:
+    """The watchdog's and the build's removal of a scratch folder detaches the tmpfs on it
+    (a referee killed mid-build leaves no mount behind once its folders are swept)."""
+    from arena.sandbox.scratchfs import is_mount, mount_bounded
+    from arena.sandbox.watchdog import remove_tree
+
+    _own_file_system(Level.NONE, tmp_path)
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    assert mount_bounded(str(folder), 1 << 20, 16)
+    (folder / "x").write_bytes(b"z" * 1000)
+    assert is_mount(str(folder))
+    assert remove_tree(str(folder))
+    assert not folder.exists()

@@ -132,4 +132,7 @@ def checks() -> list[Check]:
     out += cgroup_status()
     out.append(cpu_clock_status())
     out.append(Check("wall clock", True, "available (time.monotonic)"))
+    from arena.sandbox.scratchfs import scratch_status
+
+    out.append(scratch_status())
     return out

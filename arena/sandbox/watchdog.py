@@ -186,12 +186,17 @@ def sweep_referee(referee: int) -> int:
 def remove_tree(path: str, attempts: int = 3) -> bool:
     """Remove the folder ``path`` and everything in it, whatever modes its files and
     folders were given (a build or a bot may leave a folder it made unreadable, or
-    read-only); True once it is gone.
+    read-only); True once it is gone.  A file system mounted on it (a build's scratch
+    folder) is detached first.
 
     As root, modes never stop a removal; as another user, a folder that cannot be listed
     or emptied is opened up (``0700``, through a descriptor of exactly that folder: a link
     swapped in meanwhile is never followed) and the removal tried again.
     """
+    from arena.sandbox.scratchfs import is_mount, unmount
+
+    if is_mount(path):  # a build's own file system (arena.sandbox.scratchfs)
+        unmount(path)
     for attempt in range(attempts):
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.lexists(path):
