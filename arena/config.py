@@ -36,6 +36,7 @@ from arena.hints import did_you_mean
 from arena.openings import BOOK_ORDERS, Book, BookOrder, parse_book, read_book_text
 from arena.schedule import (FORMAT_KINDS, SCHEME, Format, Slot, build_schedule, count_games,
                             count_pairings)
+from arena.swiss import rounds_for
 from arena.variants import Variant, load_variant
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings
             "workers", "seed", "output", "report", "pgn_out", "executor", "isolation", "restart",
             "adjudicate", "cluster")
 BOT_KEYS = ("path", "engine", "name", "options")
-FORMAT_KEYS = ("type", "rounds", "seeds")
+FORMAT_KEYS = ("type", "rounds", "seeds", "tiebreak_pairs")
 OPENING_KEYS = ("random", "file", "order")
 TIME_KEYS = ("movetime", "clock", "nodes", "depth", "handshake", "margin", "charge",
              "wall_factor")
@@ -243,7 +244,9 @@ class TournamentConfig:
             "bots": [_bot_dict(b) for b in self.bots],
             "variants": [v.to_dict() for v in self.variants],
             "format": {"type": self.format.kind, "rounds": self.format.rounds,
-                       "seeds": list(self.format.seeds)},
+                       "seeds": list(self.format.seeds),
+                       **({"tiebreak_pairs": self.format.tiebreak_pairs}
+                          if self.format.kind == "knockout" else {})},
             "games_per_pairing": self.games_per_pairing,
             "openings": (self.book.to_dict() if self.book is not None
                          else {"random": self.opening_turns}),
@@ -645,26 +648,77 @@ class _Parser:
         if kind not in FORMAT_KINDS:
             raise ConfigError(f"expected one of {', '.join(FORMAT_KINDS)}, got {kind!r}",
                               "format" if isinstance(value, str) else "format.type")
-        rounds = R.ROUNDS.check(fm.get("rounds", 1), "format.rounds")
+        staged = kind in ("swiss", "knockout")
+        if kind == "knockout" and "rounds" in fm:
+            raise ConfigError("a knockout has as many rounds as its bracket needs: leave "
+                              "'rounds' out", "format.rounds")
+        n = len(players)
+        rounds = (R.ROUNDS.check(fm["rounds"], "format.rounds") if "rounds" in fm
+                  else rounds_for(n) if kind == "swiss" else
+                  max(1, (n - 1).bit_length()) if kind == "knockout" else 1)
+        if kind == "swiss" and rounds > n - 1 + n % 2:
+            raise ConfigError(f"{n} players can play at most {n - 1 + n % 2} Swiss rounds "
+                              f"without meeting twice, got {rounds}", "format.rounds")
+        if "tiebreak_pairs" in fm and kind != "knockout":
+            raise ConfigError(f"only a knockout has tiebreak_pairs (this is a {kind})",
+                              "format.tiebreak_pairs")
+        tiebreak_pairs = R.TIEBREAK_PAIRS.check(fm.get("tiebreak_pairs", 2),
+                                                "format.tiebreak_pairs")
         seeds_value = fm.get("seeds", [])
+        if staged and isinstance(seeds_value, str):  # a rating list
+            seeds_value = self.rating_list(seeds_value, players)
         if isinstance(seeds_value, str):
             seeds_value = [seeds_value]
         if not isinstance(seeds_value, list):
             raise ConfigError(f"expected a list of bot display names, got {seeds_value!r}",
                               "format.seeds")
-        if seeds_value and kind != "gauntlet":
-            raise ConfigError(f"only a gauntlet has seeds (this is a {kind})", "format.seeds")
+        if seeds_value and kind not in ("gauntlet", "swiss", "knockout"):
+            raise ConfigError(f"only a gauntlet, a Swiss or a knockout has seeds (this is a "
+                              f"{kind})", "format.seeds")
         for j, s in enumerate(seeds_value):
             if s not in players:
                 raise ConfigError(f"no bot named {s!r} (bots: {', '.join(players)})",
                                   f"format.seeds[{j}]")
-        fmt = Format(kind=kind, rounds=rounds, seeds=tuple(seeds_value))
+        if len(set(seeds_value)) != len(seeds_value):
+            raise ConfigError("a bot is named twice", "format.seeds")
+        if staged:  # every player, best first: those named, then the others in file order
+            seeds_value = list(seeds_value) + [p for p in players if p not in seeds_value]
+        fmt = Format(kind=kind, rounds=rounds, seeds=tuple(seeds_value),
+                     tiebreak_pairs=tiebreak_pairs)
         try:
             count_pairings(fmt, players)
         except ValueError as e:
             where = "format.seeds" if kind == "gauntlet" else "bots"
             raise ConfigError(f"{e} (bots: {', '.join(players)})", where) from None
         return fmt
+
+    def rating_list(self, value: str, players: tuple[str, ...]) -> list[str]:
+        """``format.seeds: FILE``: the bots of a rating list (a CSV with a ``name`` or
+        ``bot`` column, ranked by its ``elo`` column when it has one, else in its order, as
+        ``arena rate --csv`` and ``standings.csv`` write them), those of this tournament."""
+        import csv
+
+        bases = ([self.source.parent] if self.source is not None else []) + [Path.cwd()]
+        path = next((b / value for b in bases if (b / value).exists()), bases[0] / value)
+        try:
+            with open(path, newline="", encoding="utf-8") as f:
+                rows = list(csv.DictReader(f))
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            raise ConfigError(f"cannot read the rating list {path}: "
+                              f"{getattr(e, 'strerror', None) or e}", "format.seeds") from None
+        column = next((c for c in ("name", "bot") if rows and c in rows[0]), None)
+        if column is None:
+            raise ConfigError(f"the rating list {path} has no 'name' or 'bot' column",
+                              "format.seeds")
+        if "elo" in rows[0]:
+            def elo(row: dict[str, Any]) -> float:
+                try:
+                    return float(row["elo"])
+                except (TypeError, ValueError):
+                    return float("-inf")
+            rows.sort(key=elo, reverse=True)
+        listed = [str(r[column]) for r in rows]
+        return [n for k, n in enumerate(listed) if n in players and n not in listed[:k]]
 
     def openings(self, value: Any, variants: tuple[Variant, ...]) -> int:
         if value is None or value == "none":

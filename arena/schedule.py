@@ -44,8 +44,11 @@ if TYPE_CHECKING:
     from arena.records import GameRecord
 
 R = TypeVar("R")
-FormatKind = Literal["round-robin", "gauntlet", "match"]
-FORMAT_KINDS: tuple[FormatKind, ...] = ("round-robin", "gauntlet", "match")
+FormatKind = Literal["round-robin", "gauntlet", "match", "swiss", "knockout"]
+FORMAT_KINDS: tuple[FormatKind, ...] = ("round-robin", "gauntlet", "match", "swiss", "knockout")
+#: the formats played round by round, each round paired from the results of the ones before
+#: (:mod:`arena.rounds`): their schedule is not known in advance
+STAGED_KINDS: tuple[FormatKind, ...] = ("swiss", "knockout")
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,23 @@ class Format:
     ``gauntlet``: each of the ``seeds`` (player display names) meets every other player
     (seeds do not meet each other), ``rounds`` times.
     ``match``: exactly two players, ``rounds`` times.
+    ``swiss``: ``rounds`` rounds, each pairing players of equal or nearest scores who have
+    not met (:mod:`arena.swiss`); ``seeds`` is every player, best first (the order of a
+    rating list, or the order given).
+    ``knockout``: a bracket seeded by ``seeds`` (every player, best first); a match is
+    ``games_per_pairing`` games, a tied match goes on for up to ``tiebreak_pairs`` further
+    pairs, then the better seed goes through; ``rounds`` is the bracket's number of rounds.
     """
 
     kind: FormatKind = "round-robin"
     rounds: int = 1
     seeds: tuple[str, ...] = ()
+    tiebreak_pairs: int = 2
+
+    @property
+    def staged(self) -> bool:
+        """Whether each round is paired from the results of the rounds before it."""
+        return self.kind in STAGED_KINDS
 
 
 @dataclass(frozen=True)
@@ -143,6 +158,11 @@ def count_pairings(fmt: Format, players: Sequence[str]) -> int:
         if n < 2:
             raise ValueError("a round robin needs at least two players")
         return n * (n - 1) // 2
+    if fmt.kind in STAGED_KINDS:
+        if n < 2:
+            raise ValueError(f"a {fmt.kind} needs at least two players")
+        # a Swiss round pairs all but a bye; a knockout's matches, spread over its rounds
+        return n // 2 if fmt.kind == "swiss" else n - 1
     if fmt.kind == "match":
         if n != 2:
             raise ValueError(f"a match needs exactly two players, got {n}")
@@ -167,6 +187,8 @@ def count_games(fmt: Format, players: Sequence[str], variants: int, *,
 
     :raises ValueError: when the format does not fit the players.
     """
+    if fmt.kind == "knockout":  # each match eliminates one player; a tied match plays on
+        return count_pairings(fmt, players) * games_per_pairing * variants
     return count_pairings(fmt, players) * fmt.rounds * games_per_pairing * variants
 
 
@@ -178,6 +200,8 @@ def pairings(fmt: Format, players: Sequence[str]) -> list[tuple[int, int]]:
     """
     count_pairings(fmt, players)
     n = len(players)
+    if fmt.staged:
+        raise ValueError(f"a {fmt.kind}'s pairings are made round by round (arena.rounds)")
     if fmt.kind == "round-robin":
         return [(a, b) for a in range(n) for b in range(a + 1, n)]
     if fmt.kind == "match":
@@ -292,27 +316,43 @@ def _scheme_2(players: Sequence[str], variants: Sequence[Variant], fmt: Format, 
         order = list(range(len(meetings)))
         random.Random(derive_seed(seed, "order", rnd)).shuffle(order)
         for m in order:
-            a, b = sorted(meetings[m])
-            meeting = meeting_number(a, b)
+            a, b = meetings[m]
             for k in range(1, games_per_pairing // 2 + 1):
-                first, second = (a, b) if (rnd + meeting + k) % 2 == 1 else (b, a)
-                pair = pair_number(meeting, k)
-                for variant in variants:
-                    if books is not None:
-                        opening = book_opening(books[variant.name], book_index(rnd, meeting, k),
-                                               seed=derive_seed(seed, "book"), order=book_order)
-                    elif opening_turns:
-                        opening = random_opening(variant, opening_turns, derive_seed(
-                            seed, "opening", variant.name, rnd, meeting, k))
-                    else:
-                        opening = ()
-                    for game, (white, black) in enumerate(((first, second), (second, first))):
-                        game_id = f"{variant.name}/r{rnd}/m{meeting}/p{k}/g{game}"
-                        yield Slot(index=index, game_id=game_id, variant=variant, round=rnd,
-                                   pair=pair, game=game, white=white, black=black,
-                                   opening=opening, seed=derive_seed(seed, "game", game_id),
-                                   meeting=meeting, pair_in_meeting=k)
-                        index += 1
+                for slot in pair_slots(rnd, a, b, k, variants, seed=seed,
+                                       opening_turns=opening_turns, books=books,
+                                       book_order=book_order, index=index):
+                    yield slot
+                    index += 1
+
+
+def pair_slots(rnd: int, a: int, b: int, k: int, variants: Sequence[Variant], *, seed: int,
+               opening_turns: int = 0, books: Optional[Mapping[str, Book]] = None,
+               book_order: BookOrder = "sequential", index: int = 0) -> list[Slot]:
+    """The games of the ``k``-th colour-swapped pair (from 1) of players ``a`` and ``b``
+    (indices in joining order) in round ``rnd``: for each variant ``g0`` then ``g1``, with
+    indexes from ``index``.  Ids, colours, openings and seeds depend on these coordinates
+    alone (see the module's docstring), in every format."""
+    a, b = sorted((a, b))
+    meeting = meeting_number(a, b)
+    first, second = (a, b) if (rnd + meeting + k) % 2 == 1 else (b, a)
+    pair = pair_number(meeting, k)
+    out: list[Slot] = []
+    for variant in variants:
+        if books is not None:
+            opening = book_opening(books[variant.name], book_index(rnd, meeting, k),
+                                   seed=derive_seed(seed, "book"), order=book_order)
+        elif opening_turns:
+            opening = random_opening(variant, opening_turns, derive_seed(
+                seed, "opening", variant.name, rnd, meeting, k))
+        else:
+            opening = ()
+        for game, (white, black) in enumerate(((first, second), (second, first))):
+            game_id = f"{variant.name}/r{rnd}/m{meeting}/p{k}/g{game}"
+            out.append(Slot(index=index + len(out), game_id=game_id, variant=variant,
+                            round=rnd, pair=pair, game=game, white=white, black=black,
+                            opening=opening, seed=derive_seed(seed, "game", game_id),
+                            meeting=meeting, pair_in_meeting=k))
+    return out
 
 
 def _scheme_1(players: Sequence[str], variants: Sequence[Variant], fmt: Format, *,

@@ -64,6 +64,7 @@ from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            repair_records, write_games_csv)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
+from arena.rounds import Planner
 from arena.schedule import (PendingSlots, config_slots, count_games, in_schedule_order,
                             last_of_pairings, pairing_key, pairing_order)
 from arena.standings import (Standing, compute_standings, format_standings,
@@ -210,8 +211,8 @@ def compare_configs(old: dict[str, Any], config: TournamentConfig) -> Comparison
     if old_openings != {k: v for k, v in new["openings"].items() if k != "file"}:
         refused.append("openings")
     old_format = old.get("format") or {}
-    for key in ("type", "seeds"):
-        if old_format.get(key) != new["format"][key]:
+    for key in ("type", "seeds", "tiebreak_pairs"):
+        if old_format.get(key) != new["format"].get(key):
             refused.append(f"format.{key}")
     _compare_count(old_format.get("rounds"), new["format"]["rounds"], "format.rounds",
                    refused, added)
@@ -223,6 +224,13 @@ def compare_configs(old: dict[str, Any], config: TournamentConfig) -> Comparison
     _compare_named("bots", old_bots, _by_name(new["bots"]), refused, added)
     _compare_named("variants", _by_name(old.get("variants")), _by_name(new["variants"]),
                    refused, added)
+    if config.format.staged:  # its rounds were paired from the games before them
+        grown = [a for a in added if not (a.startswith("format.rounds")
+                                          and config.format.kind == "swiss")]
+        if grown:
+            refused.append(f"{', '.join(grown)} (a {config.format.kind} grows only by further "
+                           f"Swiss rounds: its rounds were paired from the games before them)")
+            added = [a for a in added if a not in grown]
     rank = {name: i for i, name in enumerate(old_bots)}
     bots = tuple(sorted(config.bots, key=lambda b: rank.get(b.name, len(rank))))  # stable
     scheme = old.get("schedule", 1)
@@ -463,12 +471,21 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     folder, config = open_results(config, restart=restart)  # bots in joining order
     moved, kept = read_repaired_games(folder)
     games_path = folder / GAMES_FILE
-    total = count_games(config.format, config.players, len(config.variants),
-                        games_per_pairing=config.games_per_pairing)
     done = _by_id(kept, None)
     order: dict[str, int] = {}  # each saved game's place, learnt as the schedule is walked
-    pending = PendingSlots(config_slots(config), done, order, max_games,  # walked lazily
-                           regroup=pairing_order if config.restart == "per-pairing" else None)
+    regroup = pairing_order if config.restart == "per-pairing" else None
+    # a Swiss or a knockout: round by round, each paired (and recorded) once the one before
+    # is complete (arena.rounds)
+    planner = Planner(config, folder) if config.format.staged else None
+    if planner is not None:
+        first = planner.next_slots(done)
+        pending = PendingSlots(iter(first), done, order, max_games, regroup=regroup)
+        total = planner.total(done)
+    else:
+        pending = PendingSlots(config_slots(config), done, order, max_games,  # walked lazily
+                               regroup=regroup)
+        total = count_games(config.format, config.players, len(config.variants),
+                            games_per_pairing=config.games_per_pairing)
 
     live = console.isatty() if live is None else live
     progress = Progress(total, len(done), console, live=live, records=done.values())
@@ -486,7 +503,8 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
         log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
                  total, len(done), pending.count(total - len(done)), where)
         log_clock(config.time_control)
-        catch_up(config.pgn_out, in_schedule_order(config, done) if config.pgn_out else [])
+        catch_up(config.pgn_out, ([] if not config.pgn_out else planner.records(done)
+                                  if planner is not None else in_schedule_order(config, done)))
         if pending:
             progress.redraw()
             games = given if given is not None else kind.open(config)
@@ -495,6 +513,10 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                 try:
                     _play_all(config, games, pending, games_path, progress, result, stop,
                               done, order)
+                    if planner is not None:
+                        _play_rounds(config, planner, games, games_path, progress, result,
+                                     stop, done, order, max_games,
+                                     {s.game_id for s in first})
                     clean = not stop
                 finally:
                     result.interrupted = bool(stop)
@@ -507,8 +529,12 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                             result.finished, result.total, folder)
         if not result.interrupted:
             pending.finish()  # the places of saved games not walked past (max_games)
-        records = pending.in_order(done)
+        records = pending.in_order(done) if planner is None else planner.records(done)
         result.finished = len(records)
+        if planner is not None:
+            result.total = max(planner.total(done), len(records))
+            if planner.ended:
+                log.warning("%s", planner.ended)
         result.standings = compute_standings(records, config.players)
         if not result.interrupted:
             _write_tables(folder, records, result.standings)
@@ -527,6 +553,36 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                         folder / LOG_FILE, "\n  ".join(repeats))
         logs.close()
     return result
+
+
+def _play_rounds(config: TournamentConfig, planner: Planner, games: GameExecutor,
+                 games_path: Path, progress: Progress, result: TournamentResult,
+                 stop: StopFlag, done: dict[str, GameRecord], order: dict[str, int],
+                 max_games: Optional[int], tried: set[str]) -> None:
+    """The rounds of a Swiss or a knockout after the first step (already played): each
+    paired once the one before is complete (:meth:`Planner.next_slots`), until none is left,
+    the run is stopped, ``max_games`` are played, or a round cannot be completed in this
+    run (a game lost or not judged twice, so ``tried`` already: the next run plays it,
+    then pairs on)."""
+    regroup = pairing_order if config.restart == "per-pairing" else None
+    while not stop:
+        left = None if max_games is None else max_games - result.played
+        if left is not None and left <= 0:
+            return
+        step = planner.next_slots(done)
+        if not step:
+            return
+        if any(s.game_id in tried for s in step):
+            unplayed = len(step)
+            log.warning("round %d has %d game(s) left unplayed in this run; the next round "
+                        "is paired once it is complete: run again", planner.rounds[-1].number,
+                        unplayed)
+            return
+        progress.total = result.total = max(planner.total(done), progress.total)
+        tried.update(s.game_id for s in step)
+        log.info("round %d of %s: %d games", planner.rounds[-1].number, config.name, len(step))
+        _play_all(config, games, PendingSlots(iter(step), done, order, left, regroup=regroup),
+                  games_path, progress, result, stop, done, order)
 
 
 def _preflight_bots(config: TournamentConfig) -> list[str]:
