@@ -335,10 +335,15 @@ def _display_path(p: Path) -> str:
 # -- loading ------------------------------------------------------------------------------
 
 
-def load_config(path: str | os.PathLike[str], *, workers: Optional[int] = None) -> TournamentConfig:
+def load_config(path: str | os.PathLike[str], *, workers: Optional[int] = None,
+                format_type: Optional[str] = None, rounds: Optional[int] = None
+                ) -> TournamentConfig:
     """Read and check a tournament YAML file.
 
-    ``workers`` overrides the file's ``workers`` setting (``--workers`` in messages).
+    ``workers`` overrides the file's ``workers`` setting (``--workers`` in messages);
+    ``format_type`` and ``rounds`` its ``format.type`` and ``format.rounds`` (``arena run --format
+    swiss --rounds 9``), checked as the file's would be (another type drops the file's other
+    format keys).
 
     Every number must be in its documented range (:mod:`arena.ranges`), and the tournament
     may have at most :data:`arena.ranges.GAMES_MAX` games (counted, not built).
@@ -376,6 +381,14 @@ def load_config(path: str | os.PathLike[str], *, workers: Optional[int] = None) 
     except (ValueError, TypeError, OverflowError) as e:  # a tagged or dated value
         raise ConfigError(f"broken YAML: a value that cannot be read ({str(e)[:100]})",
                           p.name) from None
+    if (format_type is not None or rounds is not None) and isinstance(data, dict):
+        given = data.get("format", "round-robin")
+        fm = dict(given) if isinstance(given, dict) else {"type": given}
+        if format_type is not None and format_type != fm.get("type"):
+            fm = {"type": format_type}
+        if rounds is not None:
+            fm["rounds"] = rounds
+        data = {**data, "format": fm}
     return parse_config(data, source=p, workers=workers)
 
 

@@ -49,8 +49,8 @@ _MATCH_SPAN = 10 ** 5
 
 @dataclass(frozen=True)
 class Round:
-    """One recorded round.  A Swiss round: ``pairs`` (the better seed first) and the player
-    with the ``bye`` (empty for an even field).  A knockout round: ``lines``, the bracket's
+    """One recorded round.  A Swiss round: ``pairs`` (the better seed first), the player
+    with the ``bye`` (empty for an even field) and the points it scores (``bye_points``).  A knockout round: ``lines``, the bracket's
     lines of that round in order (None for an empty line: the player beside it has a bye);
     its matches are the lines two by two."""
 
@@ -59,6 +59,7 @@ class Round:
     pairs: tuple[tuple[str, str], ...] = ()
     bye: tuple[str, ...] = ()
     lines: tuple[Optional[str], ...] = ()
+    bye_points: float = 0.0
 
     def matches(self) -> list[tuple[str, str]]:
         """The pairings of the round, in order (a knockout's byes left out)."""
@@ -70,7 +71,8 @@ class Round:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"round": self.number, "format": self.kind}
         if self.kind == "swiss":
-            out.update(pairs=[list(p) for p in self.pairs], bye=self.bye[0] if self.bye else None)
+            out.update(pairs=[list(p) for p in self.pairs], bye=self.bye[0] if self.bye else None,
+                       bye_points=self.bye_points)
         else:
             out.update(lines=list(self.lines))
         return out
@@ -82,7 +84,8 @@ class Round:
             bye = data.get("bye")
             return cls(int(data["round"]), kind,
                        pairs=tuple((str(a), str(b)) for a, b in data["pairs"]),
-                       bye=(str(bye),) if bye else ())
+                       bye=(str(bye),) if bye else (),
+                       bye_points=float(data.get("bye_points", 0.0)))
         return cls(int(data["round"]), kind,
                    lines=tuple(None if x is None else str(x) for x in data["lines"]))
 
@@ -270,7 +273,8 @@ class Planner:
                 self.ended = f"the Swiss ends after round {number - 1}: {e}"
                 return None
             return Round(number, "swiss", pairs=pairing.pairs,
-                         bye=(pairing.bye,) if pairing.bye else ())
+                         bye=(pairing.bye,) if pairing.bye else (),
+                         bye_points=bye_points(self.config) if pairing.bye else 0.0)
         if not self.rounds:
             size = 1 << (len(self.seeds) - 1).bit_length()
             lines = tuple(self.seeds[s - 1] if s <= len(self.seeds) else None
@@ -302,11 +306,7 @@ class Planner:
         """The points each player got from Swiss byes (none in a knockout)."""
         if self.kind != "swiss":
             return {}
-        out: dict[str, float] = {}
-        for entry in self.rounds:
-            for p in entry.bye:
-                out[p] = out.get(p, 0.0) + bye_points(self.config)
-        return out
+        return round_byes(self.rounds)
 
     def scores(self, done: Mapping[str, GameRecord]) -> dict[str, float]:
         """Points so far: the games of the recorded rounds and the byes."""
@@ -358,6 +358,37 @@ class Planner:
         return bool(self.rounds) and len(self.through(self.rounds[-1], done)) < 2
 
 
+def round_byes(rounds: Iterable[Round]) -> dict[str, float]:
+    """The points each player got from the byes of the Swiss ``rounds`` (as recorded)."""
+    out: dict[str, float] = {}
+    for entry in rounds:
+        for p in entry.bye:
+            out[p] = out.get(p, 0.0) + entry.bye_points
+    return out
+
+
+def knockout_places(planner: Planner, done: Mapping[str, GameRecord]) -> dict[str, int]:
+    """Each player's place in a knockout, as its bracket decides it: the champion 1st, the
+    final's loser 2nd, the losers of the semi-finals share 3rd, those of the quarter-finals
+    5th, and so on (a round's losers share the place after the players still in); players
+    still in a bracket that is not finished share the best place left."""
+    if planner.kind != "knockout" or not planner.rounds:
+        return {}
+    out: dict[str, int] = {}
+    alive = [p for p in planner.rounds[0].lines if p is not None]
+    for entry in planner.rounds:
+        states = planner._round_states(entry, done)
+        if any(st.missing for st in states):
+            break
+        losers = [st.b if st.winner == st.a else st.a for st in states]
+        alive = [p for p in alive if p not in losers]
+        for p in losers:
+            out[p] = len(alive) + 1
+    for p in alive:
+        out[p] = 1
+    return out
+
+
 def staged_records(config: Any, folder: Path, done: Mapping[str, GameRecord]) -> list[GameRecord]:
     """The records of a Swiss or knockout in ``folder`` in playing order."""
     return Planner(config, folder).records(done)
@@ -379,4 +410,5 @@ def names_in(rounds: Iterable[Round]) -> set[str]:
 
 __all__ = ["ROUNDS_FILE", "Round", "RoundsFileError", "Planner", "read_rounds",
            "append_round", "bracket_lines", "bye_points", "staged_records", "champion",
+           "knockout_places", "round_byes",
            "names_in"]

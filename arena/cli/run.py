@@ -27,11 +27,19 @@ from arena.cli.common import (Failure, fresh_option, pgn_out_option, verbose_opt
 @click.option("--ship-bots/--shared-bots", "ship_bots", default=None,
               help="With dask: send the bot folders to the workers, or expect them at the same "
                    "path on every worker (the default).")
+@click.option("--format", "format_", metavar="TYPE", default=None,
+              type=click.Choice(["round-robin", "gauntlet", "match", "swiss", "knockout"]),
+              help="The format instead of the file's (round-robin, gauntlet, match, swiss, "
+                   "knockout; see docs/TOURNAMENTS.md).")
+@click.option("--rounds", type=click.IntRange(1, R.ROUNDS.high), default=None,
+              help="format.rounds instead of the file's (a Swiss's rounds; default for a "
+                   "Swiss: ceil(log2 N) + 2).")
 @pgn_out_option("(as the file's pgn_out; the earlier games it lacks first)")
 @verbose_option
 def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
         output: str | None, executor: str | None, scheduler: str | None,
-        ship_bots: bool | None, pgn_out: str | None, verbose: int) -> None:
+        ship_bots: bool | None, format_: str | None, rounds: int | None,
+        pgn_out: str | None, verbose: int) -> None:
     """Run the tournament described by TOURNAMENT.yaml, or resume it.
 
     Games already in results/<name>/games.jsonl are not played again; a changed file is
@@ -49,7 +57,7 @@ def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
     from arena.tournament import (INTERRUPTED_STATUS, LOG_FILE, format_standings,
                                    run_tournament)
 
-    config = load_config(config_file, workers=workers)
+    config = load_config(config_file, workers=workers, format_type=format_, rounds=rounds)
     if output is not None:
         config = dataclasses.replace(config, output=Path(output))
     if pgn_out is not None:
