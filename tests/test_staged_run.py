@@ -88,7 +88,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("knockout", 8, 9, 3),  # 4 + 2 + 1 matches: killed in round 2
 ], ids=["swiss-9", "knockout-8"])
 def test_a_killed_run_resumes_to_what_an_uninterrupted_run_plays(
-        workdir: Path, kind: str, bots: int, after: int, rounds_expected: int) -> None:
+        workdir: Path, kind: str, bots: int, after: int, rounds_expected: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(workdir)  # every run from the same folder, as a user would
     label = "swiss" if "swiss" in kind else "knockout"
     whole = _write(workdir, f"{label}-whole", kind, bots)
     result = run_tournament(load_config(whole), console=open(os.devnull, "w"))
@@ -142,7 +144,9 @@ def test_a_killed_run_resumes_to_what_an_uninterrupted_run_plays(
         assert champion in first, (text, points)
 
 
-def test_arena_run_format_swiss_rounds_from_the_command_line(workdir: Path) -> None:
+def test_arena_run_format_swiss_rounds_from_the_command_line(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(workdir)
     path = _write(workdir, "cli", "round-robin", 5)
     out = CliRunner().invoke(cli, ["run", str(path), "--format", "swiss", "--rounds", "2"])
     assert out.exit_code == 0, out.output
