@@ -19,6 +19,7 @@ from arena.report.charts import build_charts
 from arena.report.forfeits import group_forfeits
 from arena.report.html import MAX_GAMES_LISTED, page_context, render_html
 from arena.report.results import load_games
+from arena.report.rounds import load_rounds
 from arena.report.tables import standings_csv
 from arena.report.viewer import game_titles, page_names, write_game_pages
 
@@ -28,16 +29,19 @@ RATINGS_FILE = "ratings.csv"
 
 def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[GameRecord]] = None,
                  *, title: Optional[str] = None, anchor: Optional[tuple[str, float]] = None,
-                 max_games: Optional[int] = MAX_GAMES_LISTED) -> Path:
+                 max_games: Optional[int] = MAX_GAMES_LISTED,
+                 rounds_from: Optional[str | os.PathLike[str]] = None) -> Path:
     """Write the charts, ``ratings.csv``, ``report.html``, a viewer page per listed game
     (``games/*.html``, :mod:`arena.report.viewer`) and a page per bot (``bots/*.html``,
-    :mod:`arena.report.botpages`) into ``folder``; returns the HTML path.
+    :mod:`arena.report.botpages`) into ``folder``; returns the HTML path.  A Swiss's or a
+    knockout's folder (its ``rounds.jsonl``, read from ``rounds_from``, by default
+    ``folder``) gets the rounds or the bracket too (:mod:`arena.report.rounds`).
 
     ``records`` default to the folder's ``games.jsonl``.  ``anchor=(bot, elo)`` pins one bot's
     Elo (the tables stay centred on 0 where it is not rated).  The moves of the first
     ``max_games`` games are listed (None: all); every number uses every game.
 
-    :raises ArenaError: no games, or a missing/corrupt ``games.jsonl``.
+    :raises ArenaError: no games, or a missing/corrupt ``games.jsonl`` or ``rounds.jsonl``.
     """
     from arena.ratings import rate_all
 
@@ -70,7 +74,8 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     endgames = [analysed[r.game_id] for r in records if r.game_id in analysed]
     context = page_context(records, tables, charts, name,
                            "pair-clustered sandwich", max_games, pages, bot_pages, titles,
-                           forfeits, endgames)
+                           forfeits, endgames,
+                           load_rounds(Path(rounds_from) if rounds_from is not None else out))
     html_path = out / REPORT_FILE
     atomic_write(html_path, render_html(context).encode("utf-8"))
     return html_path

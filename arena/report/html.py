@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from arena.ratings import Standings
     from arena.report.charts import Chart
     from arena.report.forfeits import ForfeitGroup
+    from arena.report.rounds import RoundsData
 
 #: games whose moves are listed in report.html by default (a bigger page is hard to open)
 MAX_GAMES_LISTED = 10_000
@@ -128,7 +129,8 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
                  bot_pages: Optional[dict[str, str]] = None,
                  titles: Optional[dict[str, str]] = None,
                  forfeit_groups: Optional[dict[str, list[ForfeitGroup]]] = None,
-                 endgames: Optional[Sequence[Any]] = None) -> dict[str, Any]:
+                 endgames: Optional[Sequence[Any]] = None,
+                 rounds: Optional[RoundsData] = None) -> dict[str, Any]:
     """Everything the page shows, as plain values for the template.
 
     ``method`` names the interval estimate in the page's text; the moves of the first
@@ -137,9 +139,13 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
     bot's name in the standings links to its page in ``bot_pages`` (:mod:`arena.report.botpages`).
     ``titles`` are :func:`arena.report.viewer.game_titles` of ``records`` and
     ``forfeit_groups`` :func:`arena.report.forfeits.group_forfeits` of them (each made here
-    when not given).
+    when not given).  ``rounds`` (a Swiss's or a knockout's, :func:`arena.report.rounds.load_rounds`)
+    adds their section: the rounds' tables or the bracket (:mod:`arena.report.rounds`).
     """
+    import markupsafe
+
     from arena.report.forfeits import group_forfeits
+    from arena.report.rounds import rounds_section
     from arena.report.viewer import game_titles
 
     standings = []
@@ -191,7 +197,10 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "opening": len(r.opening), "page": (pages or {}).get(r.game_id),
         "title": titles[r.game_id],
     } for r in listed_games]
+    section = rounds_section(rounds, records, pages)
     return {
+        "rounds": None if section is None else {
+            "id": section[0], "title": section[1], "html": markupsafe.Markup(section[2])},
         "clock": clock_summary(records),
         "endgames": endgame_rows(endgames or [], pages or {}),
         "title": title, "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
@@ -316,7 +325,7 @@ quieter machine, give fairer timing){% endif %}.{% endif %}
 {% if clock.replayed %}{{ clock.replayed | length }} game{% if clock.replayed | length != 1 %}s were{% else %} was{% endif %}
 played again because a bot lost on time while the machine starved it (not counted):
 {% for g in clock.replayed %}<a href="#game-{{ g.id }}">{{ g.id }}</a> ({{ g.reasons | join("; ") }}){% if not loop.last %}, {% endif %}{% endfor %}.{% endif %}</p>
-<nav class="toc"><a href="#standings">Standings</a><a href="#glossary">What the columns mean</a><a href="#method">How the numbers are computed</a><a href="#charts">Charts</a><a href="#crosstable">Crosstable</a>{% if endgames %}<a href="#endgames">Endgames</a>{% endif %}<a href="#forfeits">Forfeits</a><a href="#games">Games</a></nav>
+<nav class="toc"><a href="#standings">Standings</a><a href="#glossary">What the columns mean</a><a href="#method">How the numbers are computed</a>{% if rounds %}<a href="#{{ rounds.id }}">{{ rounds.title }}</a>{% endif %}<a href="#charts">Charts</a><a href="#crosstable">Crosstable</a>{% if endgames %}<a href="#endgames">Endgames</a>{% endif %}<a href="#forfeits">Forfeits</a><a href="#games">Games</a></nav>
 
 <h2 id="standings">Standings</h2>
 <ul class="read">
@@ -394,6 +403,10 @@ docs/RATINGS.md explains every number.</p>
 {% endfor %}
 </details>
 
+{% if rounds %}
+{{ rounds.html }}
+
+{% endif %}
 <h2 id="charts">Charts</h2>
 {% for c in charts %}
 {% if c.png is none %}
