@@ -3,12 +3,58 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Optional, Sequence
 
 import click
 
 from arena.cli.common import Failure, is_competition, load_results, results_folder
 from arena.protocol import SEED_MAX
+
+if TYPE_CHECKING:
+    from arena.ratings import Standings
+    from arena.records import GameRecord
+
+
+def _tiebreaks_option(ctx: click.Context, param: click.Parameter,
+                      value: Optional[str]) -> Optional[tuple[str, ...]]:
+    """``--tiebreaks a,b`` as names of :data:`arena.standings.TIEBREAKS`; a one-line error."""
+    if value is None:
+        return None
+    from arena.standings import TiebreakError, parse_tiebreaks
+
+    try:
+        return parse_tiebreaks(value, "--tiebreaks")
+    except TiebreakError as e:
+        raise Failure(str(e)) from None
+
+
+def _with_tiebreaks(tables: Sequence[Standings], records: Sequence[GameRecord],
+                    tiebreaks: tuple[str, ...]) -> list[Standings]:
+    """``tables`` placed again with ``tiebreaks`` (:func:`arena.standings.places`, with the
+    same Elo as first key where :func:`arena.ratings.rate` used it): the rows in the new
+    order with their rank, shared place, ``h2h``, ``sb`` and LOS over the new next row, and
+    a note saying how bots level are ordered.
+
+    (:func:`arena.ratings.rate` takes no tie-breaks yet; once it does, this goes.)"""
+    from dataclasses import replace
+
+    from arena.standings import places
+
+    out = []
+    for st in tables:
+        chosen = [r for r in records if st.variant is None or r.variant == st.variant]
+        elo = ({name: float(st.fit.elo[k]) for k, name in enumerate(st.fit.players)}
+               if st.fit is not None else {})
+        placed = places(chosen, elo=elo, tiebreaks=tiebreaks)
+        rows = {r.bot: r for r in st.rows}
+        new = tuple(replace(rows[p.name], rank=p.rank, shared=p.shared, h2h=p.h2h, sb=p.sb,
+                            los_next=(st.los(p.name, placed[k + 1].name)
+                                      if k + 1 < len(placed) else None))
+                    for k, p in enumerate(placed))
+        said = (f"bots level on points ordered by --tiebreaks {','.join(tiebreaks)} in turn, "
+                f"sharing a place where level on all")
+        out.append(replace(st, rows=new, note=f"{st.note}; {said}" if st.note else said))
+    return out
 
 
 @click.command()
@@ -22,8 +68,15 @@ from arena.protocol import SEED_MAX
               show_default=True, help="How the 95% intervals are estimated.")
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), default=0, show_default=True,
               help="Seed of the bootstrap.")
+@click.option("--tiebreaks", default=None, callback=_tiebreaks_option,
+              metavar="NAME,NAME...",
+              help="How bots level on points are ordered, in turn: direct-encounter, "
+                   "sonneborn-berger, buchholz, buchholz-cut1 (default: "
+                   "direct-encounter,sonneborn-berger; a Swiss: "
+                   "buchholz-cut1,buchholz,sonneborn-berger,direct-encounter).")
 def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
-         interval: Literal["sandwich", "bootstrap"], seed: int) -> None:
+         interval: Literal["sandwich", "bootstrap"], seed: int,
+         tiebreaks: Optional[tuple[str, ...]]) -> None:
     """Elo ratings from RESULTS (a results folder or its games.jsonl, or a competition
     folder: its final's games, else its ladder's).
 
@@ -32,9 +85,11 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
     interval, draws, likelihood of superiority over the next bot, and forfeits; a few
     plain lines at the end say what the numbers mean.  A bot with no maximum-likelihood Elo
     (all won, all lost, no upset) gets one from a prior of one virtual draw, marked * with
-    a note.  See docs/RATINGS.md.
+    a note.  Bots level on points are told apart by --tiebreaks, in turn, and share a
+    place (5=) where level on all of them.  See docs/RATINGS.md.
     """
     from arena.ratings import parse_anchor, rate as rate_games, rate_all
+    from arena.standings import DEFAULT_TIEBREAKS
     from arena.report import format_standings, select_variant, standings_csv, standings_json
 
     pin = parse_anchor(anchor) if anchor else None
@@ -45,6 +100,8 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
     tables = ([rate_games(records, variant=chosen, anchor=pin, method=interval, seed=seed)]
               if chosen is not None
               else rate_all(records, anchor=pin, method=interval, seed=seed))
+    if tiebreaks is not None and tiebreaks != DEFAULT_TIEBREAKS:
+        tables = _with_tiebreaks(tables, records, tiebreaks)
     if fmt == "csv":
         click.echo(standings_csv(tables), nl=False)
     elif fmt == "json":
