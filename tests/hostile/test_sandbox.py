@@ -295,8 +295,13 @@ print("done", flush=True)
 @pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.value)
 @pytest.mark.parametrize("cgroups", [True, False], ids=["cgroups", "no-cgroups"])
 def test_cpu_time_counts_the_whole_tree(level: Level, cgroups: bool, tmp_path: Path) -> None:
+    """Counted from :meth:`Sandbox.attach` on: the children burn only once the test has
+    attached the process (a file it makes says so; before, a loaded machine could let them
+    burn before the attach took its base reading: 0.0 s and 0.2 s were counted)."""
     sb = Sandbox(level, tmp_path, cgroups=cgroups)
-    proc = start_in(sb, BURN + "\ntime.sleep(30)")
+    wait = "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.01)\n"
+    proc = start_in(sb, wait + BURN + "\ntime.sleep(30)")
+    (tmp_path / "go").touch()
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
         readings = [sb.cpu_time() for _ in range(3)]

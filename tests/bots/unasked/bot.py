@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import random
+import select
 import sys
 import time
 
@@ -32,6 +33,10 @@ WHENS = (*(f"{a}-{b}" for a in ("early", "late", "flood") for b in ("hello", "re
 UNASKED = "bestmove d6"
 #: how long ``late-*`` waits before sending it, and after
 LATE_S = 0.15
+#: how long ``late-ready`` waits at most for the referee's ``go`` to be written (it sends
+#: its line once the ``go`` waits in its input, unread: on a loaded machine the referee may
+#: write it later than :data:`LATE_S`)
+READY_WAIT_S = 5.0
 #: how much ``info`` ``flood-*`` sends first (the referee reads 64 KiB at a time)
 FLOOD_BYTES = 200_000
 #: ``fcntl.F_SETPIPE_SZ`` (Linux; Python 3.10+ names it)
@@ -60,6 +65,8 @@ def answer(when: str, after: str, *lines: str) -> None:
         send(UNASKED)
     elif when == f"late-{after}":
         time.sleep(LATE_S)
+        if after == "ready":  # after the go is written, however late the referee is:
+            select.select([sys.stdin], [], [], READY_WAIT_S)  # it waits unread in the pipe
         send(UNASKED)
         time.sleep(LATE_S)
 
