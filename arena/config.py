@@ -34,6 +34,7 @@ from arena.adjudication import Adjudication, parse_adjudication
 from arena.errors import ConfigError
 from arena.hints import did_you_mean
 from arena.openings import BOOK_ORDERS, Book, BookOrder, parse_book, read_book_text
+from arena.standings import parse_tiebreaks
 from arena.schedule import (FORMAT_KINDS, SCHEME, Format, Slot, build_schedule, count_games,
                             count_pairings)
 from arena.swiss import rounds_for
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
             "workers", "seed", "output", "report", "pgn_out", "executor", "isolation", "restart",
-            "adjudicate", "cluster")
+            "adjudicate", "cluster", "tiebreaks")
 BOT_KEYS = ("path", "engine", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds", "tiebreak_pairs")
 OPENING_KEYS = ("random", "file", "order")
@@ -65,7 +66,7 @@ LOCAL_SCHEDULER = "local"
 #: the largest tournament file read (bytes)
 TOURNAMENT_FILE_CAP = 1 << 20
 #: keys of the normalised configuration that do not change which games are played
-_UNHASHED = ("workers", "output", "report", "executor", "isolation", "restart")
+_UNHASHED = ("workers", "output", "report", "executor", "isolation", "restart", "tiebreaks")
 #: ``restart``: a fresh bot process for every game, or one kept for a pairing's games
 RESTART_MODES = ("per-game", "per-pairing")
 _SCHEDULER_RE = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
@@ -231,6 +232,19 @@ class TournamentConfig:
     #: ``cluster.wait``: seconds a run on Dask waits for a worker or for its scheduler
     #: before it stops (docs/CLUSTER.md, *Failures*); not part of the configuration's hash
     cluster_wait: float = CLUSTER_WAIT_S
+    #: the standings' tie-breaks, in order (:data:`arena.standings.TIEBREAKS`); None: the
+    #: format's default (a Swiss's :data:`~arena.standings.SWISS_TIEBREAKS`, else direct
+    #: encounter then Sonneborn-Berger).  They rank, they decide no game: not hashed
+    tiebreaks: Optional[tuple[str, ...]] = None
+
+    @property
+    def chosen_tiebreaks(self) -> tuple[str, ...]:
+        """:attr:`tiebreaks`, or the format's default."""
+        from arena.standings import DEFAULT_TIEBREAKS, SWISS_TIEBREAKS
+
+        if self.tiebreaks is not None:
+            return self.tiebreaks
+        return SWISS_TIEBREAKS if self.format.kind == "swiss" else DEFAULT_TIEBREAKS
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -261,6 +275,7 @@ class TournamentConfig:
             "restart": self.restart,
             # only when on: a configuration without it keeps the digest it always had
             **({"adjudicate": self.adjudicate.to_dict()} if self.adjudicate.active else {}),
+            **({"tiebreaks": list(self.tiebreaks)} if self.tiebreaks is not None else {}),
         }
 
     def digest(self) -> str:
@@ -461,7 +476,8 @@ class _Parser:
             executor=self.executor(top.get("executor", "local")),
             isolation=self.isolation(top.get("isolation")), restart=restart,
             adjudicate=parse_adjudication(top.get("adjudicate")),
-            cluster_wait=self.cluster_wait(top.get("cluster")))
+            cluster_wait=self.cluster_wait(top.get("cluster")),
+            tiebreaks=parse_tiebreaks(top["tiebreaks"]) if "tiebreaks" in top else None)
 
     def output(self, value: Any) -> Path:
         if not isinstance(value, str) or not value.strip():
@@ -667,7 +683,7 @@ class _Parser:
                               "'rounds' out", "format.rounds")
         n = len(players)
         rounds = (R.ROUNDS.check(fm["rounds"], "format.rounds") if "rounds" in fm
-                  else rounds_for(n) if kind == "swiss" else
+                  else min(rounds_for(n), max(1, n - 1 + n % 2)) if kind == "swiss" else
                   max(1, (n - 1).bit_length()) if kind == "knockout" else 1)
         if kind == "swiss" and rounds > n - 1 + n % 2:
             raise ConfigError(f"{n} players can play at most {n - 1 + n % 2} Swiss rounds "

@@ -389,6 +389,26 @@ def knockout_places(planner: Planner, done: Mapping[str, GameRecord]) -> dict[st
     return out
 
 
+def bracket_standings(tables: Mapping[str, list[Any]], place: Mapping[str, int]
+                      ) -> dict[str, list[Any]]:
+    """The runner's standings (:func:`arena.standings.compute_standings`) of a knockout
+    ranked by ``place`` (:func:`knockout_places`) instead of points: a round's losers share
+    their place, ordered among themselves by the table's own order (points, tie-breaks)."""
+    import dataclasses
+
+    out: dict[str, list[Any]] = {}
+    for variant, rows in tables.items():
+        last = len(rows) + 1
+        order = sorted(range(len(rows)), key=lambda k: (place.get(rows[k].name, last), k))
+        counts: dict[int, int] = {}
+        for row in rows:
+            counts[place.get(row.name, last)] = counts.get(place.get(row.name, last), 0) + 1
+        out[variant] = [dataclasses.replace(rows[k], rank=place.get(rows[k].name, last),
+                                            shared=counts[place.get(rows[k].name, last)] > 1)
+                        for k in order]
+    return out
+
+
 def staged_records(config: Any, folder: Path, done: Mapping[str, GameRecord]) -> list[GameRecord]:
     """The records of a Swiss or knockout in ``folder`` in playing order."""
     return Planner(config, folder).records(done)
@@ -410,5 +430,5 @@ def names_in(rounds: Iterable[Round]) -> set[str]:
 
 __all__ = ["ROUNDS_FILE", "Round", "RoundsFileError", "Planner", "read_rounds",
            "append_round", "bracket_lines", "bye_points", "staged_records", "champion",
-           "knockout_places", "round_byes",
+           "knockout_places", "round_byes", "bracket_standings",
            "names_in"]

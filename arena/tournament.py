@@ -64,7 +64,7 @@ from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
                            repair_records, write_games_csv)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
-from arena.rounds import Planner
+from arena.rounds import Planner, bracket_standings, knockout_places
 from arena.schedule import (PendingSlots, config_slots, count_games, in_schedule_order,
                             last_of_pairings, pairing_key, pairing_order)
 from arena.standings import (Standing, compute_standings, format_standings,
@@ -535,7 +535,12 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
             result.total = max(planner.total(done), len(records))
             if planner.ended:
                 log.warning("%s", planner.ended)
-        result.standings = compute_standings(records, config.players)
+        result.standings = compute_standings(
+            records, config.players, tiebreaks=config.chosen_tiebreaks,
+            byes=planner.byes() if planner is not None else None)
+        if planner is not None and planner.kind == "knockout":  # placed by the bracket
+            result.standings = bracket_standings(result.standings,
+                                                 knockout_places(planner, done))
         if not result.interrupted:
             _write_tables(folder, records, result.standings)
             if config.report and result.complete:

@@ -133,8 +133,14 @@ ERRORS = {
                               "variants[0].men: expected an integer"),
     "duplicate variant": ("bots: [bots/random, bots/greedy]\nvariants: [standard, nmm]\n",
                           "variants[1]: the variant name 'nine-mens-morris' is already used"),
-    "unknown format": ("bots: [bots/random, bots/greedy]\nformat: swiss\n",
-                       "format: expected one of round-robin, gauntlet, match, got 'swiss'"),
+    "unknown format": ("bots: [bots/random, bots/greedy]\nformat: ladder\n",
+                       "format: expected one of round-robin, gauntlet, match, swiss, knockout, "
+                       "got 'ladder'"),
+    "too many swiss rounds": ("bots: [bots/random, bots/greedy]\n"
+                              "format: {type: swiss, rounds: 2}\n",
+                              "format.rounds: 2 players can play at most 1 Swiss rounds"),
+    "unknown tie-break": ("bots: [bots/random, bots/greedy]\ntiebreaks: [buchholz, coin]\n",
+                          "tiebreaks: unknown tie-break 'coin'"),
     "match of three": ("bots: [bots/random, bots/greedy, bots/alphabeta]\nformat: match\n",
                        "bots: a match needs exactly two players"),
     "unknown seed": ("bots: [bots/random, bots/greedy]\nformat: {type: gauntlet, seeds: [x]}\n",
