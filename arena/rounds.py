@@ -409,6 +409,23 @@ def bracket_standings(tables: Mapping[str, list[Any]], place: Mapping[str, int]
     return out
 
 
+def staged_facts(folder: Path) -> tuple[Optional[str], dict[str, float]]:
+    """A results folder's format (``config.json``'s ``format.type``; None where it has none)
+    and the points of its Swiss byes (:func:`round_byes` of its ``rounds.jsonl``): what
+    ``arena rate`` and ``arena report`` need to rank a Swiss as its runner did.
+
+    :raises RoundsFileError: a broken ``rounds.jsonl``.
+    """
+    kind: Optional[str] = None
+    try:
+        data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        fmt = data.get("config", data).get("format") if isinstance(data, dict) else None
+        kind = str(fmt.get("type")) if isinstance(fmt, dict) and fmt.get("type") else None
+    except (OSError, ValueError, AttributeError):
+        pass
+    return kind, round_byes(read_rounds(folder))
+
+
 def staged_records(config: Any, folder: Path, done: Mapping[str, GameRecord]) -> list[GameRecord]:
     """The records of a Swiss or knockout in ``folder`` in playing order."""
     return Planner(config, folder).records(done)
@@ -430,5 +447,5 @@ def names_in(rounds: Iterable[Round]) -> set[str]:
 
 __all__ = ["ROUNDS_FILE", "Round", "RoundsFileError", "Planner", "read_rounds",
            "append_round", "bracket_lines", "bye_points", "staged_records", "champion",
-           "knockout_places", "round_byes", "bracket_standings",
+           "knockout_places", "round_byes", "bracket_standings", "staged_facts",
            "names_in"]

@@ -266,7 +266,10 @@ def test_arena_rate_tiebreaks(tmp_path: Path) -> None:
                                                     "Y1": "3=", "Y2": "3=", "W1": "6"}
     out = runner.invoke(cli, ["rate", str(folder), "--tiebreaks", "buchholz-cut1,buchholz"])
     assert out.exit_code == 0, out.output
-    assert "buchholz-cut1,buchholz" in out.output
+    said = " ".join(out.output.split())  # the caption, wrapped
+    assert ("ordered by Buchholz cut-1 (Buchholz without the weakest opponent), then by "
+            "Buchholz") in said, out.output
+    assert "BH-C1" in out.output and "BH" in out.output  # their columns, for the level bots
     places_text = [line.split()[:2] for line in out.output.splitlines()
                    if line[:4].strip() in {"1", "2", "3", "4=", "6"} and len(line.split()) > 6]
     assert places_text == [["1", "q"], ["2", "p"], ["3", "X"], ["4=", "Y1"], ["4=", "Y2"],

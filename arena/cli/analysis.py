@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Optional, Sequence
+from typing import Literal, Optional
 
 import click
 
 from arena.cli.common import Failure, is_competition, load_results, results_folder
 from arena.protocol import SEED_MAX
-
-if TYPE_CHECKING:
-    from arena.ratings import Standings
-    from arena.records import GameRecord
 
 
 def _tiebreaks_option(ctx: click.Context, param: click.Parameter,
@@ -28,33 +24,23 @@ def _tiebreaks_option(ctx: click.Context, param: click.Parameter,
         raise Failure(str(e)) from None
 
 
-def _with_tiebreaks(tables: Sequence[Standings], records: Sequence[GameRecord],
-                    tiebreaks: tuple[str, ...]) -> list[Standings]:
-    """``tables`` placed again with ``tiebreaks`` (:func:`arena.standings.places`, with the
-    same Elo as first key where :func:`arena.ratings.rate` used it): the rows in the new
-    order with their rank, shared place, ``h2h``, ``sb`` and LOS over the new next row, and
-    a note saying how bots level are ordered.
+def _staged(results: str, tiebreaks: Optional[tuple[str, ...]]
+            ) -> tuple[tuple[str, ...], dict[str, float]]:
+    """The tie-breaks to rank RESULTS by (``tiebreaks``, else a Swiss's or the default) and
+    the points of its Swiss byes (none for other folders and for a competition)."""
+    from arena.rounds import RoundsFileError, staged_facts
+    from arena.standings import DEFAULT_TIEBREAKS, SWISS_TIEBREAKS
 
-    (:func:`arena.ratings.rate` takes no tie-breaks yet; once it does, this goes.)"""
-    from dataclasses import replace
-
-    from arena.standings import places
-
-    out = []
-    for st in tables:
-        chosen = [r for r in records if st.variant is None or r.variant == st.variant]
-        elo = ({name: float(st.fit.elo[k]) for k, name in enumerate(st.fit.players)}
-               if st.fit is not None else {})
-        placed = places(chosen, elo=elo, tiebreaks=tiebreaks)
-        rows = {r.bot: r for r in st.rows}
-        new = tuple(replace(rows[p.name], rank=p.rank, shared=p.shared, h2h=p.h2h, sb=p.sb,
-                            los_next=(st.los(p.name, placed[k + 1].name)
-                                      if k + 1 < len(placed) else None))
-                    for k, p in enumerate(placed))
-        said = (f"bots level on points ordered by --tiebreaks {','.join(tiebreaks)} in turn, "
-                f"sharing a place where level on all")
-        out.append(replace(st, rows=new, note=f"{st.note}; {said}" if st.note else said))
-    return out
+    kind: Optional[str] = None
+    byes: dict[str, float] = {}
+    if not is_competition(results):
+        try:
+            kind, byes = staged_facts(results_folder(results))
+        except RoundsFileError as e:
+            raise Failure(str(e)) from None
+    if tiebreaks is None:
+        tiebreaks = SWISS_TIEBREAKS if kind == "swiss" else DEFAULT_TIEBREAKS
+    return tiebreaks, byes
 
 
 @click.command()
@@ -89,7 +75,6 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
     place (5=) where level on all of them.  See docs/RATINGS.md.
     """
     from arena.ratings import parse_anchor, rate as rate_games, rate_all
-    from arena.standings import DEFAULT_TIEBREAKS
     from arena.report import format_standings, select_variant, standings_csv, standings_json
 
     pin = parse_anchor(anchor) if anchor else None
@@ -97,11 +82,15 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
     chosen = select_variant(records, variant)
     if pin is not None and pin[0] not in {n for r in records for n in (r.white.name, r.black.name)}:
         raise Failure(f"--anchor: no bot named {pin[0]!r} in {results}")
-    tables = ([rate_games(records, variant=chosen, anchor=pin, method=interval, seed=seed)]
-              if chosen is not None
-              else rate_all(records, anchor=pin, method=interval, seed=seed))
-    if tiebreaks is not None and tiebreaks != DEFAULT_TIEBREAKS:
-        tables = _with_tiebreaks(tables, records, tiebreaks)
+    breaks, byes = _staged(results, tiebreaks)
+    if chosen is not None:
+        share = ({n: p / len({r.variant for r in records}) for n, p in byes.items()}
+                 if byes else None)
+        tables = [rate_games(records, variant=chosen, anchor=pin, method=interval, seed=seed,
+                             tiebreaks=breaks, byes=share)]
+    else:
+        tables = rate_all(records, anchor=pin, method=interval, seed=seed, tiebreaks=breaks,
+                          byes=byes or None)
     if fmt == "csv":
         click.echo(standings_csv(tables), nl=False)
     elif fmt == "json":
@@ -118,8 +107,11 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
               help="List at most this many games, each with its viewer page (0: all).")
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write the report into DIR (made if missing) instead of RESULTS.")
+@click.option("--tiebreaks", default=None, callback=_tiebreaks_option,
+              metavar="NAME,NAME...",
+              help="How bots level on points are ordered, in turn (as arena rate).")
 def report(results: str, anchor: str | None, title: str | None, max_games: int,
-           output: str | None) -> None:
+           output: str | None, tiebreaks: Optional[tuple[str, ...]]) -> None:
     """Write charts and a self-contained report.html into the results folder RESULTS (or
     -o DIR; a competition folder needs -o).
 
@@ -146,7 +138,11 @@ def report(results: str, anchor: str | None, title: str | None, max_games: int,
             raise Failure(f"-o: cannot make {output}: {e.strerror}") from None
         if title is None:
             title = results_folder(results).name
-    click.echo(build_report(folder, records, title=title, anchor=pin, max_games=max_games or None))
+    breaks, _ = _staged(results, tiebreaks)
+    source = None if is_competition(results) else results_folder(results)
+    click.echo(build_report(folder, records, title=title, anchor=pin,
+                            max_games=max_games or None, rounds_from=source,
+                            tiebreaks=breaks))
 
 
 @click.command()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -21,7 +21,8 @@ from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_
 from arena.ratings.fit import Fit, Rateable, fit_every_bot
 from arena.ratings.intervals import IntervalMethod
 from arena.ratings.mle import GameArrays, game_arrays, pair_matrices
-from arena.standings import TIE_BREAKS, Tally, places, ranking, tally
+from arena.standings import (DEFAULT_TIEBREAKS, Tally, check_tiebreaks, describe_tiebreaks,
+                             places, ranking, tally)
 
 if TYPE_CHECKING:
     from arena.records import GameRecord
@@ -62,6 +63,13 @@ class BotStanding:
     shared: bool = False
     h2h: Optional[float] = None
     sb: float = 0.0
+    #: Buchholz and Buchholz cut-1 (the opponents' points; without the weakest), the points
+    #: of Swiss byes (counted in :attr:`points`), and whether the bot is level with another
+    #: on the table's first key and points (the tie-breaks then told them apart)
+    buchholz: float = 0.0
+    buchholz_cut1: float = 0.0
+    byes: float = 0.0
+    level: bool = False
 
     @property
     def place(self) -> str:
@@ -80,13 +88,13 @@ class BotStanding:
 
     @property
     def points(self) -> float:
-        """A win 1, a draw 1/2."""
-        return self.wins + 0.5 * self.draws
+        """A win 1, a draw 1/2, and the points of Swiss byes."""
+        return self.wins + 0.5 * self.draws + self.byes
 
     @property
     def score(self) -> float:
-        """Points per game, 0..1."""
-        return self.points / self.games if self.games else math.nan
+        """Points per game, 0..1 (the games' points: byes are not games)."""
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else math.nan
 
     @property
     def draw_ratio(self) -> float:
@@ -115,15 +123,22 @@ class Standings:
     note: str = ""
     #: how the rows are ranked: a key of :data:`arena.standings.RANKINGS`
     ranked_by: str = "points"
+    #: the tie-breaks, in order (:data:`arena.standings.TIEBREAKS`)
+    tiebreaks: tuple[str, ...] = DEFAULT_TIEBREAKS
+
+    @property
+    def ties(self) -> bool:
+        """Whether some bots are level on the first key and points (the tie-breaks decide)."""
+        return any(r.level for r in self.rows)
 
     @property
     def caption(self) -> str:
         """How the rows are ranked, in words (for the table's caption), with how bots level
-        are told apart where some are (:data:`arena.standings.TIE_BREAKS`)."""
+        are told apart where some are (:func:`arena.standings.describe_tiebreaks`)."""
         from arena.standings import RANKINGS
 
-        ties = any(r.h2h is not None for r in self.rows)
-        return RANKINGS[self.ranked_by] + (f"; {TIE_BREAKS[self.ranked_by]}" if ties else "")
+        return RANKINGS[self.ranked_by] + (
+            f"; {describe_tiebreaks(self.tiebreaks, self.ranked_by)}" if self.ties else "")
 
     @property
     def label(self) -> str:
@@ -146,7 +161,9 @@ class Standings:
 
 def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
          anchor: Optional[tuple[str, float]] = None, method: IntervalMethod = "sandwich",
-         bootstrap_samples: int = 200, seed: int = 0) -> Standings:
+         bootstrap_samples: int = 200, seed: int = 0,
+         tiebreaks: Optional[Sequence[str]] = None,
+         byes: Optional[Mapping[str, float]] = None) -> Standings:
     """Standings for the games of ``variant`` (all games pooled when None).
 
     Every bot is placed (:func:`arena.standings.places`: points, head to head,
@@ -154,7 +171,10 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
     the maximum-likelihood fit where it exists, the prior for the others (``prior`` and
     ``flag`` say which and why).  Each row has the LOS over the next row.  With
     ``anchor=(bot, elo)`` the anchor bot gets that Elo exactly (and ± 0); if it is not in
-    this table the table stays centred and ``note`` says so.
+    this table the table stays centred and ``note`` says so.  ``tiebreaks`` order bots
+    level on points (:func:`arena.standings.places`; default: head to head, then
+    Sonneborn-Berger); ``byes`` are the points of Swiss byes in this table, counted in the
+    points (not in the Elo: a bye is not a game).
     """
     chosen = [r for r in records if variant is None or r.variant == variant]
     games = game_arrays(chosen)
@@ -170,13 +190,14 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
                               method=method, bootstrap_samples=bootstrap_samples, seed=seed)
     elo = ({name: float(fit.elo[k]) for k, name in enumerate(fit.players)}
            if fit is not None else {})
-    placed = places(chosen, elo=elo)
+    breaks = check_tiebreaks(tiebreaks)
+    placed = places(chosen, elo=elo, tiebreaks=breaks, byes=byes)
     order = [p.name for p in placed]
     flags = _group_flags(games, part)
     half = fit.elo95() if fit is not None else np.zeros(0)
     rows: list[BotStanding] = []
     for place, (name, spot) in enumerate(zip(order, placed)):
-        c = counts[name]
+        c = counts.get(name) or Tally(name)
         k = fit.index(name) if fit is not None else -1
         nxt = (fit.los(k, fit.index(order[place + 1]))
                if fit is not None and place + 1 < len(order) else None)
@@ -187,9 +208,11 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
                                 c.losses, nxt, dict(c.forfeit_kinds), reason, prior=bool(reason),
                                 prior_elo=value if reason else None,
                                 prior_elo95=width if reason else None, shared=spot.shared,
-                                h2h=spot.h2h, sb=spot.sb))
+                                h2h=spot.h2h, sb=spot.sb, buchholz=spot.buchholz,
+                                buchholz_cut1=spot.buchholz_cut1, byes=spot.byes,
+                                level=spot.level))
     return Standings(variant, tuple(rows), fit, games.n_games, anchor_name, note,
-                     ranking(chosen, elo=elo))
+                     ranking(chosen, elo=elo, byes=byes), breaks)
 
 
 def _group_flags(games: GameArrays, part: Rateable) -> dict[int, str]:
@@ -250,12 +273,19 @@ def _group_flags(games: GameArrays, part: Rateable) -> dict[int, str]:
     return flags
 
 
-def rate_all(records: Sequence[GameRecord], **kwargs: Any) -> list[Standings]:
-    """Standings per variant (in order of first appearance) and, with several, pooled last."""
+def rate_all(records: Sequence[GameRecord], *, byes: Optional[Mapping[str, float]] = None,
+             **kwargs: Any) -> list[Standings]:
+    """Standings per variant (in order of first appearance) and, with several, pooled last.
+
+    ``byes`` are the points of a Swiss's byes over the whole event; a bye stands for a won
+    pairing, as many games in every variant, so each variant's table counts its share (as
+    :func:`arena.standings.compute_standings` does) and the pooled table all of them."""
     variants = list(dict.fromkeys(r.variant for r in records))
-    out = [rate(records, variant=v, **kwargs) for v in variants]
+    share = ({name: p / len(variants) for name, p in byes.items()}
+             if byes and variants else None)
+    out = [rate(records, variant=v, byes=share, **kwargs) for v in variants]
     if len(variants) > 1:
-        out.append(rate(records, variant=None, **kwargs))
+        out.append(rate(records, variant=None, byes=byes or None, **kwargs))
     return out
 
 
@@ -378,7 +408,7 @@ def head_to_head(records: Sequence[GameRecord], variant: Optional[str] = None
 #: the tie-breaks (:func:`arena.standings.places`)
 COLUMNS = ("variant", "rank", "bot", "points", "elo", "elo95", "prior", "games", "score_pct",
            "wins", "draws", "losses", "draw_pct", "los_next_pct", "forfeits", "flag",
-           "place", "shared", "h2h", "sb")
+           "place", "shared", "h2h", "sb", "buchholz", "buchholz_cut1", "bye_points")
 
 
 def standings_rows(standings: Sequence[Standings]) -> list[dict[str, Any]]:
@@ -398,6 +428,8 @@ def standings_rows(standings: Sequence[Standings]) -> list[dict[str, Any]]:
                 "los_next_pct": None if r.los_next is None else round(100 * r.los_next, 1),
                 "forfeits": r.forfeits_text(), "flag": r.flag,
                 "place": r.place, "shared": r.shared, "h2h": r.h2h, "sb": r.sb,
+                "buchholz": r.buchholz, "buchholz_cut1": r.buchholz_cut1,
+                "bye_points": r.byes,
             })
     return out
 

@@ -30,7 +30,8 @@ RATINGS_FILE = "ratings.csv"
 def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[GameRecord]] = None,
                  *, title: Optional[str] = None, anchor: Optional[tuple[str, float]] = None,
                  max_games: Optional[int] = MAX_GAMES_LISTED,
-                 rounds_from: Optional[str | os.PathLike[str]] = None) -> Path:
+                 rounds_from: Optional[str | os.PathLike[str]] = None,
+                 tiebreaks: Optional[Sequence[str]] = None) -> Path:
     """Write the charts, ``ratings.csv``, ``report.html``, a viewer page per listed game
     (``games/*.html``, :mod:`arena.report.viewer`) and a page per bot (``bots/*.html``,
     :mod:`arena.report.botpages`) into ``folder``; returns the HTML path.  A Swiss's or a
@@ -38,7 +39,10 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
     ``folder``) gets the rounds or the bracket too (:mod:`arena.report.rounds`).
 
     ``records`` default to the folder's ``games.jsonl``.  ``anchor=(bot, elo)`` pins one bot's
-    Elo (the tables stay centred on 0 where it is not rated).  The moves of the first
+    Elo (the tables stay centred on 0 where it is not rated).  ``tiebreaks`` order bots
+    level on points (default: a Swiss's Buchholz cut-1, Buchholz, Sonneborn-Berger and
+    direct encounter, else direct encounter and Sonneborn-Berger); a Swiss's byes count in
+    its points as they did in the run.  The moves of the first
     ``max_games`` games are listed (None: all); every number uses every game.
 
     :raises ArenaError: no games, or a missing/corrupt ``games.jsonl`` or ``rounds.jsonl``.
@@ -52,7 +56,13 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
         raise ArenaError(f"no games to report in {out}")
     if not out.is_dir():
         raise ArenaError(f"no such results folder: {out}")
-    tables = rate_all(records, anchor=anchor)
+    from arena.rounds import staged_facts
+    from arena.standings import DEFAULT_TIEBREAKS, SWISS_TIEBREAKS
+
+    kind, byes = staged_facts(Path(rounds_from) if rounds_from is not None else out)
+    if tiebreaks is None:
+        tiebreaks = SWISS_TIEBREAKS if kind == "swiss" else DEFAULT_TIEBREAKS
+    tables = rate_all(records, anchor=anchor, tiebreaks=tiebreaks, byes=byes or None)
     charts = build_charts(records, tables)
     for chart in charts:
         if chart.png is not None:
@@ -88,4 +98,5 @@ def write_report(config: Any, folder: str | os.PathLike[str],
     ``config`` is the tournament's configuration (anything with a ``name``) or None.
     """
     title = getattr(config, "name", None) if config is not None else None
-    return build_report(folder, records, title=title)
+    return build_report(folder, records, title=title,
+                        tiebreaks=getattr(config, "chosen_tiebreaks", None))

@@ -156,7 +156,9 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
             rows.append({
                 "rank": row.place, "bot": row.bot, "points": f"{row.points:g}",
                 "h2h": "–" if row.h2h is None else f"{row.h2h:g}",
-                "sb": "–" if row.h2h is None else f"{row.sb:g}",
+                "sb": "–" if not row.level else f"{row.sb:g}",
+                "bh": "–" if not row.level else f"{row.buchholz:g}",
+                "bh1": "–" if not row.level else f"{row.buchholz_cut1:g}",
                 "elo": format_number(rating, "+.0f"), "prior": row.prior,
                 "elo95": format_number(half, ".0f"), "games": row.games,
                 "elo_exact": format_number(rating, "+.1f"),
@@ -179,7 +181,8 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
             "key": getattr(st, "ranked_by", "points"),
             "prior": any(row.prior for row in st.rows),
             # bots level on points: the tie-break columns are shown
-            "ties": any(row.h2h is not None for row in st.rows),
+            "ties": st.ties,
+            "buchholz": "buchholz" in st.tiebreaks or "buchholz-cut1" in st.tiebreaks,
             "forfeits": any(row.forfeits for row in st.rows),
             "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
             "matches": _matches(records, st.variant, order),
@@ -344,11 +347,11 @@ list <a href="#glossary">What the columns mean</a>, below the tables, explains t
 <div class="scroll">
 <table class="standings">
 <caption>{{ st.rule }}{% if st.anchor %} Elo: {{ st.anchor }} is fixed as the reference.{% endif %}</caption>
-<thead><tr>{{ th("rank") }}{{ th("bot", "name") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{% if st.ties %}{{ th("h2h") }}{{ th("sb") }}{% endif %}{{ th("elo") }}{{ th("elo95") }}{% if st.prior %}{{ th("prior") }}{% endif %}{% if st.forfeits %}{{ th("forfeits", "name") }}{% endif %}{% if st.prior %}{{ th("note", "name") }}{% endif %}</tr></thead>
+<thead><tr>{{ th("rank") }}{{ th("bot", "name") }}{{ th("points") }}{{ th("wdl") }}{{ th("games") }}{{ th("score") }}{% if st.ties %}{% if st.buchholz %}{{ th("bh1") }}{{ th("bh") }}{% endif %}{{ th("h2h") }}{{ th("sb") }}{% endif %}{{ th("elo") }}{{ th("elo95") }}{% if st.prior %}{{ th("prior") }}{% endif %}{% if st.forfeits %}{{ th("forfeits", "name") }}{% endif %}{% if st.prior %}{{ th("note", "name") }}{% endif %}</tr></thead>
 <tbody>
 {% for r in st.rows %}
 <tr{% if r.flag %} class="flagged"{% endif %}><td>{{ r.rank }}</td><td class="name">{% if r.page %}<a href="{{ r.page }}">{{ r.bot }}</a>{% else %}{{ r.bot }}{% endif %}</td>
-<td{% if st.key == "points" %} class="key"{% endif %}>{{ r.points }}</td><td>{{ r.wdl }}</td><td>{{ r.games }}</td><td{% if st.key == "score" %} class="key"{% endif %}>{{ r.score }}</td>{% if st.ties %}<td>{{ r.h2h }}</td><td>{{ r.sb }}</td>{% endif %}
+<td{% if st.key == "points" %} class="key"{% endif %}>{{ r.points }}</td><td>{{ r.wdl }}</td><td>{{ r.games }}</td><td{% if st.key == "score" %} class="key"{% endif %}>{{ r.score }}</td>{% if st.ties %}{% if st.buchholz %}<td>{{ r.bh1 }}</td><td>{{ r.bh }}</td>{% endif %}<td>{{ r.h2h }}</td><td>{{ r.sb }}</td>{% endif %}
 <td{% if st.key == "elo" %} class="key"{% endif %}>{{ r.elo }}</td><td>{{ r.elo95 }}</td>{% if st.prior %}<td class="prior">{% if r.prior %}*{% endif %}</td>{% endif %}
 {% if st.forfeits %}<td class="name">{{ r.forfeits }}</td>{% endif %}{% if st.prior %}<td class="flag">{{ r.note }}</td>{% endif %}</tr>
 {% endfor %}

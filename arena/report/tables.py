@@ -64,9 +64,10 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
 
     out = io.StringIO()
     for st in tables:
-        ties = any(r.h2h is not None for r in st.rows)
-        head = ("rank", "bot", "points", "W-D-L", "games", "score") + (
-            ("h2h", "SB") if ties else ()) + ("Elo", "±95%", "draw", "LOS>next", "forfeits")
+        ties = st.ties
+        breaks = tuple(TIEBREAK_HEADS[t] for t in st.tiebreaks) if ties else ()
+        head = ("rank", "bot", "points", "W-D-L", "games", "score") + breaks + (
+            "Elo", "±95%", "draw", "LOS>next", "forfeits")
         left = {1, 3, len(head) - 1}
         where = (f"Elo anchored on {clean_text(st.anchor)}" if st.anchor
                  else "Elo centred on the mean")
@@ -74,7 +75,7 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
         out.write(textwrap.fill(f"{st.label}: {st.games} games, {rule[:1].lower() + rule[1:]}; "
                                 f"{where}", width=92, subsequent_indent="  ") + "\n")
         rows = [(r.place, clean_text(r.bot), f"{r.points:g}", r.wdl, str(r.games),
-                 f"{100 * r.score:.1f}%") + (_tie_breaks(r) if ties else ()) + (
+                 f"{100 * r.score:.1f}%") + (_tie_breaks(r, st.tiebreaks) if ties else ()) + (
                  format_number(r.rating, "+.1f", "-") + ("*" if r.prior else ""),
                  format_number(r.rating95, ".1f", "-"), f"{100 * r.draw_ratio:.1f}%",
                  format_number(None if r.los_next is None else 100 * r.los_next, ".1f", "-")
@@ -91,9 +92,12 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
             out.write(line(row) + "\n")
         if ties:
             out.write(textwrap.fill(
-                "h2h: the points a bot took from the bots level with it (only those have "
-                "one); SB: Sonneborn-Berger, per opponent the points taken from it times its "
-                "total points, summed", width=92, initial_indent="  ",
+                "; ".join(TIEBREAK_WORDS[t] for t in st.tiebreaks), width=92,
+                initial_indent="  ", subsequent_indent="    ") + "\n")
+        if any(r.byes for r in st.rows):
+            out.write(textwrap.fill(
+                "points count the byes of the Swiss (a bye scores a won pairing; it is no "
+                "game: not in W-D-L, score or Elo)", width=92, initial_indent="  ",
                 subsequent_indent="    ") + "\n")
         for r in st.rows:
             if r.flag:
@@ -114,10 +118,30 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
     return out.getvalue().rstrip("\n") + "\n"
 
 
-def _tie_breaks(r: BotStanding) -> tuple[str, str]:
-    """The ``h2h`` and ``SB`` cells of a row: shown for bots level with another (``-``
-    for the others, whose place the tie-breaks did not decide)."""
-    return (f"{r.h2h:g}", f"{r.sb:g}") if r.h2h is not None else ("-", "-")
+#: the column heads of the tie-breaks (:data:`arena.standings.TIEBREAKS`)
+TIEBREAK_HEADS = {"direct-encounter": "h2h", "sonneborn-berger": "SB", "buchholz": "BH",
+                  "buchholz-cut1": "BH-C1"}
+#: what each tie-break column is, in words
+TIEBREAK_WORDS = {
+    "direct-encounter": "h2h: the points a bot took from the bots level with it (only those "
+                        "have one)",
+    "sonneborn-berger": "SB: Sonneborn-Berger, per opponent the points taken from it times its "
+                        "total points, summed",
+    "buchholz": "BH: Buchholz, the total points of the bot's opponents",
+    "buchholz-cut1": "BH-C1: Buchholz cut-1, the same without the weakest opponent"}
+
+
+def tie_break_cells(r: BotStanding, tiebreaks: Sequence[str]) -> tuple[str, ...]:
+    """A row's tie-break values in the order of ``tiebreaks`` (``h2h`` None: ``-``)."""
+    values = {"direct-encounter": r.h2h, "sonneborn-berger": r.sb, "buchholz": r.buchholz,
+              "buchholz-cut1": r.buchholz_cut1}
+    return tuple("-" if values[t] is None else f"{values[t]:g}" for t in tiebreaks)
+
+
+def _tie_breaks(r: BotStanding, tiebreaks: Sequence[str]) -> tuple[str, ...]:
+    """The tie-break cells of a row: shown for bots level with another (``-`` for the
+    others, whose place the tie-breaks did not decide)."""
+    return tie_break_cells(r, tiebreaks) if r.level else ("-",) * len(tiebreaks)
 
 
 def legend(width: int = 92) -> str:

@@ -59,6 +59,11 @@ COLUMNS: dict[str, Column] = {
     "sb": Column("SB", "Sonneborn–Berger, the second tie-break: for each opponent, the points "
                        "the bot took from it times that opponent's points, added up (beating "
                        "strong bots counts more). Shown for bots level on points."),
+    "bh": Column("BH", "Buchholz, a Swiss tie-break: the points of all the bot's opponents "
+                       "added up (a bot that met strong opponents ranks higher). Shown for "
+                       "bots level on points."),
+    "bh1": Column("BH-C1", "Buchholz cut-1: Buchholz without the weakest opponent (one "
+                           "unlucky pairing counts less). Shown for bots level on points."),
     "score": Column("score %", "Its points out of the games it played, in percent: 100 % "
                                "means it won every game, 50 % that it scored as much as it "
                                "gave away."),
