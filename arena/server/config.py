@@ -33,6 +33,9 @@ path.  Every key is optional::
     deadline: 2026-12-15T18:00:00+01:00  # ISO 8601 with an offset; none (default): no deadline
     final:
       pairs: 10                    # the final round robin: colour-swapped pairs per meeting, per variant
+      format: round-robin          # or swiss: each round pairs equal or nearest scores
+                                   #   (arena.swiss), pairs colour-swapped pairs per pairing
+      rounds: 7                    # a Swiss's rounds (default: ceil(log2 N) + 2 of the N entries)
     ladder:
       opponents: 40                # a new version's ladder opponents (default: every active bot
                                    #   while there are at most 40, else 40)
@@ -69,7 +72,7 @@ _UPLOAD = ("max_bytes", "max_unpacked_bytes", "max_files", "per_hour", "max_kept
 _TIME = ("movetime", "clock", "handshake", "margin", "charge", "wall_factor")
 _EXECUTOR = ("kind", "scheduler")
 _RATE = ("participant", "anonymous")
-_FINAL = ("pairs",)
+_FINAL = ("pairs", "format", "rounds")
 _LADDER = ("opponents", "idle_games")
 _MATCHES = ("per_hour",)
 
@@ -86,6 +89,9 @@ KEPT_BYTES = R.Range(1, 1 << 40, "bytes")
 KEPT_FILES = R.Range(1, 10_000_000, "files")
 KEEP_VERSIONS = R.Range(0, 1000, "versions")
 FINAL_PAIRS = R.Range(1, 1000, "pairs")
+SWISS_ROUNDS = R.Range(1, 1000, "rounds")
+#: the formats of the final: a round robin (every entry meets every other) or a Swiss
+FINAL_FORMATS = ("round-robin", "swiss")
 OPPONENTS = R.Range(1, 100_000, "bots")
 MATCHES_PER_HOUR = R.Range(0, 10_000, "matches")
 #: a new version's ladder opponents when ``ladder.opponents`` is not set: every active bot
@@ -126,10 +132,21 @@ class RateLimits:
 
 @dataclass(frozen=True)
 class FinalSettings:
-    """The final round robin that starts at the deadline."""
+    """The final that starts at the deadline: a round robin (the default) or a Swiss
+    (:mod:`arena.server.final`)."""
 
-    #: colour-swapped pairs per meeting of two bots, per variant
+    #: colour-swapped pairs per meeting of two bots (a Swiss's pairing), per variant
     pairs: int = 10
+    #: ``round-robin`` or ``swiss`` (:data:`FINAL_FORMATS`)
+    format: str = "round-robin"
+    #: a Swiss's rounds; None: ⌈log₂ N⌉ + 2 of the N entries (at most what N entries can
+    #: play without meeting twice), as a tournament file's Swiss; always None for a round robin
+    rounds: Optional[int] = None
+
+    @property
+    def swiss(self) -> bool:
+        """Whether the final is a Swiss."""
+        return self.format == "swiss"
 
 
 @dataclass(frozen=True)
@@ -221,6 +238,10 @@ class ServerConfig:
         if self.deadline is not None:
             out["deadline"] = self.deadline.isoformat()
         out["final"] = {"pairs": self.final.pairs}
+        if self.final.swiss:
+            out["final"]["format"] = "swiss"
+            if self.final.rounds is not None:
+                out["final"]["rounds"] = self.final.rounds
         ladder: dict[str, Any] = {}
         if self.ladder.opponents is not None:
             ladder["opponents"] = self.ladder.opponents
@@ -347,6 +368,23 @@ def _deadline(value: Any) -> Optional[datetime]:
     return value
 
 
+def _final(value: Any) -> FinalSettings:
+    """``final``: ``pairs``, ``format`` (``round-robin`` or ``swiss``) and, for a Swiss only,
+    ``rounds``."""
+    fin = _mapping(value or {}, "final", _FINAL)
+    kind = fin.get("format", "round-robin")
+    if kind not in FINAL_FORMATS:
+        raise ConfigError(f"expected one of {', '.join(FINAL_FORMATS)}, got "
+                          f"{str(kind)[:40]!r}", "final.format")
+    rounds = fin.get("rounds")
+    if rounds is not None and kind != "swiss":
+        raise ConfigError("a round robin plays every meeting: 'rounds' goes with "
+                          "format: swiss", "final.rounds")
+    return FinalSettings(pairs=FINAL_PAIRS.check(fin.get("pairs", 10), "final.pairs"),
+                         format=kind, rounds=None if rounds is None
+                         else SWISS_ROUNDS.check(rounds, "final.rounds"))
+
+
 def proxy_networks(config: ServerConfig) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network,
                                                   ...]:
     """The networks of ``config.trusted_proxies`` (an address is a network of one)."""
@@ -408,8 +446,7 @@ def parse_server_config(data: Any) -> ServerConfig:
     db_url = top.get("db_url")
     if db_url is not None and (not isinstance(db_url, str) or "://" not in db_url):
         raise ConfigError("expected a database URL (postgresql://user@host/db)", "db_url")
-    fin = _mapping(top.get("final") or {}, "final", _FINAL)
-    final = FinalSettings(pairs=FINAL_PAIRS.check(fin.get("pairs", 10), "final.pairs"))
+    final = _final(top.get("final"))
     lad = _mapping(top.get("ladder") or {}, "ladder", _LADDER)
     opponents = lad.get("opponents")
     idle = lad.get("idle_games", False)

@@ -16,8 +16,9 @@
   ``match`` (an unrated test match a participant asked for: no standings).  A game is
   counted once because its record is stored in the same transaction that marks it done;
   an interrupted one is played again.
-* :class:`Final`: one final round robin (the deadline's, or a re-run): its settings, its
-  entries, its state and, once it is done, its frozen standings; its games name it.
+* :class:`Final`: one final (the deadline's, or a re-run; a round robin or a Swiss): its
+  settings, its entries, a Swiss's rounds as they are paired, its state and, once it is
+  done, its frozen standings; its games name it.
 * :class:`Entry`: the bot a participant chose as their final entry.
 * :class:`Refusal`: an upload that was refused, with its reason (the teacher's overview).
 * :class:`Setting`: small key/value state (the judge paused or not; the participant the
@@ -189,10 +190,11 @@ class Record(Base):
 
 
 class Final(Base):
-    """One final round robin: the deadline's, or one an admin asked for again
-    (``arena server final --rerun``).  ``settings`` (JSON: ``deadline``, ``pairs``,
-    ``variants``) are those it was played with, ``entries`` (JSON: bot ids) the bots that
-    play it; once ``done`` its standings (``tables``, JSON) are frozen."""
+    """One final: the deadline's, or one an admin asked for again (``arena server final
+    --rerun``).  ``settings`` (JSON: ``deadline``, ``pairs``, ``variants``; a Swiss's also
+    ``format``, ``rounds`` and ``seeds``) are those it was played with, ``entries`` (JSON:
+    bot ids) the bots that play it, ``rounds`` (JSON) a Swiss's rounds as they are paired;
+    once ``done`` its standings (``tables``, JSON) are frozen."""
 
     __tablename__ = "finals"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -208,6 +210,10 @@ class Final(Base):
     games_done: Mapped[int] = mapped_column(Integer, default=0)
     games_total: Mapped[int] = mapped_column(Integer, default=0)
     tables: Mapped[str] = mapped_column(Text, default="[]")
+    #: a Swiss's rounds, each ``{"round", "format": "swiss", "pairs": [[a, b], ...], "bye",
+    #: "bye_points"}`` (bot ids; the better seed first), recorded in the transaction that
+    #: queues its games; ``[]`` for a round robin
+    rounds: Mapped[str] = mapped_column(Text, default="[]")
 
 
 class Entry(Base):
