@@ -1,5 +1,5 @@
-"""A Swiss of 9 bots and a knockout of 8, real games between real bot processes (issue 38):
-the runner plays them round by round, records each round's pairings before its games, and
+"""A Swiss of 9 bots and a knockout of 8 (of bots/, docs/examples/ and test bots), real
+games between real bot processes (issue 38): the runner plays them round by round, records each round's pairings before its games, and
 after a SIGKILL of ``arena run`` mid-round a second run finishes them exactly as an
 uninterrupted run does: the same rounds, the same games with the same results.  The bots
 are deterministic (the random bot is seeded by each game's seed) and the time limit is far
@@ -25,13 +25,15 @@ from arena.tournament import run_tournament
 ROOT = Path(__file__).resolve().parent.parent
 ARENA = str(Path(sys.executable).with_name("arena"))
 
-BOTS = [("random", "r1"), ("random", "r2"), ("random", "r3"), ("greedy", "g1"),
-        ("greedy", "g2"), ("striker", "s1"), ("striker", "s2"), ("drawer", "d1"),
-        ("drawer", "d2")]
+#: bots/, docs/examples/ and two test bots (one that takes men, one that plays for draws)
+BOTS = [("random", "r1"), ("random", "r2"), ("first", "f1"), ("greedy", "g1"),
+        ("greedy", "g2"), ("striker", "s1"), ("first", "f2"), ("drawer", "d1"),
+        ("random", "r3")]
 
 
 def _folder(kind: str) -> Path:
-    return ROOT / ("bots" if kind in ("random", "greedy") else "tests/bots") / kind
+    return ROOT / ("bots" if kind in ("random", "greedy") else
+                   "docs/examples" if kind == "first" else "tests/bots") / kind
 
 
 def _write(folder: Path, name: str, fmt: str, bots: int) -> Path:

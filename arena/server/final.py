@@ -24,6 +24,24 @@ plays a new final explicitly (:meth:`Finals.rerun_final`: ``arena server final D
 --rerun``, or the admin page's button): the same entries, the settings as they are now.
 Results name the final they come from.
 
+**A Swiss final** (``final: {format: swiss, rounds: N}``; by default ⌈log₂ N⌉ + 2 rounds of
+the N entries, at most what N entries can play without meeting twice) is played round by
+round: round 1 is paired when the final opens, each further round once every game of the
+one before is stored (:meth:`Finals.advance_final`, which the judge calls every second), by
+:func:`arena.swiss.pair_round` (equal or nearest scores, never the same two twice; the bye
+of an odd field to the lowest score without one).  The seeds are the entries ordered by
+their ladder Elo when the final opens (the mean over the variants; entries without one after
+them, in entry order), recorded in its settings; the scores are the points of its stored
+games (a win 1, a draw ½, over every variant) and of its byes.  A pairing is ``final.pairs``
+colour-swapped pairs per variant; a **bye** scores as a won pairing, ``pairs`` × 2 ×
+variants points (as the offline runner's ``games_per_pairing`` × variants).  Each round is
+recorded in the final's row (``rounds``, the shape of ``rounds.jsonl``) in the transaction
+that queues its games, so a server killed at any moment resumes the round as recorded and
+pairs the next one from the stored games alone: the same pairs.  Its standings are ranked by
+points (byes included), then Buchholz cut-1, Buchholz, Sonneborn-Berger and the direct
+encounter (:data:`arena.standings.SWISS_TIEBREAKS`), and its interim standings are those
+after the last complete round (every entry has played as many rounds), said as such.
+
 Standings list the whole roster: the entries ranked (points = wins + draws/2; bots level on
 points, on the points between them and on Sonneborn-Berger share a place, shown ``5=``:
 :func:`arena.standings.places`; Elo and its interval by :func:`arena.ratings.rate` on the
@@ -38,12 +56,14 @@ columns.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional
 
 from sqlalchemy import delete, func, select
 
 from arena.schedule import berger_rounds
+from arena.swiss import pair_round, rounds_for
 from arena.server.common import Forbidden, NotFound, NotReady, Refused, Viewer
 from arena.server.ladder import SCORES, Ladder, queue_pair
 from arena.server.models import Bot, Entry, Final, Game, Job, Refusal, User, utcnow
@@ -52,11 +72,32 @@ from arena.server.models import Bot, Entry, Final, Game, Job, Refusal, User, utc
 #: ``variant``): the first ten as they always were, then the shared place (``5=``), the
 #: tie-breaks (points between the level bots, Sonneborn-Berger), the participant's status
 #: (``entry``, ``no accepted bot``, ``no upload``; ``active`` on the ladder) and the
-#: final's number (empty for the ladder)
+#: final's number (empty for the ladder); appended last, a Swiss final's tie-breaks Buchholz
+#: and Buchholz cut-1 (empty for a round robin and the ladder)
 RESULT_COLUMNS = ("variant", "rank", "participant", "bot", "version", "points", "elo",
-                  "elo95", "games", "score", "place", "h2h", "sb", "status", "final")
+                  "elo95", "games", "score", "place", "h2h", "sb", "status", "final",
+                  "buchholz", "buchholz_cut1")
 #: a participant's status in the results
 ENTRY, NO_BOT, NO_UPLOAD = "entry", "no accepted bot", "no upload"
+#: what server.yaml said, for a final whose settings do not name it (a round robin's, and
+#: every final played before the Swiss): :meth:`Finals.settings_conflict`
+_UNSAID = {"format": "round-robin", "rounds": None}
+#: the settings :meth:`Finals.settings_conflict` compares
+_COMPARED = ("deadline", "pairs", "variants", "format", "rounds")
+#: a game of a final as :meth:`Finals._final_games` reads it: (white, black, result, pair,
+#: variant, forfeit, status)
+FinalGame = tuple[int, int, str, int, str, str, str]
+
+
+@dataclass(frozen=True)
+class Advance:
+    """What :meth:`Finals.advance_final` did: ``kind`` ``""`` (nothing: no final running, or
+    some of its games still queued or running), ``round`` (a Swiss's round ``number`` paired,
+    its ``games`` queued) or ``done`` (its standings frozen)."""
+
+    kind: str = ""
+    number: int = 0
+    games: int = 0
 
 
 def _when(value: Optional[datetime]) -> Optional[str]:
@@ -67,8 +108,10 @@ class Finals(Ladder):
     """The finals (a part of :class:`~arena.server.service.Competition`; see the module's
     docstring)."""
 
-    #: the running final's standings so far, by (its number, games done, the highest id)
-    _final_cache: Optional[tuple[Any, tuple[int, int, list[dict[str, Any]]]]] = None
+    #: the running final's standings so far, by (its number, games done, the highest id,
+    #: a Swiss's rounds paired and counted)
+    _final_cache: Optional[tuple[Any, tuple[int, int, list[dict[str, Any]],
+                                            dict[str, Any]]]] = None
 
     # ---- the finals' rows ----------------------------------------------------------
 
@@ -112,27 +155,37 @@ class Finals(Ladder):
 
     def final_settings(self, pairs: Optional[int] = None) -> dict[str, Any]:
         """The settings a final started now is played with: ``deadline``, ``pairs``
-        (``pairs`` replaces the settings' ``final.pairs``), ``variants``, and what
-        server.yaml said (``server_yaml``: the same three, for
-        :meth:`settings_conflict`)."""
-        yaml = {"deadline": self.deadline_text() or None, "pairs": self.config.final.pairs,
-                "variants": [v.name for v in self.config.variants]}
+        (``pairs`` replaces the settings' ``final.pairs``), ``variants``, for a Swiss
+        ``format`` (``swiss``) and ``rounds`` (server.yaml's ``final.rounds``: None for the
+        default; the final's row records the number it plays), and what server.yaml said
+        (``server_yaml``: the same, for :meth:`settings_conflict`).  A round robin's name no
+        format, as every final's did before the Swiss."""
+        fin = self.config.final
+        yaml: dict[str, Any] = {"deadline": self.deadline_text() or None, "pairs": fin.pairs,
+                                "variants": [v.name for v in self.config.variants]}
+        if fin.swiss:
+            yaml.update(format="swiss", rounds=fin.rounds)
         return {**yaml, "pairs": pairs if pairs is not None else yaml["pairs"],
                 "server_yaml": yaml}
 
     def settings_conflict(self) -> str:
         """Why the settings no longer fit the latest final ("" when they do): a deadline,
-        ``final.pairs`` or variants edited after it was played.  The server refuses to run
-        on such settings; the message says how to go on."""
+        ``final.pairs``, variants, ``final.format`` or a Swiss's ``final.rounds`` edited
+        after it was played.  The server refuses to run on such settings; the message says
+        how to go on."""
         state = self.final_state()
         played = (state.get("settings") or {}).get("server_yaml") or {}
         if not played:
             return ""
         now = self.final_settings()["server_yaml"]
-        changed = [k for k in ("deadline", "pairs", "variants") if played.get(k) != now[k]]
+
+        def said(settings: dict[str, Any], key: str) -> Any:
+            return settings.get(key, _UNSAID.get(key))
+
+        changed = [k for k in _COMPARED if said(played, k) != said(now, k)]
         if not changed:
             return ""
-        words = ", ".join(f"{k} {played.get(k)!r} -> {now[k]!r}" for k in changed)
+        words = ", ".join(f"{k} {said(played, k)!r} -> {said(now, k)!r}" for k in changed)
         return (f"server.yaml changed after final {state['number']} was played ({words}): "
                 f"a final is not changed by editing the settings, and uploads stay closed. "
                 f"Put the settings back, or play a new final among the same entries with "
@@ -204,10 +257,11 @@ class Finals(Ladder):
         the games queued (0 when it was not due)."""
         if not self.final_due(now):
             return 0
+        ratings = self._seed_ratings() if self.config.final.swiss else None
         with self.writing() as s:
             if self._final_row(s) is not None:
                 return 0
-            return self._open_final(s, self._entries(s), "the deadline")
+            return self._open_final(s, self._entries(s), "the deadline", ratings=ratings)
 
     def rerun_final(self, viewer: Viewer, pairs: Optional[int] = None) -> dict[str, Any]:
         """Play a new final among the latest final's entries with the settings as they
@@ -221,6 +275,7 @@ class Finals(Ladder):
             raise Forbidden("only admins may play a final again")
         if pairs is not None and not 1 <= pairs <= 1000:
             raise Refused(f"pairs must be between 1 and 1000, got {pairs}")
+        ratings = self._seed_ratings() if self.config.final.swiss else None
         with self.writing() as s:
             last = self._final_row(s)
             if last is None:
@@ -231,51 +286,131 @@ class Finals(Ladder):
                               f"is done")
             who = viewer.name or "an admin"
             self._open_final(s, json.loads(last.entries), f"a re-run of final {last.id} "
-                             f"asked for by {who}", pairs)
+                             f"asked for by {who}", pairs, ratings)
         self.touch()
         return self.final_state()
 
+    def _seed_ratings(self) -> dict[int, float]:
+        """Each active bot's ladder Elo, the mean over the variants it has one in (a Swiss
+        final's seeds)."""
+        elos: dict[int, list[float]] = {}
+        for table in self.ladder_ratings().values():
+            for bot, elo in table.items():
+                elos.setdefault(bot, []).append(elo)
+        return {bot: sum(v) / len(v) for bot, v in elos.items()}
+
     def _open_final(self, s: Any, entries: list[int], reason: str,
-                    pairs: Optional[int] = None) -> int:
+                    pairs: Optional[int] = None,
+                    ratings: Optional[dict[int, float]] = None) -> int:
         settings = self.final_settings(pairs)
+        swiss = settings.get("format") == "swiss"
+        if swiss:  # the rounds it plays, and its seeds: by ladder Elo, else entry order
+            n = len(entries)
+            most = max(1, n - 1 + n % 2)  # without two entries meeting twice
+            settings["rounds"] = min(settings["rounds"] or rounds_for(n), most)
+            rated = ratings or {}
+            settings["seeds"] = sorted(entries, key=lambda b: (b not in rated,
+                                                               -rated.get(b, 0.0)))
         row = Final(status="running", reason=reason, settings=json.dumps(settings),
-                    entries=json.dumps(entries), started_at=utcnow())
+                    entries=json.dumps(entries), started_at=utcnow(), rounds="[]")
         s.add(row)
         s.flush()
-        pair = s.scalar(select(func.max(Game.pair))) or 0
         queued = 0
-        rounds = berger_rounds(len(entries))
-        for repeat in range(settings["pairs"]):
-            for meetings in rounds:
-                for variant in self.config.variants:
-                    for i, j in meetings:
-                        a, b = (entries[i], entries[j]) if repeat % 2 == 0 else \
-                            (entries[j], entries[i])
-                        pair += 1
-                        queued += queue_pair(s, a, b, variant.name, pair, kind="final",
-                                             final_id=row.id)
+        if swiss:
+            queued = self._pair_round(s, row, settings, []) if len(entries) > 1 else 0
+        else:
+            pair = s.scalar(select(func.max(Game.pair))) or 0
+            rounds = berger_rounds(len(entries))
+            for repeat in range(settings["pairs"]):
+                for meetings in rounds:
+                    for variant in self.config.variants:
+                        for i, j in meetings:
+                            a, b = (entries[i], entries[j]) if repeat % 2 == 0 else \
+                                (entries[j], entries[i])
+                            pair += 1
+                            queued += queue_pair(s, a, b, variant.name, pair, kind="final",
+                                                 final_id=row.id)
+            row.games_total = queued
         s.execute(delete(Game).where(Game.kind == "ladder", Game.status == "queued"))
-        row.games_total = queued
         self._final_seen = self._final_seen or row.id
         return queued
 
-    def finish_final(self) -> bool:
-        """If the latest final is running and none of its games is queued or running: its
-        standings computed and stored, and it is ``done``, in one transaction (they are
-        never computed again).  Returns whether it was done now."""
+    def _pair_round(self, s: Any, row: Final, settings: dict[str, Any],
+                    rounds: list[dict[str, Any]]) -> int:
+        """Pair Swiss final ``row``'s next round (:func:`arena.swiss.pair_round`) from its
+        ``rounds`` recorded and its stored games, record it and queue its games, in write
+        transaction ``s``.  Returns the games queued: 0 when every pairing left would
+        repeat a pair (the Swiss ends there)."""
+        seeds = [str(b) for b in settings["seeds"]]
+        points = {name: 0.0 for name in seeds}
+        for w, b, result, *_ in self._final_games(s, row.id, done=True):
+            if result in SCORES and str(w) in points and str(b) in points:
+                points[str(w)] += SCORES[result]
+                points[str(b)] += 1.0 - SCORES[result]
+        for r in rounds:
+            if r["bye"] is not None:
+                points[str(r["bye"])] += r["bye_points"]
+        try:
+            pairing = pair_round(seeds, points, [(str(a), str(b)) for r in rounds
+                                                 for a, b in r["pairs"]],
+                                 [str(r["bye"]) for r in rounds if r["bye"] is not None])
+        except ValueError:
+            return 0
+        if not pairing.pairs:
+            return 0
+        per_pairing = 2 * settings["pairs"] * len(settings["variants"])  # games = bye points
+        entry = {"round": len(rounds) + 1, "format": "swiss",
+                 "pairs": [[int(a), int(b)] for a, b in pairing.pairs],
+                 "bye": None if pairing.bye is None else int(pairing.bye),
+                 "bye_points": float(per_pairing) if pairing.bye is not None else 0.0}
+        row.rounds = json.dumps(rounds + [entry])
+        pair = s.scalar(select(func.max(Game.pair))) or 0
+        queued = 0
+        for repeat in range(settings["pairs"]):
+            for variant in settings["variants"]:
+                for a, b in entry["pairs"]:
+                    pair += 1
+                    queued += queue_pair(s, *((a, b) if repeat % 2 == 0 else (b, a)),
+                                         variant, pair, kind="final", final_id=row.id)
+        s.flush()
+        so_far = s.scalar(select(func.count(Game.id)).where(Game.final_id == row.id)) or 0
+        row.games_total = so_far + (settings["rounds"] - entry["round"]) * (
+            len(seeds) // 2) * per_pairing
+        return queued
+
+    def advance_final(self) -> Advance:
+        """Move the latest final on once none of its games is queued or running, in one
+        write transaction (the only one meanwhile: two calls at once, or one after a kill,
+        never pair a round twice): a Swiss with rounds left pairs and queues its next round
+        (:meth:`_pair_round`); otherwise (a round robin, a Swiss's last round, or no
+        pairing left without a repeat) its standings are computed and stored and it is
+        ``done`` (they are never computed again).  The judge calls it every second."""
         with self.writing() as s:
             row = self._final_row(s)
             if row is None or row.status != "running":
-                return False
+                return Advance()
             left = s.scalar(select(func.count(Game.id)).where(
                 Game.final_id == row.id, Game.status.in_(("queued", "running"))))
             if left:
-                return False
-            done, total, tables = self._final_tables(s, row.id, json.loads(row.entries))
+                return Advance()
+            settings = json.loads(row.settings or "{}")
+            entries = json.loads(row.entries)
+            rounds = json.loads(row.rounds or "[]") if settings.get("format") == "swiss" \
+                else None
+            if rounds is not None and len(entries) > 1 and len(rounds) < settings["rounds"]:
+                queued = self._pair_round(s, row, settings, rounds)
+                if queued:
+                    return Advance("round", len(rounds) + 1, queued)
+            done, total, tables = self._final_tables(s, row.id, entries, rounds)
             row.status, row.finished_at = "done", utcnow()
             row.games_done, row.games_total = done, total
             row.tables = json.dumps(tables)
-        return True
+        return Advance("done")
+
+    def finish_final(self) -> bool:
+        """:meth:`advance_final`: whether the latest final was done now (its standings
+        frozen; a Swiss's next round may have been paired instead)."""
+        return self.advance_final().kind == "done"
 
     # ---- standings -----------------------------------------------------------------
 
