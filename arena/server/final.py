@@ -63,10 +63,12 @@ from typing import Any, Optional
 from sqlalchemy import delete, func, select
 
 from arena.schedule import berger_rounds
-from arena.swiss import pair_round, rounds_for
 from arena.server.common import Forbidden, NotFound, NotReady, Refused, Viewer
 from arena.server.ladder import SCORES, Ladder, queue_pair
 from arena.server.models import Bot, Entry, Final, Game, Job, Refusal, User, utcnow
+from arena.server.swissfinal import (FinalGame, counted_games, next_round, rounds_view,
+                                     swiss_places, variant_byes)
+from arena.swiss import rounds_for
 
 #: the columns of ``arena server results`` (and of each row of ``GET /api/final``, but
 #: ``variant``): the first ten as they always were, then the shared place (``5=``), the
@@ -84,9 +86,6 @@ ENTRY, NO_BOT, NO_UPLOAD = "entry", "no accepted bot", "no upload"
 _UNSAID = {"format": "round-robin", "rounds": None}
 #: the settings :meth:`Finals.settings_conflict` compares
 _COMPARED = ("deadline", "pairs", "variants", "format", "rounds")
-#: a game of a final as :meth:`Finals._final_games` reads it: (white, black, result, pair,
-#: variant, forfeit, status)
-FinalGame = tuple[int, int, str, int, str, str, str]
 
 
 @dataclass(frozen=True)
@@ -337,32 +336,15 @@ class Finals(Ladder):
 
     def _pair_round(self, s: Any, row: Final, settings: dict[str, Any],
                     rounds: list[dict[str, Any]]) -> int:
-        """Pair Swiss final ``row``'s next round (:func:`arena.swiss.pair_round`) from its
-        ``rounds`` recorded and its stored games, record it and queue its games, in write
-        transaction ``s``.  Returns the games queued: 0 when every pairing left would
+        """Pair Swiss final ``row``'s next round (:func:`arena.server.swissfinal.next_round`)
+        from its ``rounds`` recorded and its stored games, record it and queue its games, in
+        write transaction ``s``.  Returns the games queued: 0 when every pairing left would
         repeat a pair (the Swiss ends there)."""
-        seeds = [str(b) for b in settings["seeds"]]
-        points = {name: 0.0 for name in seeds}
-        for w, b, result, *_ in self._final_games(s, row.id, done=True):
-            if result in SCORES and str(w) in points and str(b) in points:
-                points[str(w)] += SCORES[result]
-                points[str(b)] += 1.0 - SCORES[result]
-        for r in rounds:
-            if r["bye"] is not None:
-                points[str(r["bye"])] += r["bye_points"]
-        try:
-            pairing = pair_round(seeds, points, [(str(a), str(b)) for r in rounds
-                                                 for a, b in r["pairs"]],
-                                 [str(r["bye"]) for r in rounds if r["bye"] is not None])
-        except ValueError:
-            return 0
-        if not pairing.pairs:
-            return 0
         per_pairing = 2 * settings["pairs"] * len(settings["variants"])  # games = bye points
-        entry = {"round": len(rounds) + 1, "format": "swiss",
-                 "pairs": [[int(a), int(b)] for a, b in pairing.pairs],
-                 "bye": None if pairing.bye is None else int(pairing.bye),
-                 "bye_points": float(per_pairing) if pairing.bye is not None else 0.0}
+        entry = next_round(settings["seeds"], self._final_games(s, row.id, done=True), rounds,
+                           per_pairing)
+        if entry is None:
+            return 0
         row.rounds = json.dumps(rounds + [entry])
         pair = s.scalar(select(func.max(Game.pair))) or 0
         queued = 0
@@ -375,7 +357,7 @@ class Finals(Ladder):
         s.flush()
         so_far = s.scalar(select(func.count(Game.id)).where(Game.final_id == row.id)) or 0
         row.games_total = so_far + (settings["rounds"] - entry["round"]) * (
-            len(seeds) // 2) * per_pairing
+            len(settings["seeds"]) // 2) * per_pairing
         return queued
 
     def advance_final(self) -> Advance:
@@ -429,13 +411,27 @@ class Finals(Ladder):
             out.append((name, NO_BOT if uid in uploaded else NO_UPLOAD))
         return sorted(out, key=lambda r: (r[1] != NO_BOT, r[0]))
 
-    def _final_tables(self, s: Any, number: int, bot_ids: list[int]
+    @staticmethod
+    def _final_games(s: Any, number: int, done: bool = False) -> list[FinalGame]:
+        """Final ``number``'s games (``done``: the stored ones only)."""
+        query = select(Game.white_id, Game.black_id, Game.result, Game.pair, Game.variant,
+                       Game.forfeit, Game.status).where(Game.final_id == number)
+        if done:
+            query = query.where(Game.status == "done")
+        return [tuple(r) for r in s.execute(query).all()]
+
+    def _final_tables(self, s: Any, number: int, bot_ids: list[int],
+                      rounds: Optional[list[dict[str, Any]]] = None,
+                      games: Optional[list[FinalGame]] = None
                       ) -> tuple[int, int, list[dict[str, Any]]]:
         """(games done, games in all, one table per variant) of final ``number``'s games so
-        far: ``ranked_by`` (the rule applied, in words) and ``rows`` of ``rank``,
-        ``place``, ``participant``, ``bot``, ``version``, ``points``, ``elo``, ``elo95``,
-        ``games``, ``score``, ``h2h``, ``sb``, ``status``, ``final`` and the bot's ``id``,
-        the whole roster."""
+        far (``games``: as :meth:`_final_games` read them): ``ranked_by`` (the rule applied,
+        in words) and ``rows`` of ``rank``, ``place``, ``participant``, ``bot``,
+        ``version``, ``points``, ``elo``, ``elo95``, ``games``, ``score``, ``h2h``, ``sb``,
+        ``status``, ``final``, ``buchholz``, ``buchholz_cut1`` and the bot's ``id``, the
+        whole roster.  ``rounds``: a Swiss's, the rounds to count (their games and byes;
+        ranked by points, then :data:`arena.standings.SWISS_TIEBREAKS`); None: a round
+        robin's, every game."""
         from arena.ratings import rate
         from arena.records import GameRecord, PlayerInfo
         from arena.standings import RANKINGS
@@ -443,11 +439,13 @@ class Finals(Ladder):
         names = {i: (bot, version, owner) for i, bot, version, owner in s.execute(
             select(Bot.id, Bot.name, Bot.version, User.name)
             .join(User, User.id == Bot.owner_id).where(Bot.id.in_(bot_ids))).all()}
-        rows = s.execute(select(Game.white_id, Game.black_id, Game.result, Game.pair,
-                                Game.variant, Game.forfeit, Game.status)
-                         .where(Game.final_id == number)).all()
+        rows = self._final_games(s, number) if games is None else games
         total = len(rows)
         played = [r for r in rows if r[6] == "done" and r[2] in SCORES]
+        counted, byes = played, dict[str, float]()
+        if rounds is not None:
+            counted = counted_games(played, rounds)
+            byes = variant_byes(rounds, len(self.config.variants))
         players = {i: PlayerInfo(str(i)) for i in bot_ids}
         roster = self._roster(s, bot_ids)
         tables = []
@@ -456,39 +454,56 @@ class Finals(Ladder):
                                   white=players[w], black=players[b], result=result,
                                   termination="", forfeit=forfeit or None, tournament="final",
                                   round=0, pair=pair)
-                       for n, (w, b, result, pair, v, forfeit, _) in enumerate(played)
+                       for n, (w, b, result, pair, v, forfeit, _) in enumerate(counted)
                        if v == variant.name and w in players and b in players]
             table = []
-            standings = rate(records, variant=variant.name) if records else None
-            for r in standings.rows if standings is not None else ():
-                bot, version, owner = names[int(r.bot)]
-                table.append({"rank": r.rank, "place": r.place, "participant": owner,
-                              "bot": bot, "version": version, "points": r.points,
-                              "elo": None if r.rating is None else round(r.rating, 1) + 0.0,
-                              "elo95": None if r.rating95 is None else round(r.rating95, 1),
-                              "games": r.games,
-                              "score": round(r.score, 3) if r.games else None,
-                              "h2h": r.h2h, "sb": r.sb, "status": ENTRY, "final": number,
-                              "id": int(r.bot)})
+            if rounds is not None:
+                ranked_by, ranking, placed = swiss_places(records, variant.name, byes)
+            else:
+                standings = rate(records, variant=variant.name) if records else None
+                placed = [{"id": int(r.bot), "rank": r.rank, "place": r.place,
+                           "points": r.points, "elo": r.rating, "elo95": r.rating95,
+                           "games": r.games, "score": r.score if r.games else None,
+                           "h2h": r.h2h, "sb": r.sb}
+                          for r in (standings.rows if standings is not None else ())]
+                ranked_by = standings.ranked_by if standings is not None else "points"
+                ranking = RANKINGS[ranked_by]
+            for r in placed:
+                bot, version, owner = names[r["id"]]
+                table.append(_row(number, **{
+                    **r, "participant": owner, "bot": bot, "version": version,
+                    "elo": None if r["elo"] is None else round(r["elo"], 1) + 0.0,
+                    "elo95": None if r["elo95"] is None else round(r["elo95"], 1),
+                    "score": None if r["score"] is None else round(r["score"], 3)}))
             seen = {row["id"] for row in table}
             alone = len(bot_ids) == 1
             for i in bot_ids:  # an entry without a final game yet (or alone in the final)
                 if i not in seen and i in names:
                     bot, version, owner = names[i]
-                    table.append({"rank": 1 if alone else None, "place": "1" if alone else "",
-                                  "participant": owner, "bot": bot, "version": version,
-                                  "points": 0.0, "elo": None, "elo95": None, "games": 0,
-                                  "score": None, "h2h": None, "sb": None, "status": ENTRY,
-                                  "final": number, "id": i})
+                    table.append(_row(number, rank=1 if alone else None,
+                                      place="1" if alone else "", participant=owner, bot=bot,
+                                      version=version, points=0.0, id=i))
             for owner, status in roster:
-                table.append({"rank": None, "place": "", "participant": owner, "bot": "",
-                              "version": None, "points": None, "elo": None, "elo95": None,
-                              "games": 0, "score": None, "h2h": None, "sb": None,
-                              "status": status, "final": number, "id": None})
-            ranked_by = standings.ranked_by if standings is not None else "points"
+                table.append(_row(number, participant=owner, bot="", points=None,
+                                  status=status))
             tables.append({"variant": variant.name, "ranked_by": ranked_by,
-                           "ranking": RANKINGS[ranked_by], "rows": table})
+                           "ranking": ranking, "rows": table})
         return len(played), total, tables
+
+    def _swiss_view(self, s: Any, row: Final, games: list[FinalGame]) -> dict[str, Any]:
+        """What a Swiss final's view adds: ``rounds``
+        (:func:`arena.server.swissfinal.rounds_view`: as recorded, with each pairing's
+        ``results`` and whether the round is ``complete``), ``after_round`` (the rounds its
+        standings count: the complete ones) and ``players`` (by bot id as text: its
+        ``participant``, ``bot`` and ``version``)."""
+        shown = rounds_view(json.loads(row.rounds or "[]"), games)
+        players = {str(i): {"participant": owner, "bot": bot, "version": version}
+                   for i, bot, version, owner in s.execute(
+                       select(Bot.id, Bot.name, Bot.version, User.name)
+                       .join(User, User.id == Bot.owner_id)
+                       .where(Bot.id.in_(json.loads(row.entries or "[]")))).all()}
+        after = sum(1 for r in shown if r["complete"]) if row.status != "done" else len(shown)
+        return {"rounds": shown, "after_round": after, "players": players}
 
     def final_view(self, number: Optional[int] = None) -> dict[str, Any]:
         """A final as ``GET /api/final`` shows it (the latest, or final ``number``):
@@ -514,23 +529,38 @@ class Finals(Ladder):
                         "started": None, "finished": None, "games_done": 0,
                         "games_total": 0, "finals": finals, "tables": []}
             state = self._state(row)
+            swiss = state["settings"].get("format") == "swiss"
+            extra: dict[str, Any] = {}
             if row.status == "done":
                 done, total, tables = row.games_done, row.games_total, state["tables"]
+                if swiss:
+                    extra = self._swiss_view(s, row, self._final_games(s, row.id))
             else:  # the standings so far, fitted again only when a final game has ended
                 key = (row.id, *s.execute(select(func.count(Game.id), func.max(Game.id))
                                           .where(Game.final_id == row.id,
-                                                 Game.status == "done")).one())
+                                                 Game.status == "done")).one(),
+                       len(row.rounds or ""))
                 with self._board_lock:
                     hit = self._final_cache
                 if hit is not None and hit[0] == key:
-                    done, total, tables = hit[1]
+                    done, total, tables, extra = hit[1]
                 else:
-                    done, total, tables = self._final_tables(s, row.id, state["bots"])
+                    games = self._final_games(s, row.id)
+                    if swiss:  # the complete rounds only: every entry played as many
+                        extra = self._swiss_view(s, row, games)
+                        counted = json.loads(row.rounds or "[]")[:extra["after_round"]]
+                        done, total, tables = self._final_tables(s, row.id, state["bots"],
+                                                                 counted, games)
+                        total = max(total, row.games_total)
+                    else:
+                        done, total, tables = self._final_tables(s, row.id, state["bots"],
+                                                                 games=games)
                     with self._board_lock:
-                        self._final_cache = (key, (done, total, tables))
+                        self._final_cache = (key, (done, total, tables, extra))
         return {**{k: state[k] for k in ("status", "number", "reason", "settings",
                                          "started", "finished")},
-                "games_done": done, "games_total": total, "finals": finals, "tables": tables}
+                "games_done": done, "games_total": total, "finals": finals, "tables": tables,
+                **extra}
 
     @staticmethod
     def public_final(view: dict[str, Any]) -> dict[str, Any]:
@@ -571,7 +601,8 @@ class Finals(Ladder):
                  "bot": r["bot"], "version": r["version"],
                  "points": r["wins"] + 0.5 * r["draws"], "elo": r["elo"], "elo95": r["elo95"],
                  "games": r["games"], "score": r["score"], "place": str(r["rank"] or ""),
-                 "h2h": None, "sb": None, "status": "active", "final": None}
+                 "h2h": None, "sb": None, "status": "active", "final": None,
+                 "buchholz": None, "buchholz_cut1": None}
                 for r in self.leaderboard()]
         with self.sessions() as s:
             on_ladder = list(s.scalars(select(Bot.id).where(Bot.status == "active")).all())
@@ -580,5 +611,14 @@ class Finals(Ladder):
             rows += [{"variant": variant.name, "rank": None, "participant": owner, "bot": "",
                       "version": None, "points": None, "elo": None, "elo95": None,
                       "games": 0, "score": None, "place": "", "h2h": None, "sb": None,
-                      "status": status, "final": None} for owner, status in roster]
+                      "status": status, "final": None, "buchholz": None,
+                      "buchholz_cut1": None} for owner, status in roster]
         return "ladder", rows
+
+
+def _row(number: int, **values: Any) -> dict[str, Any]:
+    """A row of final ``number``'s table: ``values``, and the others empty (an entry's
+    status, no game)."""
+    return {"rank": None, "place": "", "version": None, "elo": None, "elo95": None,
+            "games": 0, "score": None, "h2h": None, "sb": None, "status": ENTRY,
+            "buchholz": None, "buchholz_cut1": None, "id": None, **values, "final": number}

@@ -16,7 +16,8 @@
   is played, on the local process pool of :func:`arena.executors.process_pool` or a Dask
   scheduler's workers) and stores each record as it comes back.  Once a second (unless an
   admin paused the judge) it starts the final when the deadline has passed and the last
-  checks are done, and freezes its standings when its last game is stored
+  checks are done, pairs a Swiss final's next round when the last game of the round before
+  is stored, and freezes its standings when its last game is stored
   (:mod:`arena.server.final`).
 
 Nothing lives only in memory: a killed server's running work is requeued at the next start
@@ -326,11 +327,18 @@ class Judge:
         return True
 
     def _final(self) -> None:
-        """Start the final when it is due; freeze its standings when it is done."""
+        """Start the final when it is due; once none of its games is queued or running,
+        pair a Swiss's next round, or freeze its standings when it is done
+        (:meth:`~arena.server.final.Finals.advance_final`)."""
         queued = self.competition.start_final()
         if queued:
-            log.info("the deadline has passed: the final round robin starts (%d games)", queued)
-        if self.competition.finish_final():
+            swiss = self.competition.config.final.swiss
+            log.info("the deadline has passed: the final %s starts (%d games)",
+                     "Swiss's round 1" if swiss else "round robin", queued)
+        step = self.competition.advance_final()
+        if step.kind == "round":
+            log.info("the final Swiss's round %d is paired (%d games)", step.number, step.games)
+        elif step.kind == "done":
             log.info("the final is done: its standings are frozen")
 
     def _submit(self, claimed: Claimed) -> Future[Any]:
