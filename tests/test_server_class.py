@@ -44,7 +44,7 @@ final: {pairs: 1}
 rate_limit: {participant: 100000/minute, anonymous: 100000/minute}
 """
 HEADER = ("variant,rank,participant,bot,version,points,elo,elo95,games,score,place,h2h,sb,"
-          "status,final")
+          "status,final,buchholz,buchholz_cut1")
 TEST_BOTS = Path(__file__).resolve().parent / "bots"
 
 
@@ -178,7 +178,7 @@ def test_a_teacher_runs_a_class_competition_from_roster_to_grades(tmp_path: Path
         for r in entries:
             assert set(r) == {"rank", "participant", "bot", "version", "points", "elo",
                               "elo95", "games", "score", "place", "h2h", "sb", "status",
-                              "final"}
+                              "final", "buchholz", "buchholz_cut1"}
             assert r["games"] == 6 and r["points"] == pytest.approx(6 * r["score"], abs=0.01)
         assert sum(r["points"] for r in entries) == 12
         # the three drawers draw every game among themselves and score alike against the

@@ -181,7 +181,7 @@ def test_the_final_plays_each_participants_latest_bot_and_its_standings_freeze(
     assert set(public["tables"][0]) == {"variant", "ranked_by", "ranking", "rows"}
     assert set(public["tables"][0]["rows"][0]) == {
         "rank", "participant", "bot", "version", "points", "elo", "elo95", "games", "score",
-        "place", "h2h", "sb", "status", "final"}
+        "place", "h2h", "sb", "status", "final", "buchholz", "buchholz_cut1"}
     kind, rows = comp.results()
     assert kind == "final 1" and [r["bot"] for r in rows] == ["second", "bob-bot", "eve-bot",
                                                               "", ""]
@@ -368,9 +368,9 @@ def test_arena_server_results_prints_the_ladder_then_the_final(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == ("variant,rank,participant,bot,version,points,elo,elo95,games,score,"
-                        "place,h2h,sb,status,final")
+                        "place,h2h,sb,status,final,buchholz,buchholz_cut1")
     assert lines[1].startswith("nine-mens-morris,1,alice,a,1,2,") and \
-        lines[1].endswith(",2,1,1,,,active,")
+        lines[1].endswith(",2,1,1,,,active,,,")
     assert "ladder" in result.stderr
     yaml_file = folder / "server.yaml"
     past = (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat()
@@ -392,8 +392,8 @@ def test_arena_server_results_prints_the_ladder_then_the_final(tmp_path: Path) -
     rows = [ln.split(",") for ln in result.stdout.splitlines()[1:]]
     assert [r[:6] for r in rows] == [["nine-mens-morris", "1", "alice", "a", "1", "20"],
                                      ["nine-mens-morris", "2", "bob", "b", "1", "0"]]
-    assert [r[8:] for r in rows] == [["20", "1", "1", "", "0", "entry", "1"],
-                                     ["20", "0", "2", "", "0", "entry", "1"]]
+    assert [r[8:] for r in rows] == [["20", "1", "1", "", "0", "entry", "1", "", ""],
+                                     ["20", "0", "2", "", "0", "entry", "1", "", ""]]
     assert "final 1 (the deadline, 10 pair(s) per meeting)" in result.stderr
 
 
