@@ -546,7 +546,9 @@ def create_app(comp: Competition, streams: int = MAX_STREAMS) -> FastAPI:
             # rendering it
             return await shared_page(request, "final.html", viewer, number,
                                      lambda: {"final": comp.final_view(number),
-                                              "pairs": comp.config.final.pairs})
+                                              "pairs": comp.config.final.pairs,
+                                              "swiss": comp.config.final.swiss,
+                                              "swiss_rounds": comp.config.final.rounds})
         except NotFound as e:
             return page_error(request, e, viewer)
 
