@@ -218,3 +218,156 @@ def test_a_round_robin_final_played_before_refuses_a_switch_to_swiss(tmp_path: P
         assert "format 'round-robin' -> 'swiss'" in comp.settings_conflict()
     finally:
         comp.close()
+
+
+# ---- on a real server process -----------------------------------------------------------
+
+SETTINGS = """name: swiss final
+variants: [three-mens-morris]
+upload: {max_bytes: 1000000, per_hour: 100}
+time: {movetime: 50}
+pairs: 1
+check_games: 1
+workers: 2
+nice: 0
+ladder: {opponents: 1}
+final: {format: swiss, rounds: 3, pairs: 1}
+rate_limit: {participant: 100000/minute, anonymous: 100000/minute}
+"""
+#: the field: one greedy bot, which beats the others with either colour, and eight that play
+#: the first quiet move (drawer, striker): between them Black wins, so every pairing of two
+#: of them is 1-1 whoever they are, and levels on points, Buchholz and the rest follow
+#: (a simulation of 2,000 seed orders had a shared place in every one)
+FIELD = {"p1": ("greedy", "greedy"), **{f"p{i}": ("drawer", f"quiet{i}") for i in range(2, 6)},
+         **{f"p{i}": ("striker", f"first{i}") for i in range(6, 10)}}
+
+
+def _upload(server: Server, token: str, bot: str, name: str) -> int:
+    from tests.test_server import bot_archive
+
+    data = (bot_archive(bot, "zip", name=name) if bot == "greedy"
+            else _test_bot_zip(bot, name))
+    status, out = server.upload(token, f"{name}.zip", data)
+    assert status == 201, out
+    return int(out["id"])
+
+
+def _expected(games: list[dict[str, Any]], byes: dict[str, float]
+              ) -> dict[str, tuple[float, float, float]]:
+    """Per participant, (points, Buchholz, Buchholz cut-1) from the final's games as the
+    API lists them and the byes' points: a win 1, a draw 1/2; Buchholz the points of each
+    distinct opponent, a bye counting as one more opponent with the bot's own points
+    (docs/SERVER.md); cut-1 without the lowest of them."""
+    points: dict[str, float] = defaultdict(float)
+    opponents: dict[str, set[str]] = defaultdict(set)
+    for g in games:
+        w, b = g["white_owner"], g["black_owner"]
+        white = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}[g["result"]]
+        points[w] += white
+        points[b] += 1.0 - white
+        opponents[w].add(b)
+        opponents[b].add(w)
+    for who, extra in byes.items():
+        points[who] += extra
+    out = {}
+    for who in opponents:
+        met = [points[o] for o in opponents[who]] + ([points[who]] if who in byes else [])
+        out[who] = (points[who], sum(met), sum(met) - min(met))
+    return out
+
+
+def test_a_nine_participant_swiss_final_on_a_real_server(tmp_path: Path) -> None:
+    runner = CliRunner()
+    folder = tmp_path / "class"
+    (tmp_path / "swiss.yaml").write_text(SETTINGS)
+    assert runner.invoke(cli, ["server", "init", str(folder), "--config",
+                               str(tmp_path / "swiss.yaml")]).exit_code == 0
+    tokens = {}
+    for who in FIELD:
+        made = runner.invoke(cli, ["server", "user", str(folder), who])
+        assert made.exit_code == 0, made.output
+        tokens[who] = made.output.strip().splitlines()[-1]
+    started = time.monotonic()
+    server = Server(folder)
+    server.start()
+    try:  # the uploads, checked; then the deadline, a moment after a restart
+        bots = {who: _upload(server, tokens[who], bot, name)
+                for who, (bot, name) in FIELD.items()}
+        for who, bot in bots.items():
+            _wait(f"{who}'s verdict", lambda: server.get(f"/api/bots/{bot}", tokens[who])[
+                "status"] == "active", 180)
+    finally:
+        server.stop()
+    deadline = (datetime.now(timezone.utc) + timedelta(seconds=2)).replace(microsecond=0)
+    with open(folder / "server.yaml", "a") as f:
+        f.write(f"deadline: {deadline.isoformat()}\n")
+    server.start()
+    try:
+        def mid_round() -> Any:
+            f = server.get("/api/final")
+            rounds = f.get("rounds") or []
+            return f if f["status"] == "running" and len(rounds) >= 2 and not rounds[-1][
+                "complete"] and rounds[-1]["results"] != [[0, 0, 0]] * 4 else None
+
+        seen = _wait("a game of round 2 stored", mid_round, 240)
+        server.kill()  # mid-round: the recorded rounds are the truth at the restart
+        server.start()
+        final = _wait("the final", lambda: (lambda f: f if f["status"] == "done" else None)(
+            server.get("/api/final")), 240)
+        listed = server.get("/api/games?kind=final")
+        _, page = server.request("GET", "/final")
+    finally:
+        server.stop()
+    took = time.monotonic() - started
+
+    # the rounds: recorded before the kill as they were, every entry once a round, no pair
+    # twice, the bye to three different bots
+    keys = ("round", "format", "pairs", "bye", "bye_points")
+    rounds = final["rounds"]
+    assert [{k: r[k] for k in keys} for r in rounds[:len(seen["rounds"])]] == [
+        {k: r[k] for k in keys} for r in seen["rounds"]]
+    assert [r["round"] for r in rounds] == [1, 2, 3] and final["after_round"] == 3
+    for r in rounds:
+        assert sorted([b for p in r["pairs"] for b in p] + [r["bye"]]) == sorted(bots.values())
+        assert r["complete"] and [x[2] for x in r["results"]] == [2] * 4
+        assert r["bye_points"] == 2.0  # a won pairing: 1 pair x 2 games x 1 variant
+    pairs = [frozenset(p) for r in rounds for p in r["pairs"]]
+    assert len(pairs) == len(set(pairs)) == 12
+    assert len({r["bye"] for r in rounds}) == 3
+    assert sorted(final["settings"]["seeds"]) == sorted(bots.values())
+    # every game once, the kill's interrupted ones played again
+    assert len(listed) == 24 and all(g["status"] == "done" for g in listed)
+    assert (final["games_done"], final["games_total"]) == (24, 24)
+
+    # arena server results: points (byes in), then Buchholz cut-1 and Buchholz, as computed
+    # here from the games; places shared where every tie-break is level
+    result = runner.invoke(cli, ["server", "results", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].endswith(",status,final,buchholz,buchholz_cut1")
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == 9 and {r["status"] for r in rows} == {"entry"}
+    owner = {int(k): v["participant"] for k, v in final["players"].items()}
+    expected = _expected(listed, {owner[r["bye"]]: r["bye_points"] for r in rounds})
+    for r in rows:
+        assert (float(r["points"]), float(r["buchholz"]), float(r["buchholz_cut1"])) == \
+            expected[r["participant"]], r
+
+    def key(r: dict[str, str]) -> tuple[float, ...]:
+        return (float(r["points"]), float(r["buchholz_cut1"]), float(r["buchholz"]),
+                float(r["sb"]), float(r["h2h"] or 0))
+
+    assert [key(r) for r in rows] == sorted((key(r) for r in rows), reverse=True)
+    for r in rows:
+        better = sum(1 for o in rows if key(o) > key(r))
+        level = sum(1 for o in rows if key(o) == key(r))
+        assert int(r["rank"]) == better + 1
+        assert r["place"] == f"{better + 1}" + ("=" if level > 1 else "")
+    assert any(r["place"].endswith("=") for r in rows)
+    assert rows[0]["participant"] == "p1" and rows[0]["place"] == "1"
+    table = final["tables"][0]
+    assert "Buchholz cut-1" in table["ranking"] and table["ranked_by"] == "points"
+
+    # the final page: the Swiss's rule, its standings' tie-breaks and its rounds
+    assert b'id="swiss-rule"' in page and b"BH-C1" in page
+    assert page.count(b'<tr data-round="') == 12 and page.count(b'class="bye"') == 3
+    print(f"9-participant Swiss of 3 rounds on a real server: {took:.0f} s")
