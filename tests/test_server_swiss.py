@@ -371,3 +371,24 @@ def test_a_nine_participant_swiss_final_on_a_real_server(tmp_path: Path) -> None
     assert b'id="swiss-rule"' in page and b"BH-C1" in page
     assert page.count(b'<tr data-round="') == 12 and page.count(b'class="bye"') == 3
     print(f"9-participant Swiss of 3 rounds on a real server: {took:.0f} s")
+
+
+@pytest.mark.slow
+def test_a_forty_bot_class_final_as_a_swiss_of_seven_rounds() -> None:
+    """Issue 38: a class of 40 in a Swiss final of 7 rounds (three men's morris, 1 pair a
+    pairing: 280 games) completes on a real server, its interim tables count complete
+    rounds only, and ``arena server results`` ranks it by points then the Buchholz
+    tie-breaks, with shared places exactly where all are level
+    (``benchmarks/server_swiss_class.py``, which also prints its figures)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "server_swiss_class.py"
+    spec = importlib.util.spec_from_file_location("server_swiss_class", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    got = bench.play(bench.options(["--timeout", "900"]))
+    assert got["problems"] == []
+    assert (got["games"], len(got["rounds"]), len(got["rows"])) == (280, 7, 40)
+    assert [count for count, _ in got["rounds"]] == [40] * 7
+    print(f"40-bot Swiss final of 7 rounds: {got['games']} games in {got['seconds']:.0f} s")
