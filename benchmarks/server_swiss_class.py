@@ -5,8 +5,9 @@
 Not a speed benchmark (``make bench`` does not run it: it takes minutes): the run behind
 docs/SERVER.md's figures for a Swiss final.  It builds a competition whose ``--bots``
 participants each have one active bot, written straight into the database (copies of
-bots/greedy, bots/random, tests/bots/drawer and tests/bots/striker in turn: their uploads'
-checks are not what is measured, and with no ladder game the seeds are the entry order),
+bots/greedy, bots/random, tests/bots/drawer and tests/bots/striker, as many of each, in a
+fixed shuffled order: their uploads' checks are not what is measured, and with no ladder
+game the seeds are the entry order),
 with the deadline in the past and ``final: {format: swiss, rounds: N, pairs: P}``; then it
 runs ``arena server run`` until the final is done, watching ``GET /api/final`` meanwhile:
 
@@ -27,6 +28,7 @@ import csv
 import io
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -67,9 +69,11 @@ def build(folder: Path, args: argparse.Namespace) -> None:
     try:
         for i in range(args.bots):
             comp.add_user(f"s{i + 1:02d}")
+        kinds = [SOURCES[i % len(SOURCES)] for i in range(args.bots)]
+        random.Random(38).shuffle(kinds)  # round 1 meets seed k and k + N/2: mixed kinds
         with comp.writing() as s:
             for i, user in enumerate(s.query(User).order_by(User.id).all()):
-                source, name = SOURCES[i % len(SOURCES)]
+                source, name = kinds[i]
                 bot = Bot(owner_id=user.id, name=f"{name}{i + 1:02d}", version=1,
                           status="active", verdict="PASS (written by the benchmark)")
                 s.add(bot)

@@ -7,9 +7,10 @@ rating; byes; a final killed mid-round resuming its recorded round; the settings
 check.  Then on a real ``arena server run`` process (tests/test_server.py's
 :class:`Server`): a 9-participant Swiss of 3 rounds, SIGKILLed mid-round, completes, and
 ``arena server results`` ranks it by points then Buchholz, checked against values computed
-here from the exported games; the final page shows its rounds.  A 40-bot class final of 7
-rounds is ``benchmarks/server_swiss_class.py`` (docs/SERVER.md).  Skipped with a reason
-where the ``server`` extra is not installed."""
+here from the games ``/api/games`` lists; the final page shows its rounds.  And, marked
+slow, a 40-bot class final of 7 rounds (``benchmarks/server_swiss_class.py``, whose figures
+docs/SERVER.md gives).  Skipped with a reason where the ``server`` extra is not
+installed."""
 
 from __future__ import annotations
 
