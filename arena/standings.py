@@ -427,7 +427,8 @@ class Place:
     ``points`` (a win 1, a draw 1/2, plus ``byes``, the points from byes), ``h2h`` (the
     direct encounter: the points scored in the games against the other bots level with it on
     the table's first key, points and the tie-breaks chosen before it; None when no bot is
-    level with it there, or when the direct encounter is not a chosen tie-break), ``sb``
+    level with it there, when not every two of those level bots met (FIDE C.07), or when
+    the direct encounter is not a chosen tie-break), ``sb``
     (Sonneborn-Berger: per opponent, the points scored against it times its total points,
     summed), ``buchholz`` (the points of each distinct opponent, summed) and
     ``buchholz_cut1`` (the same without the opponent with the fewest) are the values it was
@@ -527,9 +528,12 @@ def places(records: Iterable[GameRecord], variant: Optional[str] = None,
             for n in names:
                 groups.setdefault(tuple(keys[n]), []).append(n)
             for group in groups.values():
+                # only where every two of them met (FIDE C.07: in a Swiss, level players
+                # who did not all meet are not told apart by the games some of them played)
+                all_met = all((a, b) in against for a in group for b in group if a != b)
                 for a in group:
                     head[a] = (sum(against.get((a, b), 0.0) for b in group if b != a)
-                               if len(group) > 1 else None)
+                               if len(group) > 1 and all_met else None)
             value: Mapping[str, Optional[float]] = head
         else:
             value = {"sonneborn-berger": sonneborn, "buchholz": buchholz,

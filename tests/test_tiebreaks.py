@@ -45,10 +45,10 @@ CUT1 = {name: 3.5 for name in BUCHHOLZ}
 #:   Y1: 1*1.5 (X) + 0.5*0.5 (W1) = 1.75   Y2: 0.5*1.5 (X) + 1*0.5 (W1) = 1.25
 #:   W1: 0.5*1.5 (Y1) = 0.75
 SB = {"p": 2.5, "q": 3.0, "X": 2.75, "Y1": 1.75, "Y2": 1.25, "W1": 0.75}
-#: by default (direct encounter, then SB): p beat q, so p before q; among X, Y1, Y2 (1.5
-#: each) Y1 took 1 from the others (beat X), X 0.5 and Y2 0.5 (their draw), then SB puts X
-#: (2.75) before Y2 (1.25)
-DEFAULT_ORDER = ["p", "q", "Y1", "X", "Y2", "W1"]
+#: by default (direct encounter, then SB): p beat q, so p before q; X, Y1, Y2 (1.5 each)
+#: did not all meet (Y1 and Y2 did not), so the direct encounter does not apply to them
+#: (FIDE C.07) and SB orders them: X 2.75, Y1 1.75, Y2 1.25
+DEFAULT_ORDER = ["p", "q", "X", "Y1", "Y2", "W1"]
 #: Swiss tie-breaks (cut-1, Buchholz, SB, direct encounter): cut-1 is 3.5 for everyone, then
 #: Buchholz puts q (5) before p (4) and X (5) before Y1 and Y2 (4), then SB Y1 before Y2
 SWISS_ORDER = ["q", "p", "X", "Y1", "Y2", "W1"]
@@ -102,10 +102,10 @@ def test_the_order_of_the_tie_breaks_changes_the_order() -> None:
     swapped = places(recs, tiebreaks=["sonneborn-berger", "direct-encounter"])
     assert [p.name for p in swapped] == SWISS_ORDER
     # the direct encounter after Buchholz: p and q are no longer level there (4 and 5), so
-    # they have no head-to-head value; Y1 and Y2 are (Buchholz 4 each) and never met: 0
+    # they have no head-to-head value; Y1 and Y2 are (Buchholz 4 each) but never met: none
     by = {p.name: p for p in places(recs, tiebreaks=["buchholz", "direct-encounter"])}
     assert by["p"].h2h is None and by["q"].h2h is None and by["X"].h2h is None
-    assert by["Y1"].h2h == by["Y2"].h2h == 0.0
+    assert by["Y1"].h2h is None and by["Y2"].h2h is None
     assert (by["Y1"].rank, by["Y2"].rank, by["Y1"].text) == (4, 4, "4=")
     # the default: among p and q the direct encounter is p 1, q 0
     by = {p.name: p for p in places(recs)}
@@ -282,3 +282,37 @@ def test_arena_rate_refuses_an_unknown_tie_break_in_one_line(tmp_path: Path) -> 
     assert out.exit_code != 0
     lines = out.output.strip().splitlines()
     assert len(lines) == 1 and "'median'" in lines[0] and "buchholz-cut1" in lines[0]
+
+
+def test_the_direct_encounter_decides_only_between_bots_that_all_met() -> None:
+    """FIDE C.07: a, b and c level on points (1 of 2 games each); a beat b, but c met
+    neither: the direct encounter is not applied (h2h None for all three), so a and b are
+    not split by the one game between them; with only a and b level it is: a is ahead."""
+    from arena.standings import places
+
+    # two games each: a beat b and lost to e; b beat d; c drew d and e
+    games = [make_record("a", "b", 1.0, game_id="ab"), make_record("e", "a", 1.0, game_id="ea"),
+             make_record("b", "d", 1.0, game_id="bd"), make_record("c", "d", 0.5, game_id="cd"),
+             make_record("c", "e", 0.5, game_id="ce")]
+    placed = {p.name: p for p in places(games, tiebreaks=("direct-encounter",))}
+    assert {placed[n].points for n in "abc"} == {1.0}
+    assert all(placed[n].h2h is None for n in "abc")
+    assert placed["a"].rank == placed["b"].rank == placed["c"].rank  # shared: nothing split
+    # c beats d instead: only a and b are level (1 point), and they met
+    two = [g for g in games if g.game_id != "cd"] + [make_record("c", "d", 1.0, game_id="cd")]
+    placed = {p.name: p for p in places(two, tiebreaks=("direct-encounter",))}
+    assert (placed["a"].h2h, placed["b"].h2h) == (1.0, 0.0)
+    assert placed["a"].rank < placed["b"].rank
+
+
+def test_a_bot_with_only_a_bye_is_rated_without_an_elo() -> None:
+    """After round 1 of an odd Swiss the bye's holder has points and no game: arena rate
+    places it by points and gives it no Elo (it used to fail looking it up in the fit)."""
+    from arena.ratings import rate_all
+
+    games = [make_record("a", "b", 1.0, game_id="1"), make_record("b", "a", 0.5, game_id="2")]
+    (table,) = rate_all(games, byes={"c": 2.0})
+    rows = {r.bot: r for r in table.rows}
+    assert [r.bot for r in table.rows] == ["c", "a", "b"]
+    assert rows["c"].points == 2.0 and rows["c"].games == 0 and rows["c"].rating is None
+    assert rows["a"].elo is not None and rows["a"].los_next is not None

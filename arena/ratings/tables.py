@@ -198,9 +198,10 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
     rows: list[BotStanding] = []
     for place, (name, spot) in enumerate(zip(order, placed)):
         c = counts.get(name) or Tally(name)
-        k = fit.index(name) if fit is not None else -1
+        k = fit.index(name) if fit is not None and name in fit.players else -1
         nxt = (fit.los(k, fit.index(order[place + 1]))
-               if fit is not None and place + 1 < len(order) else None)
+               if fit is not None and k >= 0 and place + 1 < len(order)
+               and order[place + 1] in fit.players else None)
         reason = flags.get(games.players.index(name), "") if name in games.players else ""
         value, width = elo.get(name), float(half[k]) if k >= 0 else None
         ml = (value, width) if not reason else (None, None)
