@@ -423,7 +423,10 @@ def staged_facts(folder: Path) -> tuple[Optional[str], dict[str, float]]:
         kind = str(fmt.get("type")) if isinstance(fmt, dict) and fmt.get("type") else None
     except (OSError, ValueError, AttributeError):
         pass
-    return kind, round_byes(read_rounds(folder))
+    rounds = read_rounds(folder)
+    if kind is None and rounds:  # an exported competition's Swiss final: rounds, no config
+        kind = rounds[0].kind
+    return kind, round_byes(rounds)
 
 
 def staged_records(config: Any, folder: Path, done: Mapping[str, GameRecord]) -> list[GameRecord]:

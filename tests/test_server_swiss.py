@@ -368,6 +368,19 @@ def test_a_nine_participant_swiss_final_on_a_real_server(tmp_path: Path) -> None
     table = final["tables"][0]
     assert "Buchholz cut-1" in table["ranking"] and table["ranked_by"] == "points"
 
+    # exported, the final keeps its rounds and its ranking: arena rate on the export
+    # places every bot where arena server results does
+    out = tmp_path / "export"
+    done = runner.invoke(cli, ["server", "export", str(folder), str(out)])
+    assert done.exit_code == 0, done.output
+    assert len((out / "rounds.jsonl").read_text().splitlines()) == 3
+    rated = runner.invoke(cli, ["rate", str(out), "--format", "csv"])
+    assert rated.exit_code == 0, rated.output
+    by_name = {f"{r['bot']} v{r['version']} ({r['participant']})": r["place"] for r in rows}
+    assert {r["bot"]: r["place"] for r in csv.DictReader(io.StringIO(rated.stdout))} == by_name
+    exported = list(csv.DictReader(io.StringIO((out / "standings.csv").read_text())))
+    assert {r["bot"]: r["place"] for r in exported} == by_name
+
     # the final page: the Swiss's rule, its standings' tie-breaks and its rounds
     assert b'id="swiss-rule"' in page and b"BH-C1" in page
     assert page.count(b'<tr data-round="') == 12 and page.count(b'class="bye"') == 3

@@ -175,7 +175,19 @@ def export_competition(folder: str | os.PathLike[str], out: str | os.PathLike[st
         atomic_write(tmp / GAMES_FILE,
                      "".join(r.to_json() + "\n" for r in records).encode("utf-8"))
         write_games_csv(tmp / GAMES_CSV, records)
-        write_standings_csv(tmp / STANDINGS_FILE, compute_standings(records))
+        rounds = (final_rounds(folder, number, db_url=db_url)
+                  if chosen == "final" and number is not None else [])
+        if rounds:  # a Swiss final: its rounds, and its standings as the server ranks them
+            from arena.rounds import ROUNDS_FILE, round_byes
+            from arena.standings import SWISS_TIEBREAKS
+
+            atomic_write(tmp / ROUNDS_FILE, "".join(
+                json.dumps(r.to_json(), sort_keys=True) + "\n" for r in rounds).encode())
+            standings = compute_standings(records, tiebreaks=SWISS_TIEBREAKS,
+                                          byes=round_byes(rounds))
+        else:
+            standings = compute_standings(records)
+        write_standings_csv(tmp / STANDINGS_FILE, standings)
         atomic_write(tmp / PGN_FILE, "".join(format_games(records)).encode("utf-8"))
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the results from others
         _check_empty(dest, out)
@@ -409,6 +421,47 @@ def _records(conn: Connection, kind: Kind, number: Optional[int]) -> Iterator[Ga
         yield record
 
 
+def final_rounds(folder: str | os.PathLike[str], number: Optional[int], *,
+                 db_url: Optional[str] = None) -> list[Any]:
+    """A Swiss final's rounds (:class:`arena.rounds.Round`, the players named as
+    :func:`competition_records` names them), none for a round-robin final or a database
+    without rounds.  :raises ArenaError: as :func:`competition_records`."""
+    with _database(folder, db_url) as read:
+        with read() as conn:
+            return _final_rounds(conn, number)
+
+
+def _final_rounds(conn: Connection, number: Optional[int]) -> list[Any]:
+    from sqlalchemy import column, inspect, select, table
+
+    from arena.rounds import Round
+    from arena.server.models import Bot, User
+
+    if number is None or "finals" not in set(inspect(conn).get_table_names()):
+        return []
+    if "rounds" not in _columns(conn, "finals"):  # older than migration 0007: no Swiss
+        return []
+    finals = table("finals", column("id"), column("rounds"))
+    text = conn.execute(select(finals.c.rounds).where(finals.c.id == number)).scalar()
+    try:
+        rounds = json.loads(text or "[]")
+    except ValueError:
+        return []
+    names = {bot_id: f"{name} v{version} ({owner})" for bot_id, name, version, owner in
+             conn.execute(select(Bot.id, Bot.name, Bot.version, User.name)
+                          .join(User, User.id == Bot.owner_id))}
+    out = []
+    for entry in rounds:
+        try:
+            out.append(Round(int(entry["round"]), "swiss",
+                             pairs=tuple((names[a], names[b]) for a, b in entry["pairs"]),
+                             bye=(names[entry["bye"]],) if entry.get("bye") else (),
+                             bye_points=float(entry.get("bye_points") or 0.0)))
+        except (KeyError, TypeError, ValueError):
+            return []
+    return out
+
+
 def _rename(record: GameRecord, players: list[Any]) -> None:
     """The players named as the site's game pages name them: ``bot vN (owner)`` (the
     records hold ``bot#id`` labels, unique but nobody's name)."""
@@ -421,4 +474,5 @@ def _rename(record: GameRecord, players: list[Any]) -> None:
 
 __all__ = ["DB_FILE", "EXTRA_HINT", "Exported", "GAMES_FILE", "KINDS", "Kind", "PGN_FILE",
            "competition_records", "default_kind", "export_competition", "final_number",
+           "final_rounds",
            "is_competition_folder", "load_competition"]
