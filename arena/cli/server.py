@@ -169,7 +169,10 @@ def results(folder: str, number: Optional[int], db_url: Optional[str]) -> None:
     sys.stdout.flush()
     if state:
         settings = state["settings"]
-        played = (f", {settings['pairs']} pair(s) per meeting" if settings.get("pairs")
+        played = (f", a Swiss of {settings.get('rounds')} rounds, {settings['pairs']} "
+                  f"pair(s) per pairing" if settings.get("format") == "swiss" and
+                  settings.get("pairs") else
+                  f", {settings['pairs']} pair(s) per meeting" if settings.get("pairs")
                   else "")
         click.echo(f"{kind} ({state['reason']}{played}), finished {state['finished']}",
                    err=True)
