@@ -257,7 +257,10 @@ def crashed(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Problem], in
     """Two games (white, then black) of a bot that crashes on its 5th move; the line of
     its bug."""
     folder = _bot(tmp_path_factory.mktemp("crash") / "crashes", CRASHES_ON_ITS_5TH)
-    report = _check(folder, games=2)
+    # a generous wall clock: on a loaded machine a 100 ms move could end a game before the
+    # crash (a fresh-clone run beside four busy loops saw one crash of two)
+    report = _check(folder, TimeControl(movetime_ms=2000, handshake_ms=10000,
+                                        margin_ms=1000, clock="wall"), games=2)
     bug = next(n for n, line in enumerate((folder / "bot.py").read_text().splitlines(), 1)
                if "# the bug" in line)
     return report.problems, bug

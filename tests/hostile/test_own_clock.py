@@ -303,9 +303,15 @@ def test_a_run_plays_unjudged_games_once_more_then_leaves_them(
         "isolation": "none", "workers": 1, "report": False, "output": str(tmp_path / "out")})
     console = io.StringIO()
     result = run_tournament(config, console=console)
-    assert result.void == 2 and result.played == 0, (result, console.getvalue()[-2000:])
+    # each game is judged or left for the next run, never saved unjudged; the hogs make at
+    # least one unjudged (a fresh-clone run beside four more busy loops once judged one of
+    # the two on its second try: saved, as it should be)
+    assert result.void >= 1 and result.void + result.played == 2, (
+        result, console.getvalue()[-2000:])
     assert "are played once more" in (tmp_path / "out" / "arena.log").read_text()
-    assert read_records(tmp_path / "out" / "games.jsonl") == []
+    saved = read_records(tmp_path / "out" / "games.jsonl")
+    assert len(saved) == result.played and not any(r.void for r in saved)
+    assert all(r.termination != "timeout" for r in saved), saved  # a correct bot: never
 
 
 @needs_schedstat

@@ -33,9 +33,9 @@ WHENS = (*(f"{a}-{b}" for a in ("early", "late", "flood") for b in ("hello", "re
 UNASKED = "bestmove d6"
 #: how long ``late-*`` waits before sending it, and after
 LATE_S = 0.15
-#: how long ``late-ready`` waits at most for the referee's ``go`` to be written (it sends
-#: its line once the ``go`` waits in its input, unread: on a loaded machine the referee may
-#: write it later than :data:`LATE_S`)
+#: how long ``late-hello`` and ``late-ready`` wait at most for the referee's next request
+#: (``newgame``, ``go``) to be written: they send their line once it waits in their input,
+#: unread (on a loaded machine the referee may write it later than :data:`LATE_S`)
 READY_WAIT_S = 5.0
 #: how much ``info`` ``flood-*`` sends first (the referee reads 64 KiB at a time)
 FLOOD_BYTES = 200_000
@@ -65,8 +65,8 @@ def answer(when: str, after: str, *lines: str) -> None:
         send(UNASKED)
     elif when == f"late-{after}":
         time.sleep(LATE_S)
-        if after == "ready":  # after the go is written, however late the referee is:
-            select.select([sys.stdin], [], [], READY_WAIT_S)  # it waits unread in the pipe
+        if after in ("hello", "ready"):  # after the referee's next request is written,
+            select.select([sys.stdin], [], [], READY_WAIT_S)  # however late: left unread
         send(UNASKED)
         time.sleep(LATE_S)
 
