@@ -296,8 +296,10 @@ class Info:
 #: the conventional ``info`` fields (UCI's, with Morris scores): ``depth``, ``seldepth``,
 #: ``nodes``, ``nps``, ``time`` (ms) are whole numbers; ``score`` is a number in the bot's
 #: own units (``score 120``, or UCI's ``score cp 120``), or ``score win N`` / ``score loss
-#: N`` (a forced win or loss in N plies; UCI's ``score mate N`` is read as ``win N`` or,
-#: negative, ``loss N``); ``pv`` takes the moves after it; ``string`` the rest of the line
+#: N`` (a forced win or loss in N plies; UCI's ``score mate N`` counts moves, as UCI
+#: defines it: ``mate N`` is read as ``win 2N-1`` (the engine's turn, then N-1 of each
+#: side's), ``mate -N`` as ``loss 2N``); ``pv`` takes the moves after it; ``string`` the
+#: rest of the line
 INFO_NUMBERS = ("depth", "seldepth", "nodes", "nps", "time", "multipv", "hashfull")
 INFO_KEYS = (*INFO_NUMBERS, "score", "pv", "string")
 
@@ -341,8 +343,8 @@ def parse_info(text: str) -> dict[str, Any]:
                 continue
             if kind in ("win", "loss", "mate") and i + 2 < len(words) and _is_int(words[i + 2]):
                 n = int(words[i + 2])
-                if kind == "mate":
-                    kind, n = ("win", n) if n > 0 else ("loss", -n)
+                if kind == "mate":  # UCI: moves, each the engine's turn and the reply
+                    kind, n = ("win", 2 * n - 1) if n > 0 else ("loss", -2 * n)
                 out["score"] = {kind: abs(n)}
                 i += 3
                 continue
@@ -373,9 +375,12 @@ def score_value(score: Any, win_value: int = 100_000) -> Optional[float]:
 
 @dataclass(frozen=True)
 class BestMove:
-    """``bestmove <move>``"""
+    """``bestmove <move>``, or UCI's ``bestmove <move> ponder <move>``: the move it would
+    think about on the opponent's time (``ponder``; the referee plays no pondering: it is
+    kept, never asked for)."""
 
     move: str
+    ponder: Optional[str] = None
 
 
 BotMessage = Union[Id, OptionDecl, MorrisOk, ReadyOk, Info, BestMove]
@@ -466,6 +471,8 @@ def parse_bot_line(line: str) -> BotMessage:
         return Info(text[4:].strip())
     if cmd == "bestmove" and len(args) == 1:
         return BestMove(args[0])
+    if cmd == "bestmove" and len(args) == 3 and args[1] == "ponder":  # as UCI engines send
+        return BestMove(args[0], args[2])
     raise ProtocolError(f"unexpected line from bot: {text[:200]!r} ({STDOUT_HINT})", text)
 
 

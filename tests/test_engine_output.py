@@ -58,8 +58,9 @@ _TIME_ONLY = re.compile(r"^\d+\.\d{3}s$")
     ("score cp -35 depth 2", {"score": -35, "depth": 2}),
     ("score win 7", {"score": {"win": 7}}),
     ("score loss 4", {"score": {"loss": 4}}),
-    ("score mate 3", {"score": {"win": 3}}),            # UCI's mate: positive wins
-    ("score mate -2", {"score": {"loss": 2}}),
+    ("score mate 3", {"score": {"win": 5}}),            # UCI's mate: in moves; a win in 5 plies
+    ("score mate 1", {"score": {"win": 1}}),            # wins with this very move
+    ("score mate -2", {"score": {"loss": 4}}),           # mated after 2 moves of each side
     ("score mate 0", {"score": {"loss": 0}}),            # mated now: the side to move lost
     ("score +15", {"score": 15}),
     ("DEPTH 3 Score 9 PV d6", {"depth": 3, "score": 9, "pv": ["d6"]}),  # any case
@@ -283,3 +284,53 @@ def _show(record: GameRecord, folder: Path) -> str:
     res = CliRunner().invoke(cli, ["show", str(folder), record.game_id])
     assert res.exit_code == 0, res.output
     return str(res.output)
+
+
+# ---------------------------------------------------------------------------------------
+# What UCI engines send: bestmove ... ponder ..., score mate N (issue 39)
+# ---------------------------------------------------------------------------------------
+
+#: docs/examples/first as a UCI port would write it: ``info score mate 3`` and ``bestmove M
+#: ponder P`` (P: another legal move of the list, as a stand-in for its expected reply)
+PONDERING = '''
+import sys
+moves = []
+for raw in sys.stdin:
+    words = raw.split()
+    if not words:
+        continue
+    if words[0] == "morris":
+        print("id name ponderer\\nmorrisok", flush=True)
+    elif words[0] == "isready":
+        print("readyok", flush=True)
+    elif words[0] == "legalmoves":
+        moves = words[1:]
+    elif words[0] == "go":
+        print("info depth 4 score mate 3", flush=True)
+        print("bestmove %s ponder %s" % (moves[0], moves[-1]), flush=True)
+    elif words[0] == "quit":
+        break
+'''
+
+
+def test_a_uci_style_bestmove_with_ponder_and_a_mate_score_play_a_whole_game(
+        tmp_path: Path) -> None:
+    """``bestmove M ponder P`` used to forfeit every game as a protocol error; it is a move
+    now, and ``score mate 3`` is kept as a win in 5 plies (UCI counts moves)."""
+    from arena.manifest import load_bot
+    from arena.referee import play_game
+    from arena.clock import TimeControl
+
+    folder = tmp_path / "ponderer"
+    folder.mkdir()
+    (folder / "bot.py").write_text(PONDERING)
+    (folder / "bot.yaml").write_text("name: ponderer\ncommand: \"{python} bot.py\"\n"
+                                     "legal_moves: true\n")
+    random_bot = load_bot(Path(__file__).resolve().parent.parent / "bots" / "random")
+    record = play_game(load_bot(folder), random_bot, "three-mens-morris",
+                       TimeControl(movetime_ms=2000, handshake_ms=10000, margin_ms=1000),
+                       seed=3)
+    assert record.forfeit is None, record.detail
+    mine = [m for k, m in enumerate(record.moves) if k % 2 == 0]
+    assert mine and all(m.info == {"depth": 4, "score": {"win": 5}} for m in mine), mine[0]
+    assert eval_text(mine[0].info) == "+M5/4"
