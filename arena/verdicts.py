@@ -171,6 +171,8 @@ def illegal_move_text(position: Position, text: str) -> str:
 
 
 _TABLES: dict[str, Any] = {}
+#: (tables' folder, variant name) -> whether the folder holds a table of the variant's rules
+_COVERED: dict[tuple[str, str], bool] = {}
 
 
 def tablebase_for(folder: str) -> Any:
@@ -196,6 +198,16 @@ def tablebase_verdict(position: Position, folder: str) -> Optional[Verdict]:
     if tables is None:
         return None
     from arena.tablebase import NotCovered, TablebaseError
+
+    seen = (folder, position.variant.name)
+    if seen not in _COVERED:  # asked for, and no table of this variant: said once
+        _COVERED[seen] = tables.covers(position.variant)
+        if not _COVERED[seen]:
+            log.warning("no tablebase adjudication for %s: %s holds no table for its rules "
+                        "(arena tablebase build %s makes them)", position.variant.name,
+                        folder or "the default tables' folder", position.variant.name)
+    if not _COVERED[seen]:
+        return None
 
     try:
         probe = tables.probe(position)

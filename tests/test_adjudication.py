@@ -230,3 +230,28 @@ def test_arena_play_and_sprt_take_the_rules_as_options(tmp_path: Path) -> None:
 
     assert json.loads((out / "sprt.json").read_text())["settings"]["adjudicate"] == {
         "resign": {"turns": 2, "score": 600, "twosided": False}}
+
+
+def test_tablebase_adjudication_says_once_when_no_table_covers_the_variant(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 39: tables asked for from a folder that exists but holds none for the variant
+    (empty here) used to turn adjudication off silently; it is said once per variant."""
+    import logging
+
+    from arena import verdicts
+    from arena.rules import Position
+    from arena.tablebase import open_tablebase
+    from arena.variants import get_variant
+
+    folder = tmp_path / "empty-tables"
+    folder.mkdir()
+    with open_tablebase(folder) as tb:
+        assert tb.preload("nine-mens-morris") == []  # a name as well as a variant
+        assert not tb.covers("nine-mens-morris")
+    position = Position(get_variant("nine-mens-morris"))
+    with caplog.at_level(logging.WARNING, logger=verdicts.log.name):
+        for _ in range(3):
+            assert verdicts.tablebase_verdict(position, str(folder)) is None
+    said = [r.getMessage() for r in caplog.records if "no tablebase adjudication" in
+            r.getMessage()]
+    assert len(said) == 1 and "nine-mens-morris" in said[0] and str(folder) in said[0], said

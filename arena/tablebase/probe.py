@@ -179,15 +179,24 @@ class Tablebase:
                 "tables are exact only for a rule at least that long")
         return table
 
-    def preload(self, variant: Variant) -> list[Header]:
-        """Read and check every table for ``variant``'s rules now, so that no probe pays for
-        it later (a bot before its first move, a tournament before its first game); returns
-        their headers, smaller tables first.
+    def covers(self, variant: Variant | str) -> bool:
+        """Whether this folder holds any table for ``variant``'s rules (a variant or its
+        name)."""
+        try:
+            key = self.rules_for(_variant(variant)).key
+        except NotCovered:  # UnsupportedVariant: no table rules for it
+            return False
+        return any(k == key for k, _, _ in self._tables)
+
+    def preload(self, variant: Variant | str) -> list[Header]:
+        """Read and check every table for ``variant``'s rules (a variant or its name) now, so
+        that no probe pays for it later (a bot before its first move, a tournament before
+        its first game); returns their headers, smaller tables first.
 
         :raises UnsupportedVariant: the variant has no tables.
         :raises TablebaseCorrupt: a table is damaged.
         """
-        key = self.rules_for(variant).key
+        key = self.rules_for(_variant(variant)).key
         found = sorted(((a, b), t) for (k, a, b), t in self._tables.items() if k == key)
         for _, table in found:
             table.load()
@@ -266,3 +275,12 @@ def open_tablebase(path: Union[str, os.PathLike[str]]) -> Tablebase:
     :raises TablebaseCorrupt: a table file's header is damaged.
     """
     return Tablebase(path)
+
+
+def _variant(variant: Variant | str) -> Variant:
+    """``variant``, or the variant of that name (:func:`arena.variants.get_variant`)."""
+    if isinstance(variant, str):
+        from arena.variants import get_variant
+
+        return get_variant(variant)
+    return variant
