@@ -44,6 +44,15 @@ def test_play_two_bots_and_save_the_record(tmp_path: Path) -> None:
     assert record.variant == "six-mens-morris" and record.seed == 4
     assert record.white.options == {"Seed": "9"} and record.black.options == {"Seed": "4"}
     assert record.time_control["movetime_ms"] == 500
+    # an id of its own (it was ""): records of several plays gathered in one games.jsonl
+    # stay apart
+    assert record.game_id.startswith("play/six-mens-morris/")
+    again = tmp_path / "again.json"
+    code, out = run("play", RANDOM, RANDOM, "--variant", "6mm", "--movetime", "500",
+                    "--seed", "4", "--quiet", "--record", str(again))
+    assert code == 0, out
+    assert GameRecord.from_dict(json.loads(again.read_text())).game_id not in ("",
+                                                                              record.game_id)
 
 
 def test_play_quiet_with_a_clock_and_an_opening() -> None:

@@ -139,8 +139,16 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
         click.echo(Position(var).board_text() + "\n")
     adjudicate = parse_adjudication_options(adj_draw, adj_resign, adj_max_turns,
                                             adj_tablebase)
+    # an id of its own, so that records saved by several plays and gathered into one
+    # games.jsonl stay apart (the report's viewer pages, arena analyse)
+    import secrets
+    from datetime import datetime, timezone
+
+    game_id = (f"play/{var.name}/{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}-"
+               f"{secrets.token_hex(4)}")
     record = play_game(sides[0], sides[1], var, tc, opening=opening.split(), seed=seed,
-                       on_move=show, isolation=sandbox, adjudicate=adjudicate)
+                       on_move=show, isolation=sandbox, adjudicate=adjudicate,
+                       game_id=game_id)
     for reason in record.replays:
         click.echo(f"not counted, played again (a bot was starved by the machine): {reason}")
     click.echo(f"result: {record.result} ({record.termination}): {record.detail}")
