@@ -64,7 +64,9 @@ class LoadWatch:
         waited = thought = 0.0
         for m in record.moves:
             if m.wait_ms is not None and not m.opening:
-                waited += m.wait_ms
+                # a move waits at most its own wall time (the run queue's delay is counted
+                # from a little before the go and over the bot's threads: it can read more)
+                waited += min(m.wait_ms, m.wall_ms)
                 thought += m.wall_ms
         self.replays += len(record.replays)
         if thought > 0:
