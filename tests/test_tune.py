@@ -207,15 +207,21 @@ def test_tunes_one_parameter_to_the_known_optimum(tmp_path: Path) -> None:
     values = yaml.safe_load((out / "tuned.yaml").read_text())
     entry = values["bots"][0]
     assert entry["options"] == {"Y": BEST_Y, "X": round(theta["X"])}
-    shown = os.path.relpath(TARGET)  # below the current directory: relative, else absolute
-    assert entry["path"] == (TARGET if shown.startswith("..") else shown)
+    # absolute: the file is read from wherever it is used (issue 39: relative to the folder
+    # the tuning ran in, it named nothing from another)
+    assert entry["path"] == os.path.abspath(TARGET)
     assert entry["name"] == "target-tuned"
     tournament = tmp_path / "t.yaml"
     tournament.write_text(yaml.safe_dump({"name": "t", "variants": ["three-mens-morris"],
                                           "bots": values["bots"] + [f"{ROOT}/bots/random"]}))
     from arena.config import load_config
 
-    config = load_config(tournament)
+    elsewhere = os.getcwd()
+    os.chdir(tmp_path)  # another folder than the one the tuning ran in
+    try:
+        config = load_config(tournament)
+    finally:
+        os.chdir(elsewhere)
     assert config.bots[0].options == {"Y": str(BEST_Y), "X": str(round(theta["X"]))}
     res = CliRunner().invoke(cli, ["rate", str(out)])  # the games rate like any others
     assert res.exit_code == 0 and "target-tuned" not in res.output and "+" in res.output

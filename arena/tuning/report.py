@@ -73,12 +73,9 @@ def read_trajectory(folder: Path) -> Trajectory:
 
 
 def _shown_path(path: str) -> str:
-    """``path`` relative to the current directory when it is below it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+    """``path`` made absolute: ``tuned.yaml`` is read from wherever it is used (a path
+    relative to the folder the tuning ran in named another folder, or none, from any other)."""
+    return os.path.abspath(path)
 
 
 def format_values(t: Trajectory) -> str:
