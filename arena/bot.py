@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from arena import protocol as P
 from arena.errors import BotCrashed, BotError, BotStartError, BotTimeout, ProtocolError
-from arena.hints import FLUSH_HINT, HANDSHAKE_HINT, crash_line, handshake_line_text
+from arena.hints import (FLUSH_HINT, HANDSHAKE_HINT, crash_line, handshake_line_text,
+                         unreachable_hint)
 from arena.manifest import BotSpec, load_bot
 from arena.sandbox.ownclock import OwnClock, OwnTime
 from arena.sandbox.procs import thread_run_delay
@@ -951,6 +952,11 @@ class BotProcess:
         notes = self.sandbox.notes() if self.sandbox is not None else []
         msg = what + (f" ({'; '.join(notes)})" if notes else "") + (
             f" (stderr: {cut(said, 200)})" if said else "")
+        sb = self.sandbox
+        if sb is not None and code is not None:  # a file its command names, out of its reach
+            hint = unreachable_hint(self.stderr_tail(), self.spec.command, self.spec.path,
+                                    sb.level.value, sb.uid is not None)
+            msg += f". {hint}" if hint else ""
         return BotCrashed(msg, returncode=code)
 
     def game_over(self, result: str, reason: str) -> None:

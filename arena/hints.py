@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable, Optional
+from typing import Sequence, Iterable, Optional
 
 #: a line on stdout that is not the protocol: where debug text goes instead
 STDOUT_HINT = ("stdout is for protocol lines only: write debug text to stderr, or as an "
@@ -179,3 +179,47 @@ def allowance_text(allowed_ms: float, margin_ms: float, *, clock_left: bool = Fa
 __all__ = ["STDOUT_HINT", "LEGAL_MOVES_HINT", "TIME_HINT", "UNANSWERED_HINT", "HANDSHAKE_HINT",
            "FLUSH_HINT", "did_you_mean", "crash_line", "handshake_line_text", "ordinal",
            "duration_text", "stderr_excerpt", "allowance_text"]
+
+
+def unreachable_hint(stderr: str, command: Sequence[str], folder: str, level: str,
+                     other_uid: bool) -> str:
+    """Why a bot that exited at once saying a file is missing or forbidden may not reach it,
+    when its command names such a file that the referee sees (issue 39: an engine started
+    as ``cmd='python3 /tmp/x/bot.py'`` from a folder only its owner may read): the sandbox
+    shows the bot its folder and the system's folders, a private ``/tmp``, and runs it as
+    another user when the referee is root (``other_uid``).  "" when nothing fits."""
+    import os
+    import stat as st
+
+    if level == "none" or not any(word in stderr for word in (
+            "No such file", "Permission denied", "can't open file", "cannot open")):
+        return ""
+    home = os.path.realpath(folder)
+    for arg in command[1:]:
+        if not arg.startswith("/") or not os.path.exists(arg):
+            continue
+        real = os.path.realpath(arg)
+        outside = os.path.commonpath([home, real]) != home
+        closed = ""
+        if other_uid:
+            here = real
+            while here != os.path.dirname(here):
+                mode = os.stat(here).st_mode
+                need = st.S_IXOTH if st.S_ISDIR(mode) else st.S_IROTH
+                if not mode & need:
+                    closed = here
+                    break
+                here = os.path.dirname(here)
+        if not (outside or closed):
+            continue
+        why = [f"the sandbox (isolation {level}) shows the bot only its folder ({folder}) "
+               f"and the system's, with a private /tmp"] if outside else []
+        if closed:
+            why.append(f"it runs the bot as another user, who may not read {closed}")
+        fixes = [f"give the engine its folder (dir={os.path.dirname(real)})"] if outside else []
+        if closed:
+            fixes.append(f"let others read it (chmod a+rX {closed})")
+        fixes.append("for a bot you trust, --isolation none")
+        return (f"{arg} exists here, but the bot cannot reach it: {'; '.join(why)}. Fix: "
+                f"{', or '.join(fixes)}")
+    return ""

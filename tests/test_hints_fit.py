@@ -303,3 +303,42 @@ def test_an_excerpt_keeps_the_bots_frame_when_a_library_raised() -> None:
             "\tat Bot.pick(Bot.java:3)\n\tat Bot.choose(Bot.java:9)\n\tat Bot.main(Bot.java:20)\n")
     assert stderr_excerpt(java).splitlines() == [
         'Exception in thread "main" java.lang.NullPointerException', "\tat Bot.pick(Bot.java:3)"]
+
+
+def test_an_engine_file_the_sandbox_cannot_reach_is_named_with_the_fix() -> None:
+    """Issue 39: ``cmd='python3 /x/bot.py'`` where the sandbox cannot reach /x (outside the
+    bot's folder: not shown; as root, a folder only its owner may enter) said only
+    "Permission denied" or "No such file"; the hint names the file, why, and the fix."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp())  # in /tmp, opened to all (pytest's tmp_path is not)
+    try:
+        base.chmod(0o755)
+        _unreachable(base)
+    finally:
+        shutil.rmtree(base)
+
+
+def _unreachable(tmp_path: Path) -> None:
+    from arena.hints import unreachable_hint
+
+    hidden = tmp_path / "mine"
+    hidden.mkdir(mode=0o700)
+    hidden.chmod(0o700)
+    script = hidden / "bot.py"
+    script.write_text("print('hi')\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    command = ["/usr/bin/python3", str(script)]
+    denied = f"/usr/bin/python3: can't open file '{script}': [Errno 13] Permission denied"
+    said = unreachable_hint(denied, command, str(home), "bwrap", other_uid=True)
+    assert said.startswith(f"{script} exists here, but the bot cannot reach it: the sandbox "
+                           f"(isolation bwrap) shows the bot only its folder ({home})")
+    assert f"who may not read {hidden}" in said and f"dir={hidden}" in said
+    assert f"chmod a+rX {hidden}" in said and "--isolation none" in said
+    # inside its folder, readable by all: nothing to say; at none, never
+    hidden.chmod(0o755)
+    assert unreachable_hint(denied, command, str(hidden), "bwrap", other_uid=True) == ""
+    assert unreachable_hint(denied, command, str(home), "none", other_uid=False) == ""
+    assert unreachable_hint("Traceback: KeyError", command, str(home), "bwrap", True) == ""
