@@ -81,8 +81,7 @@ def test_play_as_a_human() -> None:
 @pytest.mark.parametrize("args,message", [
     (["play", "no/such/bot", RANDOM], "Error: bot folder not found: no/such/bot"),
     (["play", RANDOM, str(TEST_BOTS)], "Error: no bot.yaml in bot folder"),
-    (["play", RANDOM, RANDOM, "--movetime", "10", "--clock", "1+0"], "not both"),
-    (["play", RANDOM, RANDOM, "--clock", "60"], "--clock expects BASE+INC"),
+    (["play", RANDOM, RANDOM, "--clock", "sixty"], "--clock expects BASE+INC"),
     (["play", RANDOM, RANDOM, "--option-a", "Depth"], "--option-a expects NAME=VALUE"),
     (["play", "human", RANDOM, "--option-a", "A=1"], "a human player takes no options"),
     (["play", RANDOM, RANDOM, "--variant", "chess"], "unknown variant 'chess'"),
@@ -231,3 +230,19 @@ def test_check_plays_games_in_a_row_with_one_process_and_fails_a_bot_that_breaks
     code, out = run("check", str(fresh), "--variant", "three-mens-morris", "--games", "2",
                     "--movetime", "100")
     assert code == 0 and "game three-mens-morris-kept-2:" in out, out
+
+
+def test_a_clock_of_a_base_alone_and_a_clock_with_a_move_cap() -> None:
+    """Issue 39: ``--clock 60`` is 60 s and no increment (as cutechess's tc=60), and
+    ``--movetime`` with ``--clock`` caps each move under the clock (as a tournament file's
+    ``time: {clock, movetime}``); both were refused."""
+    from arena.cli.common import time_control
+
+    tc = time_control(None, "60", 5000, 50, 1000)
+    assert (tc.base_ms, tc.increment_ms, tc.movetime_ms) == (60_000, 0, None)
+    tc = time_control(100, "60+1", 5000, 50, 1000)
+    assert (tc.base_ms, tc.increment_ms, tc.movetime_ms) == (60_000, 1000, 100)
+    code, out = run("play", RANDOM, RANDOM, "--clock", "2", "--movetime", "300", "--quiet",
+                    "--variant", "three-mens-morris")
+    assert code == 0, out
+    assert "2+0 s, 300 ms/move" in out and "result: " in out

@@ -288,8 +288,7 @@ def test_sprt_normalized_model(tmp_path: Path) -> None:
     (["--book", "{book}", "--opening-turns", "2"], "use --book or --opening-turns, not both"),
     (["--book", "{book}"], "{book}:2: turn 2 ('a1')"),
     (["--book", "{missing}"], "{missing}: no such opening book"),
-    (["--clock", "5"], "--clock expects BASE+INC"),
-    (["--clock", "5+1", "--movetime", "50"], "use --movetime or --clock, not both"),
+    (["--clock", "5s"], "--clock expects BASE+INC"),
     (["--model", "bayes"], "--model"),
     (["--model", "normalized", "--elo1", "300"], "from -200 to 200 (got 0, 300)"),
 ])

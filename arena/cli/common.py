@@ -128,18 +128,23 @@ def time_control(movetime: int | None, clock: str | None, handshake: int, margin
         from arena.sandbox import default_charge
 
         charge = default_charge()
-    if movetime is not None and clock is not None:
-        raise Failure("use --movetime or --clock, not both")
     if clock is not None:
         if not any(c in clock for c in "+/:") and clock.strip().lower() != "inf":
-            raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1) or "
-                          f"MOVES/BASE+INC (e.g. 40/60+0.6), got {clock[:40]!r}")
+            try:  # a base alone, as cutechess's tc=60: 60 s for the game, no increment
+                float(clock)
+            except ValueError:
+                raise Failure(f"--clock expects BASE+INC in seconds (e.g. 60+1), BASE (60) "
+                              f"or MOVES/BASE+INC (e.g. 40/60+0.6), got {clock[:40]!r}") from None
+            clock = f"{clock.strip()}+0"
         try:
             tc = TimeControl.parse(clock, handshake_ms=handshake, margin_ms=margin,
                                    clock=charge)
         except ArenaError as e:
             raise Failure(f"--clock: {str(e).split(': ', 1)[-1]}") from None
-        return dataclasses.replace(tc, nodes=nodes, depth=depth)
+        # with --movetime too, each move is capped as well (as a tournament file's time:
+        # {clock, movetime} and cutechess's tc= with st=)
+        tc = dataclasses.replace(tc, nodes=nodes, depth=depth)
+        return tc if movetime is None else dataclasses.replace(tc, movetime_ms=movetime)
     if movetime is None and (nodes is not None or depth is not None):
         per_move = None  # the referee's cap (LIMIT_CAP_MS), not sent
     else:
