@@ -246,3 +246,13 @@ def test_a_clock_of_a_base_alone_and_a_clock_with_a_move_cap() -> None:
                     "--variant", "three-mens-morris")
     assert code == 0, out
     assert "2+0 s, 300 ms/move" in out and "result: " in out
+
+
+@pytest.mark.parametrize("args", [["-help"], ["run", "-help"], ["server", "run", "-help"],
+                                  ["play", "-h"]])
+def test_help_answers_cutechess_spelling_too(args: list[str]) -> None:
+    """Issue 39: ``arena -help`` (cutechess's and fastchess's spelling) said "No such option
+    '-e'"; -h, -help and --help now all print the help, everywhere."""
+    result = CliRunner().invoke(cli, args, prog_name="arena")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage: arena")

@@ -17,7 +17,7 @@ from arena.cli import (analysis, export, play, rules, run, server, show, similar
 from arena.cli.common import ArenaGroup, Failure
 
 
-@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "-help", "--help"]})
 @click.version_option(package_name="morris-arena")
 def cli() -> None:
     """Morris Arena: referee, tournaments and ratings for Nine Men's Morris bots."""
