@@ -525,6 +525,13 @@ def parse_engine(text: str, *, bases: Sequence[Path] = ()) -> BotSpec:
         if not eq or not key:
             raise ConfigError(f"expected KEY=VALUE words, got {word[:40]!r} (quote a value "
                               f"with spaces: cmd='./mybot --fast')", where)
+        if key == "proto":  # cutechess's and fastchess's key: one protocol here
+            if value.strip().lower() == "morris":
+                continue
+            raise ConfigError(f"proto={value[:20]}: the referee speaks one protocol, the "
+                              f"Morris protocol (docs/PROTOCOL.md), whose handshake is "
+                              f"'morris'/'morrisok'; a {value[:20]} engine needs a port that "
+                              f"answers it (leave proto out, or write proto=morris)", where)
         if key.startswith("option."):
             name = key[len("option."):]
             if not name.strip():

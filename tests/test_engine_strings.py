@@ -41,6 +41,7 @@ def test_an_engine_string_becomes_a_bot_spec(tmp_path: Path,
     assert spec.path == str(tmp_path.resolve()) and spec.name == "x"
     assert spec.command == (sys.executable, "bots/x.py", f"{tmp_path.resolve()}/book")
     assert parse_engine("cmd=/usr/local/bin/sf").name == "sf"
+    assert parse_engine("cmd=/usr/local/bin/sf proto=morris").name == "sf"  # cutechess's key
     # a relative dir is looked up from the current folder, then from the given bases
     other = tmp_path / "elsewhere"
     (other / "deep").mkdir(parents=True)
@@ -59,7 +60,8 @@ def test_what_is_an_engine_string() -> None:
 @pytest.mark.parametrize("text, message", [
     ("name=x", "cmd is required"),
     ("cmd=", "cmd is required"),
-    ("cmd=./a proto=uci", "unknown key 'proto'"),
+    ("cmd=./a proto=uci", "proto=uci: the referee speaks one protocol, the Morris protocol"),
+    ("cmd=./a proto=xboard", "a xboard engine needs a port that answers it"),
     ("cmd=./a optoin.Depth=3", "did you mean option.Depth?"),
     ("cmd=./a isolation=none", "the isolation is the run's"),
     ("cmd='./a", "cannot split it as a shell would"),
@@ -147,7 +149,7 @@ def test_an_engine_folder_is_read_only_to_it(tmp_path: Path) -> None:
 def test_bad_engine_strings_and_options_exit_2_in_one_line(tmp_path: Path) -> None:
     runner = CliRunner()
     for args, message in (
-            (["play", "cmd=./a proto=uci", str(RANDOM)], "unknown key 'proto'"),
+            (["play", "cmd=./a proto=uci", str(RANDOM)], "the referee speaks one protocol"),
             (["play", _random_engine().replace("Seed", "Sed"), str(RANDOM), "--quiet",
               *SLACK],
              "Sed: engine x declares no such option (did you mean Seed?"),
