@@ -238,11 +238,12 @@ def _mounted_scratch() -> list[str]:
 
 
 def _build_log(folder: Path, isolation: Isolation) -> str:
-    """The output of the build of ``folder``, whether it passed or failed."""
+    """The output of the build of ``folder``, whether it passed or failed (then with its
+    one line last)."""
     try:
         return ensure_built(load_bot(folder), isolation=isolation).log
     except BuildError as e:
-        return e.log
+        return f"{e.log}\n{e}"
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.value)
@@ -267,7 +268,10 @@ def test_a_descriptor_in_flight_is_bounded_by_the_own_file_system(
     (folder / B.STAMP).unlink(missing_ok=True)
     (folder / "flight.py").write_text(IN_FLIGHT + "\n")  # another digest: built again
     log = _build_log(folder, isolation)
-    assert "in flight: 64 MiB" in log, log
+    # all 64 MiB went in flight, unseen; or, on a loaded machine, a look caught the file
+    # while it was being written, before it went in flight (what the file system bounds
+    # whatever the timing)
+    assert "in flight: 64 MiB" in log or "it wrote more than 4 MiB" in log, log
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.value)
