@@ -255,3 +255,20 @@ def test_tablebase_adjudication_says_once_when_no_table_covers_the_variant(
     said = [r.getMessage() for r in caplog.records if "no tablebase adjudication" in
             r.getMessage()]
     assert len(said) == 1 and "nine-mens-morris" in said[0] and str(folder) in said[0], said
+
+
+def test_cutechess_spellings_of_draw_and_resign_mean_the_same_rules() -> None:
+    """Issue 39: ``--draw "movenumber=40 movecount=8 score=10"`` and ``--resign "movecount=3
+    score=600"`` (cutechess's and fastchess's keys) were refused; they are the same rules as
+    this project's spelling (:mod:`arena.compat`), and an unknown key is still named."""
+    from arena.cli.common import parse_adjudication_options
+    from arena.errors import ConfigError
+
+    theirs = parse_adjudication_options("movenumber=40 movecount=8 score=10",
+                                        "movecount=3 score=600 twosided=true", None, None)
+    ours = parse_adjudication_options("after_turn=40 turns=8 score=10",
+                                      "turns=3 score=600 twosided=true", None, None)
+    assert theirs == ours and theirs is not None
+    assert (theirs.draw_after, theirs.draw_turns) == (40, 8)
+    with pytest.raises(ConfigError, match="movenumbr"):
+        parse_adjudication_options("movenumbr=40 movecount=8 score=10", None, None, None)

@@ -186,10 +186,11 @@ def adjudication_options(f: _F) -> _F:
     for option in reversed([
         click.option("--draw", "adj_draw", metavar="'after_turn=N turns=N score=N'",
                      help="Adjudicate a draw when both bots' scores stay within ±score for "
-                          "that many turns each after that turn."),
+                          "that many turns each after that turn (cutechess's movenumber= "
+                          "movecount= score= too)."),
         click.option("--resign", "adj_resign", metavar="'turns=N score=N [twosided=true]'",
                      help="Adjudicate a loss for a bot whose score stays at -score or less "
-                          "for that many of its turns."),
+                          "for that many of its turns (cutechess's movecount= score= too)."),
         click.option("--max-turns", "adj_max_turns", type=click.IntRange(1, 1_000_000),
                      default=None, help="Adjudicate a draw once this many turns each are "
                                         "played."),
@@ -212,12 +213,13 @@ def parse_adjudication_options(draw: str | None, resign: str | None,
     if draw is None and resign is None and max_turns is None and tablebase is None:
         return None
     from arena.adjudication import parse_adjudication, parse_tokens
+    from arena.compat import adjudication_tokens
 
     data: dict[str, Any] = {}
-    if draw is not None:
-        data["draw"] = parse_tokens(draw, "--draw")
+    if draw is not None:  # cutechess's keys too: movenumber=40 movecount=8 score=10
+        data["draw"] = adjudication_tokens("draw", parse_tokens(draw, "--draw"))
     if resign is not None:
-        data["resign"] = parse_tokens(resign, "--resign")
+        data["resign"] = adjudication_tokens("resign", parse_tokens(resign, "--resign"))
     if max_turns is not None:
         data["max_turns"] = max_turns
     if tablebase is not None:
