@@ -33,7 +33,8 @@ from arena import ranges as R
 from arena.adjudication import Adjudication, parse_adjudication
 from arena.errors import ConfigError
 from arena.hints import did_you_mean
-from arena.openings import BOOK_ORDERS, Book, BookOrder, parse_book, read_book_text
+from arena.openings import (BOOK_FORMATS, BOOK_ORDERS, Book, BookOrder, book_format, parse_book,
+                            read_book_text)
 from arena.standings import parse_tiebreaks
 from arena.schedule import (FORMAT_KINDS, SCHEME, Format, Slot, build_schedule, count_games,
                             count_pairings)
@@ -49,7 +50,7 @@ TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings
             "adjudicate", "cluster", "tiebreaks")
 BOT_KEYS = ("path", "engine", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds", "tiebreak_pairs")
-OPENING_KEYS = ("random", "file", "order")
+OPENING_KEYS = ("random", "file", "order", "format", "plies")
 TIME_KEYS = ("movetime", "clock", "nodes", "depth", "handshake", "margin", "charge",
              "wall_factor")
 EXECUTOR_KEYS = ("type", "scheduler", "ship_bots")
@@ -186,10 +187,17 @@ class OpeningBook:
     order: BookOrder
     sha256: str
     books: Mapping[str, Book]
+    #: ``text`` (one opening a line) or ``pgn`` (one a game); ``plies``: each cut to that
+    #: many turns (None: whole)
+    fmt: str = "text"
+    plies: Optional[int] = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The book as JSON values (part of ``config.json``)."""
-        return {"file": self.path, "order": self.order, "sha256": self.sha256}
+        """The book as JSON values (part of ``config.json``; ``format`` and ``plies`` only
+        when not the defaults, so that a text book's configuration keeps its hash)."""
+        return {"file": self.path, "order": self.order, "sha256": self.sha256,
+                **({"format": self.fmt} if self.fmt != "text" else {}),
+                **({"plies": self.plies} if self.plies is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -757,8 +765,9 @@ class _Parser:
             raise ConfigError("random openings or a book, not both", "openings")
         if "file" in op:
             return 0
-        if "order" in op:
-            raise ConfigError("only a book has an order (add 'file')", "openings.order")
+        for key, what in (("order", "an order"), ("format", "a format"), ("plies", "plies")):
+            if key in op:
+                raise ConfigError(f"only a book has {what} (add 'file')", f"openings.{key}")
         if "random" not in op:
             raise ConfigError("expected 'none', {random: K} or {file: BOOK, order: "
                               "sequential|random}", "openings")
@@ -785,12 +794,20 @@ class _Parser:
         # relative to the tournament file (then the current directory)
         bases = ([self.source.parent] if self.source is not None else []) + [Path.cwd()]
         path = next((b / name for b in bases if (b / name).exists()), bases[0] / name)
+        given = value.get("format")
+        if given is not None and given not in BOOK_FORMATS:
+            raise ConfigError(f"expected one of {', '.join(BOOK_FORMATS)}, got "
+                              f"{_shown(given)}", "openings.format")
+        fmt = book_format(path, given)
+        plies = (R.BOOK_PLIES.check(value["plies"], "openings.plies") if "plies" in value
+                 else None)
         text = read_book_text(path)
         shown = _display_path(path)
-        books = {v.name: parse_book(text, v, source=shown) for v in variants}
+        books = {v.name: parse_book(text, v, source=shown, fmt=fmt, plies=plies)
+                 for v in variants}
         return OpeningBook(path=shown, order=order,
                            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                           books=books)
+                           books=books, fmt=fmt, plies=plies)
 
     def time(self, value: Any) -> TimeControl:
         from arena.clock import CHARGES, TimeControl

@@ -20,8 +20,9 @@ from __future__ import annotations
 import functools
 import os
 import random
+import re
 import stat
-from typing import Literal, Sequence
+from typing import Literal, Optional, Sequence
 
 from arena.errors import ConfigError, MoveError
 from arena.rules import Position
@@ -36,8 +37,58 @@ BOOK_CAP = 16 * 1024 * 1024
 Book = tuple[tuple[str, ...], ...]
 
 
-def parse_book(text: str, variant: Variant, *, source: str = "book") -> Book:
-    """The openings of a book's text, each turn in canonical notation.
+BookFormat = Literal["text", "pgn"]
+BOOK_FORMATS: tuple[BookFormat, ...] = ("text", "pgn")
+#: a PGN tag pair, a comment, a variation, a move number, a NAG, a result: not turns
+_PGN_NOISE = re.compile(r"\{[^}]*\}|;[^\n]*|\$\d+|\b\d+\.(?:\.\.)?|\b(?:1-0|0-1|1/2-1/2)(?!\S)"
+                        r"|(?<!\S)\*(?!\S)")
+
+
+def book_format(path: str | os.PathLike[str], given: Optional[str] = None) -> BookFormat:
+    """The format of the book at ``path``: ``given``, else ``pgn`` for a ``.pgn`` file, else
+    ``text`` (one opening a line)."""
+    if given in BOOK_FORMATS:
+        return given
+    return "pgn" if os.fspath(path).lower().endswith(".pgn") else "text"
+
+
+def pgn_openings(text: str) -> list[tuple[int, list[str]]]:
+    """The games of a PGN text as ``(line number of its movetext, turns)``: tag pairs,
+    comments (``{...}``, ``; ...``), variations (``(...)``), move numbers, NAGs and results
+    left out, as cutechess and fastchess read a PGN book."""
+    games: list[tuple[int, list[str]]] = []
+    turns: list[str] = []
+    start = 0
+    depth = 0
+    # a comment over several lines keeps its line breaks: the line numbers stay right
+    clean = _PGN_NOISE.sub(" ", re.sub(r"\{[^}]*\}", lambda m: "\n" * m.group(0).count("\n"),
+                                       text))
+    for number, raw in enumerate(clean.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]") and depth == 0:
+            if turns:
+                games.append((start, turns))
+                turns = []
+            continue
+        for word in line.replace("(", " ( ").replace(")", " ) ").split():
+            if word == "(":
+                depth += 1
+            elif word == ")":
+                depth = max(0, depth - 1)
+            elif depth == 0:
+                if not turns:
+                    start = number
+                turns.append(word)
+    if turns:
+        games.append((start, turns))
+    return games
+
+
+def parse_book(text: str, variant: Variant, *, source: str = "book",
+               fmt: BookFormat = "text", plies: Optional[int] = None) -> Book:
+    """The openings of a book's text, each turn in canonical notation: one a line
+    (``text``), or one a game (``pgn``); with ``plies``, each cut to its first ``plies``
+    turns (fastchess's ``plies=N``).
 
     ``source`` names the book in errors (``source:line``).
 
@@ -45,8 +96,12 @@ def parse_book(text: str, variant: Variant, *, source: str = "book") -> Book:
         game; or the book holds no opening.
     """
     book: list[tuple[str, ...]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        turns = raw.split("#", 1)[0].split()
+    lines = (pgn_openings(text) if fmt == "pgn" else
+             [(number, raw.split("#", 1)[0].split())
+              for number, raw in enumerate(text.splitlines(), 1)])
+    for number, turns in lines:
+        if plies is not None:
+            turns = turns[:plies]
         if turns:
             book.append(_check_line(turns, variant, f"{source}:{number}"))
     if not book:
@@ -67,7 +122,8 @@ def _check_line(turns: Sequence[str], variant: Variant, where: str) -> tuple[str
         pos.push(move)
         if pos.outcome() is not None:
             raise ConfigError(f"turn {n} ({text!r}) ends the game: an opening must leave it "
-                              f"to the bots", where)
+                              f"to the bots (a book of whole games: take its first turns, "
+                              f"plies: N)", where)
         out.append(str(move))
     return tuple(out)
 
@@ -106,13 +162,16 @@ def read_book_text(path: str | os.PathLike[str]) -> str:
         raise ConfigError(f"not a UTF-8 text file (byte {e.start})", shown) from None
 
 
-def load_book(path: str | os.PathLike[str], variant: Variant) -> Book:
-    """The openings of the book at ``path`` for ``variant`` (see the module's docstring).
+def load_book(path: str | os.PathLike[str], variant: Variant, *,
+              fmt: Optional[str] = None, plies: Optional[int] = None) -> Book:
+    """The openings of the book at ``path`` for ``variant`` (see the module's docstring; a
+    ``.pgn`` file, or ``fmt`` ``pgn``, is read as PGN).
 
     :raises ConfigError: the file cannot be used (:func:`read_book_text`), holds no opening,
         or a line is not a legal opening (naming ``file:line`` and the first bad turn).
     """
-    return parse_book(read_book_text(path), variant, source=os.fspath(path))
+    return parse_book(read_book_text(path), variant, source=os.fspath(path),
+                      fmt=book_format(path, fmt), plies=plies)
 
 
 @functools.lru_cache(maxsize=8)

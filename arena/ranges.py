@@ -53,6 +53,8 @@ WORKERS_PER_CPU = 4
 
 GAMES_PER_PAIRING = Range(2, 1_000_000, "games")
 ROUNDS = Range(1, 100_000, "rounds")
+#: turns taken from each opening of a book (fastchess's plies=N)
+BOOK_PLIES = Range(1, 1000, "turns")
 #: further colour-swapped pairs of a tied knockout match
 TIEBREAK_PAIRS = Range(0, 1000, "pairs")
 #: random opening turns (also at most the placement phase, 2 x men, of every variant)

@@ -136,3 +136,63 @@ def test_book_opening_rejects_bad_arguments() -> None:
         book_opening(_book(2), -1, seed=1, order="sequential")
     with pytest.raises(ValueError):
         book_opening(_book(2), 0, seed=1, order="backwards")  # type: ignore[arg-type]
+
+
+PGN_BOOK = """[Event "openings"]
+[White "a"]
+[Black "b"]
+[Result "*"]
+
+1. d6 {a comment} d2 $1 2. a1 (2. g7 d7) f4 ; the rest of the line
+3. g1 *
+
+[Event "openings"]
+[Result "1/2-1/2"]
+
+1. b6 {a comment
+over two lines} f2 2. d3 1/2-1/2
+"""
+
+
+def test_a_pgn_book_gives_one_opening_a_game(tmp_path: Path) -> None:
+    """Issue 39: a PGN book (cutechess's and fastchess's format=pgn) failed with "'[Event'
+    is not legal"; tags, comments, variations, move numbers, NAGs and results are left out,
+    each game is an opening, and plies=N cuts each to its first N turns."""
+    path = _write(tmp_path, PGN_BOOK, "book.pgn")
+    book = load_book(path, NINE)
+    assert book == (("d6", "d2", "a1", "f4", "g1"), ("b6", "f2", "d3"))
+    assert load_book(path, NINE, plies=2) == (("d6", "d2"), ("b6", "f2"))
+    text_named = _write(tmp_path, PGN_BOOK, "book.txt")
+    assert load_book(text_named, NINE, fmt="pgn") == book  # format=pgn whatever its name
+    with pytest.raises(ConfigError, match="is not legal"):
+        load_book(text_named, NINE)  # as a text book: '[Event' is a bad turn
+    bad = _write(tmp_path, '[Event "x"]\n\n1. d6 d6 *\n', "bad.pgn")
+    with pytest.raises(ConfigError, match=r"bad\.pgn:3: turn 2 \('d6'\)"):
+        load_book(bad, NINE)
+
+
+def test_a_tournament_plays_the_openings_of_a_pgn_book(tmp_path: Path) -> None:
+    import io
+
+    from arena.config import load_config
+    from arena.records import read_records
+    from arena.tournament import run_tournament
+
+    _write(tmp_path, PGN_BOOK, "book.pgn")
+    root = Path(__file__).resolve().parent.parent
+    path = _write(tmp_path, f"name: pgnbook\nbots: [{root}/bots/random, {root}/bots/greedy]\n"
+                            f"openings: {{file: book.pgn, plies: 4}}\ngames_per_pairing: 4\n"
+                            f"time: {{movetime: 1000}}\nworkers: 2\nreport: false\n"
+                            f"output: {tmp_path / 'out'}\n", "t.yaml")
+    config = load_config(path)
+    assert config.book is not None and config.book.to_dict()["format"] == "pgn"
+    assert config.book.to_dict()["plies"] == 4
+    assert run_tournament(config, console=io.StringIO()).complete
+    openings = {("d6", "d2", "a1", "f4"), ("b6", "f2", "d3")}
+    used = set()
+    for record in read_records(tmp_path / "out" / "games.jsonl"):
+        played = tuple(m.move for m in record.moves if m.opening)  # the book's turns
+        assert played in openings, played
+        assert tuple(m.move for m in record.moves[:len(played)]) == played
+        used.add(played)
+    assert used == openings  # two pairs, one opening each
