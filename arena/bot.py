@@ -34,6 +34,7 @@ import select
 import shlex
 import shutil
 import signal
+import struct
 import subprocess
 import termios
 import threading
@@ -117,6 +118,7 @@ class _StderrTail:
         self.total = 0
         self._lock = threading.Lock()
         self._stop = False
+        self._reading = False  # between a read and its bytes joining the buffer
         self._thread = threading.Thread(target=self._run, name=f"stderr-{label}", daemon=True)
         self._thread.start()
 
@@ -127,19 +129,24 @@ class _StderrTail:
         while not self._stop:
             if not poller.poll(200) or self._stop:
                 continue
+            self._reading = True
             try:
                 chunk = os.read(self.fd, _READ_CHUNK)
             except BlockingIOError:
+                self._reading = False
                 continue
             except OSError:
+                self._reading = False
                 return
             if not chunk:
+                self._reading = False
                 return
             with self._lock:
                 self._buf += chunk
                 self.total += len(chunk)
                 if len(self._buf) > 2 * self.cap:
                     del self._buf[:-self.cap]
+                self._reading = False
             if debug:
                 for line in chunk.decode("utf-8", "replace").splitlines():
                     log.debug("%s 2> %s", self.label, P.escape_controls(line[:OFFENDING_CAP]))
@@ -150,6 +157,21 @@ class _StderrTail:
             start = max(0, since - (self.total - len(self._buf)))
             data = bytes(self._buf[start:][-self.cap:])
         return data.decode("utf-8", "replace")
+
+    def settle(self, wait_s: float) -> None:
+        """Wait up to ``wait_s`` until everything already written to the pipe is in the
+        buffer (a kept bot's game ends: what it wrote before its last reply is that game's,
+        even when this thread is slow to run on a loaded machine)."""
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and self._thread.is_alive():
+            try:
+                waiting = struct.unpack("i", fcntl.ioctl(self.fd, termios.FIONREAD,
+                                                         b"\0\0\0\0"))[0]
+            except OSError:
+                return
+            if not waiting and not self._reading:
+                return
+            time.sleep(0.002)
 
     def wait_eof(self, wait_s: float) -> None:
         """Wait up to ``wait_s`` for the end of the stream (the writer exited)."""
@@ -257,6 +279,11 @@ class BotProcess:
     def stderr_mark(self) -> int:
         """How many bytes the bot has written on stderr so far (see :meth:`stderr_tail`)."""
         return self._stderr.total if self._stderr is not None else 0
+
+    def settle_stderr(self, wait_s: float = 0.5) -> None:
+        """Wait (up to ``wait_s``) until what the bot has written on stderr so far is read."""
+        if self._stderr is not None:
+            self._stderr.settle(wait_s)
 
     def __repr__(self) -> str:
         return f"<BotProcess {self.label} pid={self.pid}>"
