@@ -280,10 +280,12 @@ class BotProcess:
         """How many bytes the bot has written on stderr so far (see :meth:`stderr_tail`)."""
         return self._stderr.total if self._stderr is not None else 0
 
-    def settle_stderr(self, wait_s: float = 0.5) -> None:
-        """Wait (up to ``wait_s``) until what the bot has written on stderr so far is read."""
+    def settle_stderr(self, wait_s: float = 0.5) -> int:
+        """Wait (up to ``wait_s``) until what the bot has written on stderr so far is read;
+        then its :meth:`stderr_mark`."""
         if self._stderr is not None:
             self._stderr.settle(wait_s)
+        return self.stderr_mark()
 
     def __repr__(self) -> str:
         return f"<BotProcess {self.label} pid={self.pid}>"

@@ -317,8 +317,7 @@ class KeptBotPlayer(BotPlayer):
     def stderr_tail(self) -> str:
         """What the bot wrote on stderr since the previous game's record took its part (each
         game's record holds its own game's output, not the whole process's so far)."""
-        self.process.settle_stderr()  # what it wrote before its last reply: this game's
-        mark = self.process.stderr_mark()
+        mark = self.process.settle_stderr()  # all it wrote before its last reply: this game's
         text = self.process.stderr_tail(self._stderr_reported)
         self._stderr_reported = mark
         return text
