@@ -208,7 +208,7 @@ def test_arena_play_options(tmp_path: Path) -> None:
         f"1000 nodes/move, depth 2/move (capped at {P.LIMIT_CAP_MS} ms/move)")
     res = runner.invoke(cli, ["play", bot, bot, "--clock", "inf"])
     assert res.exit_code == 2 and "no time limit is not accepted" in res.output
-    res = runner.invoke(cli, ["play", bot, bot, "--clock", "40"])
+    res = runner.invoke(cli, ["play", bot, bot, "--clock", "forty"])
     assert res.exit_code == 2 and "MOVES/BASE+INC" in res.output
     res = runner.invoke(cli, ["play", bot, bot, "--nodes", "0"])
     assert res.exit_code == 2 and "--nodes" in res.output
