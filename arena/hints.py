@@ -196,10 +196,11 @@ def unreachable_hint(stderr: str, command: Sequence[str], folder: str, level: st
         return ""
     home = os.path.realpath(folder)
     for arg in command[1:]:
-        if not arg.startswith("/") or not os.path.exists(arg):
-            continue
+        if not arg.startswith("/") or not os.path.exists(arg) or arg not in stderr:
+            continue  # only a file its error names
         real = os.path.realpath(arg)
-        outside = os.path.commonpath([home, real]) != home
+        outside = (os.path.commonpath([home, real]) != home
+                   and not real.startswith(("/usr/", "/bin/", "/lib", "/etc/", "/opt/")))
         closed = ""
         if other_uid:
             here = real
