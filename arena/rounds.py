@@ -429,6 +429,19 @@ def staged_facts(folder: Path) -> tuple[Optional[str], dict[str, float]]:
     return kind, round_byes(rounds)
 
 
+def folder_ranking(folder: Path, tiebreaks: Optional[Any] = None
+                   ) -> tuple[tuple[str, ...], dict[str, float]]:
+    """How a results folder's tables are ranked as its run ranked them: ``tiebreaks``, else
+    a Swiss's (:data:`arena.standings.SWISS_TIEBREAKS`) or the default, and the points of
+    its Swiss byes (:func:`staged_facts`).  :raises RoundsFileError: a broken rounds file."""
+    from arena.standings import DEFAULT_TIEBREAKS, SWISS_TIEBREAKS
+
+    kind, byes = staged_facts(folder)
+    if tiebreaks is None:
+        tiebreaks = SWISS_TIEBREAKS if kind == "swiss" else DEFAULT_TIEBREAKS
+    return tuple(tiebreaks), byes
+
+
 def staged_records(config: Any, folder: Path, done: Mapping[str, GameRecord]) -> list[GameRecord]:
     """The records of a Swiss or knockout in ``folder`` in playing order."""
     return Planner(config, folder).records(done)
@@ -451,4 +464,5 @@ def names_in(rounds: Iterable[Round]) -> set[str]:
 __all__ = ["ROUNDS_FILE", "Round", "RoundsFileError", "Planner", "read_rounds",
            "append_round", "bracket_lines", "bye_points", "staged_records", "champion",
            "knockout_places", "round_byes", "bracket_standings", "staged_facts",
+           "folder_ranking",
            "names_in"]

@@ -28,19 +28,15 @@ def _staged(results: str, tiebreaks: Optional[tuple[str, ...]]
             ) -> tuple[tuple[str, ...], dict[str, float]]:
     """The tie-breaks to rank RESULTS by (``tiebreaks``, else a Swiss's or the default) and
     the points of its Swiss byes (none for other folders and for a competition)."""
-    from arena.rounds import RoundsFileError, staged_facts
-    from arena.standings import DEFAULT_TIEBREAKS, SWISS_TIEBREAKS
+    from arena.rounds import RoundsFileError, folder_ranking
+    from arena.standings import DEFAULT_TIEBREAKS
 
-    kind: Optional[str] = None
-    byes: dict[str, float] = {}
-    if not is_competition(results):
-        try:
-            kind, byes = staged_facts(results_folder(results))
-        except RoundsFileError as e:
-            raise Failure(str(e)) from None
-    if tiebreaks is None:
-        tiebreaks = SWISS_TIEBREAKS if kind == "swiss" else DEFAULT_TIEBREAKS
-    return tiebreaks, byes
+    if is_competition(results):
+        return tiebreaks or DEFAULT_TIEBREAKS, {}
+    try:
+        return folder_ranking(results_folder(results), tiebreaks)
+    except RoundsFileError as e:
+        raise Failure(str(e)) from None
 
 
 @click.command()

@@ -56,12 +56,10 @@ def build_report(folder: str | os.PathLike[str], records: Optional[Sequence[Game
         raise ArenaError(f"no games to report in {out}")
     if not out.is_dir():
         raise ArenaError(f"no such results folder: {out}")
-    from arena.rounds import staged_facts
-    from arena.standings import DEFAULT_TIEBREAKS, SWISS_TIEBREAKS
+    from arena.rounds import folder_ranking
 
-    kind, byes = staged_facts(Path(rounds_from) if rounds_from is not None else out)
-    if tiebreaks is None:
-        tiebreaks = SWISS_TIEBREAKS if kind == "swiss" else DEFAULT_TIEBREAKS
+    tiebreaks, byes = folder_ranking(Path(rounds_from) if rounds_from is not None else out,
+                                     tiebreaks)
     tables = rate_all(records, anchor=anchor, tiebreaks=tiebreaks, byes=byes or None)
     charts = build_charts(records, tables)
     for chart in charts:
