@@ -30,6 +30,7 @@ through (stated in the bracket and the report).
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,6 +159,16 @@ def bye_points(config: Any) -> float:
     return float(config.games_per_pairing * len(config.variants))
 
 
+def match_winner(a: str, b: str, points: Mapping[str, float],
+                 seed: Mapping[str, int]) -> tuple[str, bool]:
+    """The winner of a complete knockout match between ``a`` and ``b`` with ``points``: more
+    points, else the better (lower) ``seed``; and whether the seed decided it. One rule for
+    the runner (:meth:`Planner.match`) and the report's bracket."""
+    if points[a] != points[b]:
+        return (a if points[a] > points[b] else b), False
+    return min((a, b), key=lambda x: seed.get(x, math.inf)), True
+
+
 @dataclass
 class MatchState:
     """A knockout match as its games so far decide it (:meth:`Planner.match`)."""
@@ -234,11 +245,8 @@ class Planner:
                 points[record.black.name] += record.score("black")
         state = MatchState(a, b, points, pairs, missing=missing)
         if self.kind == "knockout" and not missing:
-            if points[a] != points[b]:
-                state.winner = a if points[a] > points[b] else b
-            else:
-                state.winner = min((a, b), key=self.seeds.index)
-                state.by_seed = True
+            state.winner, state.by_seed = match_winner(
+                a, b, points, {name: k for k, name in enumerate(self.seeds)})
         return state
 
     def _round_states(self, entry: Round, done: Mapping[str, GameRecord]) -> list[MatchState]:

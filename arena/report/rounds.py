@@ -28,7 +28,6 @@ seed (the seeds are read off the first round's lines, :func:`arena.rounds.bracke
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from html import escape
@@ -37,7 +36,7 @@ from typing import Mapping, Optional, Sequence
 
 from arena.protocol import escape_controls
 from arena.records import GameRecord
-from arena.rounds import Round, bracket_lines, read_rounds
+from arena.rounds import Round, bracket_lines, match_winner, read_rounds
 
 #: characters of a name drawn in the bracket (the full name is its tooltip and in the table)
 NAME_CAP = 26
@@ -155,10 +154,7 @@ def _decide(p: Pairing, rules: MatchRules, variants: int, seed: Mapping[str, int
     if level and (n - base) // extra < rules.tiebreak_pairs:
         return  # a further pair is to come
     p.complete = True
-    if level:
-        p.winner, p.by_seed = min((p.a, p.b), key=lambda x: seed.get(x, math.inf)), True
-    else:
-        p.winner = p.a if p.points[p.a] > p.points[p.b] else p.b
+    p.winner, p.by_seed = match_winner(p.a, p.b, p.points, seed)
 
 
 # -- text -----------------------------------------------------------------------------------

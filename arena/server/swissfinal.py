@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from arena.records import GameRecord
+from arena.rounds import Round, round_byes
 from arena.server.ladder import SCORES
 from arena.swiss import pair_round
 
@@ -31,10 +32,13 @@ def swiss_scores(seeds: Sequence[int], games: Sequence[FinalGame],
         if status == "done" and result in SCORES and str(w) in points and str(b) in points:
             points[str(w)] += SCORES[result]
             points[str(b)] += 1.0 - SCORES[result]
-    for r in rounds:
-        if r["bye"] is not None:
-            points[str(r["bye"])] += r["bye_points"]
+    for bot, extra in _byes(rounds).items():
+        points[bot] += extra
     return points
+
+
+def _byes(rounds: Sequence[dict[str, Any]]) -> dict[str, float]:
+    return round_byes(Round.from_json(r) for r in rounds)
 
 
 def next_round(seeds: Sequence[int], games: Sequence[FinalGame],
@@ -68,11 +72,7 @@ def variant_byes(rounds: Sequence[dict[str, Any]], variants: int) -> dict[str, f
     """The points of each entry's byes (by bot id as text) in one variant's table: a bye
     stands for a won pairing, as many games in each of the ``variants``, so each table
     counts its share (as :func:`arena.standings.compute_standings` does)."""
-    out: dict[str, float] = {}
-    for r in rounds:
-        if r["bye"] is not None:
-            out[str(r["bye"])] = out.get(str(r["bye"]), 0.0) + r["bye_points"] / variants
-    return out
+    return {bot: extra / variants for bot, extra in _byes(rounds).items()}
 
 
 def swiss_places(records: list[GameRecord], variant: str, byes: dict[str, float]
