@@ -1,6 +1,10 @@
-"""``arena run``: play or resume the tournament a YAML file describes."""
+"""``arena run``: play or resume the tournament a YAML file describes, or the one a
+cutechess-cli / fastchess command line describes (``-engine ... -each tc=... -rounds 50``,
+translated by :mod:`arena.compat` into the file's mapping and checked as a file is)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
@@ -9,8 +13,40 @@ from arena.cli.common import (Failure, fresh_option, pgn_out_option, verbose_opt
                               warn_isolation)
 
 
-@click.command()
-@click.argument("config_file", metavar="TOURNAMENT.yaml")
+#: ``ctx.meta`` key of the cutechess options picked out of the arguments
+_CUTECHESS = "arena.run.cutechess"
+
+
+class _RunCommand(click.Command):
+    """``arena run`` takes cutechess's single-dash options beside its own: they are picked
+    out (:func:`arena.compat.split_command_line`) before click parses the rest."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from arena.compat import split_command_line
+
+        groups, rest = split_command_line(args)
+        ctx.meta[_CUTECHESS] = groups
+        return super().parse_args(ctx, rest)
+
+
+def _epilog() -> str:
+    from arena.compat import OPTIONS
+
+    rows = "\n".join(f"  {name:<13} {what}" for name, what in OPTIONS.items())
+    return ("Without TOURNAMENT.yaml, from cutechess-cli's and fastchess's options (single "
+            "dash, key=value words; docs/TOURNAMENTS.md, For engine authors):\n\n\b\n"
+            "  arena run -engine cmd=./a name=a -engine cmd=./b name=b \\\n"
+            "    -each tc=10+0.1 proto=morris -games 2 -rounds 50 -repeat -concurrency 2 "
+            "\\\n    -openings file=book.pgn format=pgn order=random \\\n"
+            "    -draw movenumber=20 movecount=4 score=10 -pgnout out.pgn\n\n"
+            "The results go to results/<-event, else 'cutechess'>; the same command line "
+            "again resumes.  Each option and the setting it becomes:\n\n\b\n" + rows +
+            "\n\nAn option without a Morris meaning (-sprt, -ponder, -pgnin, proto=uci, "
+            "book=...) is refused in one line saying why.")
+
+
+@click.command(cls=_RunCommand, epilog=_epilog())
+@click.argument("config_file", metavar="[TOURNAMENT.yaml]", required=False)
 @fresh_option("the games already in the results folder")
 @click.option("-j", "--workers", type=click.IntRange(1, R.workers_range().high), default=None,
               help="Games played at once (default: the file's 'workers', else auto: a core "
@@ -35,12 +71,16 @@ from arena.cli.common import (Failure, fresh_option, pgn_out_option, verbose_opt
               help="format.rounds instead of the file's (a Swiss's rounds; default for a "
                    "Swiss: ceil(log2 N) + 2).")
 @pgn_out_option("(as the file's pgn_out; the earlier games it lacks first)")
+@click.option("--as-yaml", is_flag=True,
+              help="With cutechess options: print the tournament file they make (checked) "
+                   "and exit.")
 @verbose_option
-def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
+def run(config_file: str | None, fresh: bool, restart_alias: bool, workers: int | None,
         output: str | None, executor: str | None, scheduler: str | None,
         ship_bots: bool | None, format_: str | None, rounds: int | None,
-        pgn_out: str | None, verbose: int) -> None:
-    """Run the tournament described by TOURNAMENT.yaml, or resume it.
+        pgn_out: str | None, as_yaml: bool, verbose: int) -> None:
+    """Run the tournament described by TOURNAMENT.yaml, or resume it; or the one given by
+    cutechess-cli's options (below).
 
     Games already in results/<name>/games.jsonl are not played again; a changed file is
     refused for an existing results folder unless --fresh is given.  Ctrl-C stops cleanly
@@ -57,7 +97,22 @@ def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
     from arena.tournament import (INTERRUPTED_STATUS, LOG_FILE, format_standings,
                                    run_tournament)
 
-    config = load_config(config_file, workers=workers, format_type=format_, rounds=rounds)
+    groups = click.get_current_context().meta.get(_CUTECHESS) or []
+    if groups:
+        if config_file is not None:
+            raise Failure(f"a tournament file ({config_file}) or cutechess options "
+                          f"({groups[0][0]} ...), not both")
+        config, verbose = _from_cutechess(groups, workers=workers, format_type=format_,
+                                          rounds=rounds, verbose=verbose, as_yaml=as_yaml)
+    elif config_file is None:
+        raise Failure("expected TOURNAMENT.yaml, or cutechess-cli's options (-engine "
+                      "cmd=./a -engine cmd=./b -each tc=10+0.1 ...; see arena run --help)")
+    elif as_yaml:
+        raise Failure("--as-yaml prints what cutechess options make: give -engine ... "
+                      "instead of a tournament file")
+    else:
+        config = load_config(config_file, workers=workers, format_type=format_,
+                             rounds=rounds)
     if output is not None:
         config = dataclasses.replace(config, output=Path(output))
     if pgn_out is not None:
@@ -87,3 +142,35 @@ def run(config_file: str, fresh: bool, restart_alias: bool, workers: int | None,
                   f"machine)"] if result.void else [])
         raise Failure(f"{' and '.join(what)} (see {result.folder / LOG_FILE}); run the same "
                       f"command again to play them")
+
+
+def _from_cutechess(groups: list[tuple[str, list[str]]], *, workers: int | None,
+                    format_type: str | None, rounds: int | None, verbose: int,
+                    as_yaml: bool) -> tuple[Any, int]:
+    """The configuration cutechess's options make (:func:`arena.compat.tournament_mapping`),
+    checked by :func:`arena.config.parse_config` as a tournament file's mapping is, with a
+    message naming the option; with ``as_yaml`` the file is printed and the command ends."""
+    from arena.compat import explain, tournament_mapping
+    from arena.config import parse_config
+    from arena.errors import ConfigError
+
+    translation = tournament_mapping(groups)
+    data = translation.data
+    if format_type is not None or rounds is not None:  # --format / --rounds, as for a file
+        fm = dict(data.get("format", {"type": "round-robin"}))
+        if format_type is not None and format_type != fm.get("type"):
+            fm = {"type": format_type}
+        if rounds is not None:
+            fm["rounds"] = rounds
+        data["format"] = fm
+    try:
+        config = parse_config(data, workers=workers)
+    except ConfigError as e:
+        raise Failure(explain(str(e), translation.labels)) from None
+    if as_yaml:
+        import yaml
+
+        click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
+                                  default_flow_style=None, width=100), nl=False)
+        raise SystemExit(0)
+    return config, max(verbose, translation.verbose)
