@@ -267,12 +267,15 @@ class Bot:
     """Base class for bots with state.  Override :meth:`choose`; the other hooks are optional.
 
     Class attributes ``name``, ``author`` and ``option_decls`` describe the bot; the kit
-    fills ``self.options`` (values) and ``self.variant`` (the current game's rules).
+    fills ``self.options`` (values), ``self.variant`` (the current game's rules) and
+    ``self.start_position`` (the position text of a game that starts from a set-up position,
+    as ``setup`` gave it; None for the variant's start).
     """
 
     name: str = "bot"
     author: str = "unknown"
     option_decls: Sequence[OptionDecl] = ()
+    start_position: Optional[str] = None
 
     def __init__(self) -> None:
         self.options = Options(self.option_decls)
@@ -398,13 +401,22 @@ class Session:
         self.variant: Variant = bot.variant
         self.position: Position = Position(self.variant)
         self._moves: list[str] = []  # the moves ``self.position`` was built from
+        #: the game's set-up position (``setup``), None for the variant's start
+        self.start: Optional[str] = None
         #: the ``legalmoves`` line received since the last ``position`` (None: none was)
         self.legal: Optional[tuple[str, ...]] = None
         self.running = True
 
     # -- position tracking ----------------------------------------------------------------
+    def start_position(self) -> Position:
+        """The game's first position: the ``setup`` position, else the variant's start."""
+        if self.start is not None:
+            return Position.from_text(self.variant, self.start)
+        return Position(self.variant)
+
     def set_position(self, text: str, moves: Sequence[str]) -> Position:
-        """Make ``self.position`` the position ``text`` reached by ``moves`` from the start.
+        """Make ``self.position`` the position ``text`` reached by ``moves`` from the start
+        (the ``setup`` position of a game that has one).
 
         Pushes only the moves not seen yet when ``moves`` extends the previous list; replays
         from the start otherwise.  If the replay does not reach ``text`` (or fails), the
@@ -415,7 +427,7 @@ class Session:
             if n <= len(moves) and list(moves[:n]) == self._moves:
                 pos, todo = self.position, moves[n:]
             else:
-                pos, todo = Position(self.variant), moves
+                pos, todo = self.start_position(), moves
             try:
                 for m in todo:
                     pos.push(Move.parse(m))
@@ -474,7 +486,12 @@ class Session:
             self.variant = Variant.from_params(msg.variant, msg.params)
             bot.variant = self.variant
             self.position, self._moves = Position(self.variant), []
+            self.start = bot.start_position = None
             bot.new_game(self.variant)
+        elif isinstance(msg, P.Setup):
+            self.position = Position.from_text(self.variant, msg.position)
+            self.start = bot.start_position = msg.position
+            self._moves = []
         elif isinstance(msg, P.IsReady):
             self.send(P.format_readyok())
         elif isinstance(msg, P.PositionCmd):

@@ -67,6 +67,16 @@ class PositionCmd:
 
 
 @dataclass(frozen=True)
+class Setup:
+    """``setup <position text>``: this game starts from ``position`` (a set-up position, as
+    ``Position.to_text`` writes it), not from the variant's start; sent after ``readyok`` and
+    before the game's first ``position``, only in such a game.  The ``moves`` of its
+    ``position`` lines are counted from this position."""
+
+    position: str
+
+
+@dataclass(frozen=True)
 class LegalMoves:
     """``legalmoves <m1> <m2> ...``: every legal turn here, sent just before ``go`` to a bot
     that asked for it (``legal_moves: true`` in its ``bot.yaml``); never empty."""
@@ -125,8 +135,12 @@ class Quit:
     """``quit``: exit promptly."""
 
 
-RefereeMessage = Union[Hello, SetOption, NewGame, IsReady, PositionCmd, LegalMoves, Go, GameOver,
-                       Quit]
+RefereeMessage = Union[Hello, SetOption, NewGame, IsReady, Setup, PositionCmd, LegalMoves, Go,
+                       GameOver, Quit]
+
+#: the first word of ``setup``; an opening (a book's line, a schedule's slot) whose first
+#: item is ``setup <position text>`` starts from that position (:func:`split_setup`)
+SETUP = "setup"
 
 
 def format_hello(version: int = VERSION) -> str:
@@ -145,6 +159,20 @@ def format_newgame(variant_name: str, params: Mapping[str, str]) -> str:
 
 def format_isready() -> str:
     return "isready"
+
+
+def format_setup(position_text: str) -> str:
+    """``setup <position text>`` (also an opening's first item, see :func:`split_setup`)."""
+    return f"{SETUP} {position_text}"
+
+
+def split_setup(opening: Sequence[str]) -> tuple[Optional[str], list[str]]:
+    """An opening's start position and moves: ``("setup <text>", "d6", ...)`` is
+    ``("<text>", ["d6", ...])``; an opening without a ``setup`` item starts from the
+    variant's start (``None``)."""
+    if opening and opening[0].startswith(SETUP + " "):
+        return " ".join(opening[0].split()[1:]), list(opening[1:])
+    return None, list(opening)
 
 
 def format_position(position_text: str, moves: Sequence[str] = ()) -> str:
@@ -222,6 +250,8 @@ def parse_referee_line(line: str) -> RefereeMessage:
             return NewGame(args[0], params)
         if cmd == "isready" and not args:
             return IsReady()
+        if cmd == SETUP and args:
+            return Setup(" ".join(args))
         if cmd == "position" and "moves" in args:
             at = args.index("moves")
             return PositionCmd(" ".join(args[:at]), tuple(args[at + 1:]))

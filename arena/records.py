@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
 from arena.errors import ArenaError
+from arena.protocol import SETUP, split_setup
 
 SCHEMA = 1
 
@@ -101,6 +102,19 @@ class GameRecord:
     #: [white's last score, black's]}``; None otherwise
     adjudication: Optional[dict[str, Any]] = None
     schema: int = SCHEMA
+    #: the position the game started from, in the protocol's position text
+    #: (``Position.to_text``), for a game from a set-up position (a position book,
+    #: ``start_position:``, ``arena play --position``); None (and no key in the JSON: older
+    #: records read the same) for the variant's start position.  ``opening`` and ``moves``
+    #: are counted from it.
+    start_position: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        # an opening whose first item is ``setup <text>`` (a position book's line, carried
+        # by a schedule's slot): its position is the start, the rest the opening's moves
+        if self.opening and self.opening[0].startswith(SETUP + " "):
+            start, self.opening = split_setup(self.opening)
+            self.start_position = self.start_position or start
 
     @property
     def winner(self) -> Optional[str]:
@@ -118,7 +132,10 @@ class GameRecord:
         return 1.0 if self.winner == color else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["start_position"] is None:  # the variant's start: the JSON of older records
+            del d["start_position"]
+        return d
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))

@@ -39,7 +39,8 @@ from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, Confi
                           MoveError, ProtocolError)
 from arena.adjudication import Adjudication, Adjudicator, Verdict
 from arena.hints import LEGAL_MOVES_HINT
-from arena.protocol import SEED_MAX, Go, escape_controls, gameover_reason
+from arena.openings import check_opening, start_and_opening  # noqa: F401 (check_opening: its old home)
+from arena.protocol import SEED_MAX, Go, escape_controls, format_setup, gameover_reason
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
 from arena.verdicts import (IN_TIME, UNJUDGED, illegal_move_text, judge_own, starved,
@@ -114,6 +115,10 @@ class Player(abc.ABC):
 
     def prepare(self, variant: Variant, seed: int, handshake_s: float) -> None:
         """Finish starting and set up a new game of ``variant``."""
+
+    def set_up(self, position_text: str) -> None:
+        """The game starts from ``position_text``, not the variant's start (a bot is told
+        ``setup``: docs/PROTOCOL.md)."""
 
     @abc.abstractmethod
     def choose(self, position: Position, moves: Sequence[str], go: Go,
@@ -195,6 +200,10 @@ class BotPlayer(Player):
             self.last_cpu_ms = self.process.last_cpu_ms
             self.last_info = self.process.last_info
             self.last_own = self.process.last_own
+
+    def set_up(self, position_text: str) -> None:
+        # (bot.py has no public way to send a line that asks nothing: its own writer)
+        self.process._send([format_setup(position_text)], time.monotonic() + 1.0)
 
     def take_cpu(self) -> Optional[float]:
         """The last move's CPU ms, read from the bot's process tree now if it was put off."""
@@ -405,24 +414,10 @@ def _host() -> str:
     return _HOST
 
 
-def check_opening(variant: Variant, opening: Sequence[str]) -> list[str]:
-    """The opening moves as canonical text; raises :class:`ConfigError` if one is illegal."""
-    pos = Position(variant)
-    out = []
-    for n, text in enumerate(opening, 1):
-        try:
-            move = pos.parse_move(text)
-        except MoveError as e:
-            raise ConfigError(f"opening move {n} ({text!r}) for {variant.name}: {e}") from None
-        pos.push(move)
-        out.append(str(move))
-    return out
-
-
 def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
               variant: Union[Variant, str], time_control: TimeControl, *,
               opening: Sequence[str] = (), game_id: str = "", seed: Optional[int] = None,
-              on_move: Optional[OnMove] = None, quit_grace_s: Optional[float] = None,
+              start: Optional[str] = None, on_move: Optional[OnMove] = None, quit_grace_s: Optional[float] = None,
               term_grace_s: Optional[float] = None,
               isolation: Optional[Isolation] = None,
               replays: int = STARVED_REPLAYS,
@@ -430,7 +425,9 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     """Play one game, ``white`` first, and return its record.
 
     ``white``/``black`` are bot specs (spawned and owned here) or :class:`Player`\\ s.
-    ``opening`` moves are played by the referee first (recorded with ``opening=True``).
+    ``opening`` moves are played by the referee first (recorded with ``opening=True``),
+    from ``start`` (position text; or the opening's ``setup`` item, see
+    :func:`arena.protocol.split_setup`) when given, else from the variant's start.
     ``seed`` (random if ``None``, recorded either way) is sent as the ``Seed`` option to bots
     that declare one and were not given one.  ``on_move(position, info)`` is called after
     every move.  ``quit_grace_s``/``term_grace_s`` override how long bots get to exit.
@@ -446,12 +443,12 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     processes, up to ``replays`` times (its ``replays`` say why); one still not judged then
     comes back ``void`` (never counted: the callers leave it for later).
 
-    :raises ConfigError: an opening move is illegal (before any process starts), or the
+    :raises ConfigError: the start or an opening move is illegal (before any process starts), or the
         isolation level is not available here.
     """
     if isinstance(variant, str):
         variant = get_variant(variant)
-    opening_moves = check_opening(variant, opening)
+    start, opening_moves = start_and_opening(variant, opening, start)
     if seed is None:
         seed = random.SystemRandom().randrange(SEED_MAX + 1)
     if isolation is None:
@@ -470,7 +467,7 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
                             opening=list(opening_moves), time_control=time_control.to_dict(),
                             seed=seed, started=_now(), host=_host(),
                             isolation=isolation.level.value,
-                            restart="per-pairing" if kept else "per-game")
+                            restart="per-pairing" if kept else "per-game", start_position=start)
         game = _Game(players, variant, time_control, seed, on_move, record, adjudicate)
         try:
             game.run(opening_moves)
@@ -505,7 +502,8 @@ class _Game:
         self.seed = seed
         self.on_move = on_move
         self.record = record
-        self.position = Position(variant)
+        start = record.start_position
+        self.position = Position.from_text(variant, start) if start else Position(variant)
         self.moves: list[str] = []
         self.failure: Optional[tuple[int, BotError]] = None
         #: why the failure, a timeout, was the machine's fault (see :func:`starved`)
@@ -519,8 +517,9 @@ class _Game:
 
     def run(self, opening: Sequence[str]) -> None:
         """Start both players, play the opening, then turns until the game ends."""
-        handshake_s = self.tc.handshake_ms / 1000.0
-        for step in (lambda p: p.start(), lambda p: p.prepare(self.variant, self.seed, handshake_s)):
+        handshake_s, start = self.tc.handshake_ms / 1000.0, self.record.start_position
+        for step in (lambda p: p.start(), lambda p: p.prepare(self.variant, self.seed, handshake_s),
+                     lambda p: start and p.set_up(start)):
             for color, player in enumerate(self.players):
                 try:
                     step(player)
