@@ -88,13 +88,12 @@ OPTIONS: dict[str, str] = {
     "-recover": "(always: a crashed engine loses its game, the run goes on)",
     "-resume": "(always: the same command again resumes)",
     "-debug": "-vv (the log on stderr)",
+    "-sprt": "arena sprt A B --elo0 --elo1 --alpha --beta [--model] (two engines; "
+             "-games x -rounds: the most games; results/NAME as its --output)",
 }
 
 #: cutechess's and fastchess's options without a Morris meaning, and why
 NO_MEANING: dict[str, str] = {
-    "-sprt": "a tournament has no early stop here; the same test (pentanomial GSPRT) is "
-             "'arena sprt A B --elo0 E0 --elo1 E1 --alpha A --beta B' (A, B: the two engine "
-             "strings, in quotes)",
     "-pgnin": "openings come from -openings file=BOOK.pgn format=pgn",
     "-epdin": "openings come from -openings file=BOOK format=epd",
     "-epdout": "no EPD of the final positions is written (the records keep every position)",
@@ -154,6 +153,7 @@ _TOURNAMENTS = {"round-robin": "round-robin", "roundrobin": "round-robin",
                 "gauntlet": "gauntlet", "knockout": "knockout", "swiss": "swiss",
                 "match": "match"}
 _BOOK_FORMATS = {"pgn": "pgn", "epd": "epd", "txt": "text", "text": "text"}
+_SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
 _OPENING_KEYS = ("file", "format", "order", "plies", "start", "policy")
 _OPTION_RE = re.compile(r"^-[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*$")
 _NUMBER_RE = re.compile(r"^-\d")
@@ -198,6 +198,8 @@ class Translation:
     data: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     verbose: int = 0
+    #: ``-sprt``'s words (``elo0``...): the run is ``arena sprt`` (:func:`sprt_arguments`)
+    sprt: Optional[dict[str, str]] = None
 
 
 def tournament_mapping(groups: Sequence[tuple[str, Sequence[str]]], *,
@@ -242,6 +244,8 @@ def tournament_mapping(groups: Sequence[tuple[str, Sequence[str]]], *,
                 raise ConfigError(f"takes no value, got {' '.join(values)[:40]!r}", option)
             repeat = repeat or option == "-repeat"
             out.verbose = 2 if option == "-debug" else out.verbose
+        elif option == "-sprt":
+            out.sprt = _pairs(option, values, _SPRT_KEYS)
         elif option == "-variant":
             data.setdefault("variants", []).append(_variant(_one(option, values)))
             out.labels["variants"] = option
@@ -273,6 +277,66 @@ def explain(message: str, labels: Mapping[str, str]) -> str:
     if best is None:
         return text
     return f"{labels[best]} ({path}): {rest}"
+
+
+def sprt_arguments(translation: Translation) -> list[str]:
+    """``arena sprt``'s arguments for a cutechess command line with ``-sprt`` (the two
+    engines, the test's bounds, and the tournament's settings that a test has: time,
+    openings, adjudication, workers, seed, PGN, variants); ``-games`` x ``-rounds`` is the
+    most games (``--max-pairs``: half of them), ``results/NAME`` the test's folder.
+
+    :raises ConfigError: not two engines, or a setting a test cannot keep.
+    """
+    data, sprt = translation.data, translation.sprt or {}
+    bots = data["bots"]
+    if len(bots) != 2:
+        raise ConfigError(f"a test of two engines, got {len(bots)}", "-sprt")
+    args = [bots[0]["engine"], bots[1]["engine"]]
+    for key in ("elo0", "elo1", "alpha", "beta", "model"):
+        if key in sprt:
+            value = sprt[key]
+            if key == "model" and value == "bayesian":
+                raise ConfigError("model=bayesian: no Morris meaning: logistic or normalized",
+                                  "-sprt")
+            args += [f"--{key}", value]
+    fmt = data.get("format", {})
+    if fmt.get("type", "round-robin") not in ("round-robin", "match") or "seeds" in fmt:
+        raise ConfigError(f"a test of two engines is a match: -tournament {fmt.get('type')} "
+                          f"cannot be kept", "-sprt")
+    if "rounds" in fmt or "games_per_pairing" in data:
+        games = fmt.get("rounds", 1) * data.get("games_per_pairing", 2)
+        args += ["--max-pairs", str(max(1, (games + 1) // 2))]
+    time = data.get("time", {})
+    for key, flag in (("clock", "--clock"), ("movetime", "--movetime"), ("nodes", "--nodes"),
+                      ("depth", "--depth"), ("margin", "--margin")):
+        if key in time:
+            args += [flag, str(time[key])]
+    book = data.get("openings")
+    if book is not None:
+        fmt_given = book.get("format")
+        if "plies" in book or (fmt_given is not None and fmt_given
+                               != ("pgn" if book["file"].lower().endswith(".pgn") else "text")):
+            raise ConfigError("with -sprt, a book is read whole, and as its name says (a "
+                              ".pgn file as PGN): plies= and format= cannot be kept",
+                              "-openings")
+        args += ["--book", book["file"], "--book-order", book.get("order", "sequential")]
+    if "restart" in data:
+        args += ["--restart-bots", data["restart"]]
+    adjudicate = data.get("adjudicate", {})
+    for rule in ("draw", "resign"):
+        if rule in adjudicate:
+            args += [f"--{rule}", " ".join(f"{k}={str(v).lower()}"
+                                           for k, v in adjudicate[rule].items())]
+    if "max_turns" in adjudicate:
+        args += ["--max-turns", str(adjudicate["max_turns"])]
+    if "tablebase" in adjudicate:
+        args += [f"--tablebase={adjudicate['tablebase']}"]
+    for key, flag in (("workers", "-j"), ("seed", "--seed"), ("pgn_out", "--pgn-out")):
+        if key in data:
+            args += [flag, str(data[key])]
+    for variant in data.get("variants", []):
+        args += ["--variant", variant]
+    return args + ["--output", f"results/{data['name']}"]
 
 
 # -- the options, one by one ---------------------------------------------------------------
@@ -567,4 +631,4 @@ def _seeds(out: Translation, seeds: Optional[int]) -> None:
 
 __all__ = ["ADJUDICATION_KEYS", "CHESS_VARIANTS", "NO_MEANING", "OPTIONS", "Translation",
            "adjudication_tokens", "explain", "is_cutechess_option", "split_command_line",
-           "tournament_mapping"]
+           "sprt_arguments", "tournament_mapping"]

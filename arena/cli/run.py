@@ -72,8 +72,8 @@ def _epilog() -> str:
                    "Swiss: ceil(log2 N) + 2).")
 @pgn_out_option("(as the file's pgn_out; the earlier games it lacks first)")
 @click.option("--as-yaml", is_flag=True,
-              help="With cutechess options: print the tournament file they make (checked) "
-                   "and exit.")
+              help="With cutechess options: print the tournament file they make (checked; "
+                   "with -sprt, the arena sprt command) and exit.")
 @verbose_option
 def run(config_file: str | None, fresh: bool, restart_alias: bool, workers: int | None,
         output: str | None, executor: str | None, scheduler: str | None,
@@ -156,6 +156,8 @@ def _from_cutechess(groups: list[tuple[str, list[str]]], *, workers: int | None,
 
     translation = tournament_mapping(groups)
     data = translation.data
+    if translation.sprt is not None:  # a test, not a tournament: arena sprt
+        _sprt(translation, workers=workers, verbose=verbose, as_yaml=as_yaml)
     if format_type is not None or rounds is not None:  # --format / --rounds, as for a file
         fm = dict(data.get("format", {"type": "round-robin"}))
         if format_type is not None and format_type != fm.get("type"):
@@ -174,3 +176,29 @@ def _from_cutechess(groups: list[tuple[str, list[str]]], *, workers: int | None,
                                   default_flow_style=None, width=100), nl=False)
         raise SystemExit(0)
     return config, max(verbose, translation.verbose)
+
+
+def _sprt(translation: Any, *, workers: int | None, verbose: int, as_yaml: bool) -> None:
+    """cutechess's ``-sprt``: ``arena sprt`` with the same settings
+    (:func:`arena.compat.sprt_arguments`; with ``as_yaml``, its command line is printed)."""
+    import shlex
+
+    from arena.cli.sprt import sprt
+    from arena.compat import sprt_arguments
+
+    ctx = click.get_current_context()
+    args = sprt_arguments(translation)
+    for name, flag in (("output", "--output"), ("pgn_out", "--pgn-out")):
+        if ctx.params.get(name) is not None:  # arena run's own -o / --pgn-out win
+            args += [flag, str(ctx.params[name])]
+    if workers is not None:
+        args += ["-j", str(workers)]
+    if ctx.params.get("fresh"):
+        args.append("--fresh")
+    verbose = max(verbose, translation.verbose)
+    args += ["-" + "v" * verbose] if verbose else []
+    if as_yaml:
+        click.echo("arena sprt " + " ".join(shlex.quote(a) for a in args))
+        raise SystemExit(0)
+    code = sprt.main(args=args, prog_name="arena sprt", standalone_mode=False)
+    raise SystemExit(code if isinstance(code, int) else 0)
