@@ -33,8 +33,9 @@ from arena import ranges as R
 from arena.adjudication import Adjudication, parse_adjudication
 from arena.errors import ConfigError
 from arena.hints import did_you_mean
-from arena.openings import (BOOK_FORMATS, BOOK_ORDERS, Book, BookOrder, book_format, parse_book,
-                            read_book_text)
+from arena.openings import (BOOK_FORMATS, BOOK_ORDERS, Book, BookOrder, book_format, check_start,
+                            parse_book, read_book_text)
+from arena.protocol import format_setup
 from arena.standings import parse_tiebreaks
 from arena.schedule import (FORMAT_KINDS, SCHEME, Format, Slot, build_schedule, count_games,
                             count_pairings)
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 TOP_KEYS = ("name", "bots", "variants", "format", "games_per_pairing", "openings", "time",
             "workers", "seed", "output", "report", "pgn_out", "executor", "isolation", "restart",
-            "adjudicate", "cluster", "tiebreaks")
+            "adjudicate", "cluster", "tiebreaks", "start_position")
 BOT_KEYS = ("path", "engine", "name", "options")
 FORMAT_KEYS = ("type", "rounds", "seeds", "tiebreak_pairs")
 OPENING_KEYS = ("random", "file", "order", "format", "plies")
@@ -191,10 +192,14 @@ class OpeningBook:
     #: many turns (None: whole)
     fmt: str = "text"
     plies: Optional[int] = None
+    #: ``start_position:``: every game starts from this position (a book of one position)
+    position: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         """The book as JSON values (part of ``config.json``; ``format`` and ``plies`` only
         when not the defaults, so that a text book's configuration keeps its hash)."""
+        if self.position is not None:
+            return {"start_position": self.position}
         return {"file": self.path, "order": self.order, "sha256": self.sha256,
                 **({"format": self.fmt} if self.fmt != "text" else {}),
                 **({"plies": self.plies} if self.plies is not None else {})}
@@ -478,7 +483,8 @@ class _Parser:
             name=name, bots=bots, variants=variants, format=fmt,
             time_control=self.time(top.get("time")), games_per_pairing=gpp,
             opening_turns=self.openings(top.get("openings"), variants),
-            book=self.book(top.get("openings"), variants),
+            book=(self.start_position(top["start_position"], top.get("openings"), variants)
+                  if "start_position" in top else self.book(top.get("openings"), variants)),
             workers=self.workers(top.get("workers", "auto")), seed=seed,
             output=output, report=report, pgn_out=pgn_out, source=self.source,
             executor=self.executor(top.get("executor", "local")),
@@ -778,6 +784,23 @@ class _Parser:
                                   f"{variant.name} (its placement phase: 2 x {variant.men} "
                                   f"men), got {turns}", "openings.random")
         return turns
+
+    def start_position(self, value: Any, openings: Any,
+                       variants: tuple[Variant, ...]) -> OpeningBook:
+        """``start_position: TEXT``: every game starts from this position (docs/PROTOCOL.md,
+        *Position text*), checked in each variant: a book of one position."""
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"expected a position text (docs/PROTOCOL.md, Position text), "
+                              f"got {_shown(value)}", "start_position")
+        if openings not in (None, "none"):
+            raise ConfigError("a start position or openings, not both (a book of positions: "
+                              "openings: {file: BOOK.epd})", "start_position")
+        books = {v.name: ((format_setup(check_start(v, value, "start_position")),),)
+                 for v in variants}
+        text = " ".join(value.split())
+        return OpeningBook(path="start_position", order="sequential",
+                           sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                           books=books, fmt="epd", position=text)
 
     def book(self, value: Any, variants: tuple[Variant, ...]) -> Optional[OpeningBook]:
         """``openings: {file: BOOK, order: ...}`` (the mapping is checked by :meth:`openings`)."""

@@ -73,6 +73,10 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
 @limit_options
 @click.option("--seed", type=click.IntRange(0, SEED_MAX), help="Seed sent to bots with a Seed option.")
 @click.option("--opening", default="", metavar="MOVES", help="Moves played first, e.g. 'd6 d2'.")
+@click.option("--position", "start", default=None, metavar="TEXT",
+              help="Start from this position (the protocol's position text, e.g. "
+                   "'W...B.....B..W.....B.W.. w 6 6 6 - - 6'; see docs/PROTOCOL.md); "
+                   "--opening moves are then played from it.")
 @click.option("--quiet", is_flag=True, help="Do not show the board after every move.")
 @click.option("--record", "record_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Save the game record as JSON.")
@@ -86,7 +90,7 @@ def _preflight(spec: BotSpec, sandbox: Isolation | None, handshake_s: float) -> 
 def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str | None,
          handshake: int, margin: int, cpu_clock: bool, charge: str,
          isolation: str | None, nodes: int | None, depth: int | None,
-         seed: int | None, opening: str, quiet: bool,
+         seed: int | None, opening: str, start: str | None, quiet: bool,
          record_path: str | None, option_a: tuple[str, ...], option_b: tuple[str, ...],
          read_only: tuple[str, ...], adj_draw: str | None, adj_resign: str | None,
          adj_max_turns: int | None, adj_tablebase: str | None, verbose: int) -> None:
@@ -107,10 +111,14 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     from arena.rules import COLOR_NAMES, Position
     from arena.variants import load_variant
 
+    from arena.openings import check_start
+
     tc = time_control(movetime, clock, handshake, margin, default_movetime=MOVETIME_MS,
                       cpu_clock=cpu_clock, charge=charge, nodes=nodes, depth=depth)
     sandbox = parse_isolation(isolation, read_only)
     var = load_variant(variant)
+    if start is not None:  # checked before any bot starts: one line naming the option
+        start = check_start(var, start, "--position")
     sides: list[BotSpec | Player] = []
     for arg, pairs, flag in ((bot_a, option_a, "--option-a"), (bot_b, option_b, "--option-b")):
         options = parse_options(pairs, flag)
@@ -136,7 +144,8 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
             click.echo(pos.board_text() + "\n")
 
     if not quiet:
-        click.echo(Position(var).board_text() + "\n")
+        click.echo((Position.from_text(var, start) if start else Position(var)).board_text()
+                   + "\n")
     adjudicate = parse_adjudication_options(adj_draw, adj_resign, adj_max_turns,
                                             adj_tablebase)
     # an id of its own, so that records saved by several plays and gathered into one
@@ -147,6 +156,7 @@ def play(bot_a: str, bot_b: str, variant: str, movetime: int | None, clock: str 
     game_id = (f"play/{var.name}/{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}-"
                f"{secrets.token_hex(4)}")
     record = play_game(sides[0], sides[1], var, tc, opening=opening.split(), seed=seed,
+                       start=start,
                        on_move=show, isolation=sandbox, adjudicate=adjudicate,
                        game_id=game_id)
     for reason in record.replays:

@@ -47,6 +47,8 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
     ending = clean_text(ending_text(r))
     said = r.detail and r.detail.lower() not in ending.lower()
     echo(ending + (f" ({clean_text(r.detail)})" if said else ""))
+    if r.start_position:
+        echo(clean_text(f"Started from the position {r.start_position}"))
     echo()
     at = "the final position" if ply is None else f"after {ply} move{'s' * (ply != 1)}"
     echo(f"Board, {at}:")
@@ -57,17 +59,18 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
         mover = plies[n].by if n < len(plies) else None
         return COLOR_NAMES[mover if mover is not None else (n - 1) % 2]
 
-    if pos.ply:
-        played = r.moves[pos.ply - 1]
-        color = color_of(pos.ply)
-        echo(clean_text(f"Move {pos.ply}, {color} {played.move}: "
+    shown = len(pos.move_stack)  # (not pos.ply: a set-up position's ply need not be 0)
+    if shown:
+        played = r.moves[shown - 1]
+        color = color_of(shown)
+        echo(clean_text(f"Move {shown}, {color} {played.move}: "
                         f"{search_text(played.info, color) or 'no engine output'}"))
     echo()
     scores = any(m.info for m in r.moves)
     echo("Moves (ms used" + ("; the bot's score/depth" if scores else "") +
          "; o: the referee's opening):")
     for n, m in enumerate(r.moves, 1):
-        mark = ">" if n == pos.ply else " "
+        mark = ">" if n == shown else " "
         t = "o" if m.opening else f"{m.wall_ms:.0f}" + (
             "" if m.cpu_ms is None else f" (cpu {m.cpu_ms:.0f})")
         if scores:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from arena.records import GameRecord, atomic_write
-from arena.rules import COLOR_NAMES, Position
+from arena.rules import COLOR_NAMES
 from arena.variants import Variant
 
 #: the analysis file of a results folder
@@ -75,11 +75,11 @@ def analyse_game(record: GameRecord, tables: Any, variant: Optional[Variant] = N
     move played in a position ``tables`` cover (an :class:`arena.tablebase.Tablebase`)."""
     from arena.tablebase import NotCovered
 
-    from arena.report.viewer import record_variant
+    from arena.report.viewer import record_variant, start_of
 
     variant = variant or record_variant(record)[0]
     out = GameAnalysis(record.game_id, record.white.name, record.black.name, record.variant)
-    pos = Position(variant)
+    pos = start_of(record, variant)
     for ply, info in enumerate(record.moves, 1):
         if pos.outcome() is None and not info.opening:
             try:

@@ -125,11 +125,22 @@ def record_variant(record: GameRecord) -> tuple[Variant, str]:
                                                  "shown on the standard board")
 
 
+def start_of(record: GameRecord, variant: Variant) -> Position:
+    """The position ``record`` started from: its ``start_position``, else the variant's."""
+    if record.start_position:
+        try:
+            return Position.from_text(variant, record.start_position)
+        except ArenaError:
+            pass
+    return Position(variant)
+
+
 def replay(record: GameRecord) -> Replay:
     """Replay ``record``'s moves with the rules engine, one :class:`Ply` per position."""
     variant, error = record_variant(record)
-    pos = Position(variant)
-    out = Replay(variant, [Ply(pos.points_text(), (pos.hand[0], pos.hand[1]))], error)
+    pos = start_of(record, variant)
+    out = Replay(variant, [Ply(pos.points_text(), (pos.hand[0], pos.hand[1]), turn=pos.turn)],
+                 error)
     for n, info in enumerate(record.moves, 1):
         by = pos.turn
         try:
@@ -156,7 +167,7 @@ def position_at(record: GameRecord, ply: Optional[int] = None) -> Position:
     :raises ArenaError: ``ply`` is out of range or a move before it does not replay.
     """
     variant, _ = record_variant(record)
-    pos = Position(variant)
+    pos = start_of(record, variant)
     last = len(record.moves) if ply is None else ply
     if not 0 <= last <= len(record.moves):
         raise ArenaError(f"no ply {ply} in game {record.game_id} (it has {len(record.moves)})")
