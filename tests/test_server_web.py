@@ -1333,3 +1333,21 @@ def test_head_is_answered_like_get_without_a_body(site: Site) -> None:
     stream = send(site.port, "HEAD", f"/api/games/{site.running}/live/events",
                   source="127.0.6.2")
     assert stream.status == 405 and "GET" in stream.header("allow")
+
+
+def test_on_a_phone_the_pages_keep_to_the_screen_width(site: Site, driver: Any) -> None:
+    """At a phone's width (390 px) no page is wider than the screen: a wide table scrolls
+    by itself, the navigation wraps, so the text and the links stay in view."""
+    url = site.server.url
+    driver.set_window_size(390, 900)
+    try:
+        for path in ("/", "/games", "/final", f"/bots/{site.games.bot('alice')}",
+                     f"/games/{site.done}"):
+            driver.get(url + path)
+            _wait(f"{path} loaded", lambda: driver.execute_script(
+                "return document.readyState") == "complete")
+            wide, screen = driver.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth];")
+            assert wide <= screen, (path, wide, screen)
+    finally:
+        driver.set_window_size(1200, 900)
