@@ -17,16 +17,17 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from arena.errors import ConfigError
 from arena.records import GameRecord, atomic_write, spreadsheet_safe
+from arena.tallies import GameTallies, VariantTally, tally_games
 
 __all__ = ["Tally", "Tallies", "tally", "compute_standings", "format_standings",
            "write_standings_csv", "Standing", "Place", "places", "rank_bots", "ranking",
            "RANKINGS", "TIE_BREAKS", "STANDINGS_COLUMNS", "TIEBREAKS", "DEFAULT_TIEBREAKS",
            "SWISS_TIEBREAKS", "BUCHHOLZ_COLUMNS", "TiebreakError", "check_tiebreaks",
-           "parse_tiebreaks", "describe_tiebreaks"]
+           "parse_tiebreaks", "describe_tiebreaks", "table_of", "tally_rows", "against_points"]
 
 #: the tie-breaks :func:`places` knows (FIDE C.07's names), in no particular order:
 #: ``direct-encounter`` (the points taken in the games among the bots still level),
@@ -403,19 +404,70 @@ def describe_tiebreaks(tiebreaks: Optional[Sequence[str]] = None, by: str = "poi
             + "; bots level on all of these share a place (5=)")
 
 
-def ranking(records: Iterable[GameRecord], *, variant: Optional[str] = None,
+def ranking(records: Source, *, variant: Optional[str] = None,
             elo: Optional[Mapping[str, float]] = None,
             byes: Optional[Mapping[str, float]] = None) -> str:
     """How the table of ``records`` (of ``variant``) is ranked: a key of :data:`RANKINGS`
     (``points`` where every bot played as many games, as in a round robin or a Swiss, or
     where some bot had a bye (``byes`` names one: a Swiss's odd field, whose bye stands for
     the games of its round); else ``elo`` when ``elo`` is given, else ``score``)."""
+    return _ranking(tally_rows(table_of(records, variant)), elo, byes)
+
+
+def _ranking(rows: Mapping[str, Tally], elo: Optional[Mapping[str, float]],
+             byes: Optional[Mapping[str, float]]) -> str:
+    """:func:`ranking` of a table's tallies."""
     if byes:
         return "points"
-    counts = {t.games for t in tally(records, variant=variant).values()}
+    counts = {t.games for t in rows.values()}
     if len(counts) <= 1:
         return "points"
     return "elo" if elo else "score"
+
+
+#: what the tables are counted from: records, or their tallies (arena.tallies)
+Source = Union[Iterable[GameRecord], GameTallies, VariantTally]
+
+
+def table_of(source: Source, variant: Optional[str] = None) -> VariantTally:
+    """The tallies of ``variant``'s games (all when None) in ``source``: records (counted
+    here, in one pass), a folder's :class:`GameTallies`, or one table's tallies."""
+    if isinstance(source, VariantTally):
+        if variant is not None and source.variant not in (None, variant):
+            raise ValueError(f"the tallies of {source.variant!r}, not of {variant!r}")
+        return source
+    if isinstance(source, GameTallies):
+        return source.table(variant)
+    return tally_games(r for r in source if variant is None or r.variant == variant).table(None)
+
+
+def tally_rows(table: VariantTally) -> dict[str, Tally]:
+    """Per bot (in order of first appearance), its :class:`Tally` in ``table``: as
+    :func:`tally` of the games counted."""
+    rows = {name: Tally(name, table.variant) for name in table.players}
+    for (w, b), (ww, d, bw, other) in table.results.items():
+        white, black = rows[w], rows[b]
+        white.wins += ww
+        white.draws += d
+        white.losses += bw + other
+        black.wins += bw
+        black.draws += d
+        black.losses += ww + other
+    for name, kinds in table.forfeits.items():
+        rows[name].forfeit_kinds.update(kinds)
+    return rows
+
+
+def against_points(table: VariantTally) -> dict[tuple[str, str], float]:
+    """``(a, b)``: the points ``a`` scored against ``b`` in ``table``'s games, for every two
+    different bots that met."""
+    out: dict[tuple[str, str], float] = {}
+    for (w, b), (ww, d, bw, _other) in table.results.items():
+        if w == b:
+            continue
+        out[w, b] = out.get((w, b), 0.0) + ww + 0.5 * d
+        out[b, w] = out.get((b, w), 0.0) + bw + 0.5 * d
+    return out
 
 
 @dataclass(frozen=True)
@@ -453,7 +505,7 @@ class Place:
         return f"{self.rank}=" if self.shared else str(self.rank)
 
 
-def places(records: Iterable[GameRecord], variant: Optional[str] = None,
+def places(records: Source, variant: Optional[str] = None,
            elo: Optional[Mapping[str, float]] = None, *,
            tiebreaks: Optional[Sequence[str]] = None,
            byes: Optional[Mapping[str, float]] = None) -> list[Place]:
@@ -490,19 +542,13 @@ def places(records: Iterable[GameRecord], variant: Optional[str] = None,
     :raises TiebreakError: an unknown tie-break (the message names the allowed ones).
     """
     breaks = check_tiebreaks(tiebreaks)
-    chosen = [r for r in records if variant is None or r.variant == variant]
-    rows = tally(chosen)
+    table = table_of(records, variant)
+    rows = tally_rows(table)
     bye = {name: float(p) for name, p in (byes or {}).items()}
     names = list(rows) + [name for name in bye if name not in rows]
-    by = ranking(chosen, elo=elo, byes=bye)
+    by = _ranking(rows, elo, bye)
     points = {n: (rows[n].points if n in rows else 0.0) + bye.get(n, 0.0) for n in names}
-    against: dict[tuple[str, str], float] = {}
-    for r in chosen:
-        w, b = r.white.name, r.black.name
-        if w == b:
-            continue
-        against[w, b] = against.get((w, b), 0.0) + r.score("white")
-        against[b, w] = against.get((b, w), 0.0) + r.score("black")
+    against = against_points(table)
     sonneborn = {name: 0.0 for name in names}
     met: dict[str, list[float]] = {name: [] for name in names}
     for (a, b), p in against.items():
@@ -555,7 +601,7 @@ def places(records: Iterable[GameRecord], variant: Optional[str] = None,
     return out
 
 
-def rank_bots(records: Iterable[GameRecord], *, variant: Optional[str] = None,
+def rank_bots(records: Source, *, variant: Optional[str] = None,
               elo: Optional[Mapping[str, float]] = None,
               tiebreaks: Optional[Sequence[str]] = None,
               byes: Optional[Mapping[str, float]] = None) -> list[str]:

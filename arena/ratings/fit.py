@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
 from scipy import sparse, special
@@ -21,9 +21,30 @@ from scipy.sparse import csgraph
 from arena.errors import ArenaError
 from arena.ratings.elo import ELO_PER_NAT, PRIOR_DRAWS, Z95
 from arena.ratings.intervals import (IntervalMethod, bootstrap_covariance, floor_covariance,
-                                     model_covariance, sandwich_covariance)
+                                     model_covariance, sandwich_covariance,
+                                     sandwich_from_meat)
 from arena.ratings.mle import (FitError, GameArrays, dense_ids, fit_theta, fit_theta_free,
                                is_strongly_connected, log_likelihood, pair_matrices)
+
+if TYPE_CHECKING:
+    from arena.ratings.counts import GameCounts
+
+#: a table's games: one array entry per game, or tallied counts (:mod:`arena.ratings.counts`)
+Games = Union[GameArrays, "GameCounts"]
+
+
+def _matrices(games: Games) -> tuple[np.ndarray, np.ndarray]:
+    """The count matrices ``(N, S)`` of ``games`` (:func:`pair_matrices`)."""
+    if isinstance(games, GameArrays):
+        return pair_matrices(len(games.players), games.white, games.black, games.score)
+    return games.matrices()
+
+
+def _n_clusters(games: Games) -> int:
+    """How many clusters (pairs, lone games) ``games`` form."""
+    if isinstance(games, GameArrays):
+        return int(dense_ids(games.cluster)[1])
+    return games.n_clusters
 
 
 # ---------------------------------------------------------------------------------------
@@ -71,7 +92,7 @@ class Fit:
         return float(special.ndtr(d / sd))
 
 
-def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor_elo: float = 0.0,
+def fit_bradley_terry(games: Games, *, anchor: Optional[str] = None, anchor_elo: float = 0.0,
                       method: IntervalMethod = "sandwich", bootstrap_samples: int = 200,
                       seed: int = 0) -> Fit:
     """Fit Elo ratings to all ``games`` jointly (they must form one strongly connected group).
@@ -84,18 +105,22 @@ def fit_bradley_terry(games: GameArrays, *, anchor: Optional[str] = None, anchor
         that flags such players instead).
     """
     n = len(games.players)
-    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    n_mat, s_mat = _matrices(games)
     if n >= 2 and not is_strongly_connected(n_mat, s_mat):
         raise FitError("these games have no finite ratings (some bots were never beaten, never "
                        "scored, or never connected by games)")
     theta, hess, iters = fit_theta(n_mat, s_mat)
     ll = log_likelihood(theta, n_mat, s_mat)
-    clusters = int(dense_ids(games.cluster)[1])
-    if method == "sandwich":
+    clusters = _n_clusters(games)
+    if method == "sandwich" and isinstance(games, GameArrays):
         cov = sandwich_covariance(theta, hess, games.white, games.black, games.score, games.cluster)
+    elif method == "sandwich" and not isinstance(games, GameArrays):
+        cov = sandwich_from_meat(theta, hess, *games.meat(theta))
     elif method == "bootstrap":
-        cov, _ = bootstrap_covariance(n, games.white, games.black, games.score, games.cluster,
-                                      theta, samples=bootstrap_samples, seed=seed)
+        arrays = games if isinstance(games, GameArrays) else games.arrays()
+        cov, _ = bootstrap_covariance(n, arrays.white, arrays.black, arrays.score,
+                                      arrays.cluster, theta, samples=bootstrap_samples,
+                                      seed=seed)
         cov = floor_covariance(cov, model_covariance(hess), clusters)
     else:
         raise ArenaError(f"unknown interval method {method!r} (sandwich, bootstrap)")
@@ -125,7 +150,7 @@ def _anchored(cov: np.ndarray, a: int) -> np.ndarray:
     return out
 
 
-def _anchor_index(games: GameArrays, anchor: str) -> int:
+def _anchor_index(games: Games, anchor: str) -> int:
     """The index of the anchor bot; raises :class:`ArenaError` when it is not rated here."""
     try:
         return games.players.index(anchor)
@@ -133,7 +158,7 @@ def _anchor_index(games: GameArrays, anchor: str) -> int:
         raise ArenaError(f"anchor bot {anchor!r} is not among the rated bots") from None
 
 
-def fit_with_prior(games: GameArrays, core: tuple[int, ...], core_fit: Optional[Fit], *,
+def fit_with_prior(games: Games, core: tuple[int, ...], core_fit: Optional[Fit], *,
                    anchor: Optional[str] = None, anchor_elo: float = 0.0,
                    prior_draws: float = PRIOR_DRAWS) -> Fit:
     """Elo for every player: the core's maximum-likelihood fit kept, the others on the prior.
@@ -150,7 +175,7 @@ def fit_with_prior(games: GameArrays, core: tuple[int, ...], core_fit: Optional[
     the core); centred on the core's mean (all players' without a core), or anchored.
     """
     n = len(games.players)
-    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    n_mat, s_mat = _matrices(games)
     core_idx = np.asarray(core, dtype=np.int64)
     free = np.setdiff1d(np.arange(n), core_idx)
     v = n  # the virtual opponent
@@ -186,7 +211,7 @@ def fit_with_prior(games: GameArrays, core: tuple[int, ...], core_fit: Optional[
         cov[np.ix_(free, free)] = h_ff_inv
         elo = (theta[:n] - theta[:n].mean()) * ELO_PER_NAT
         cov = _centred(cov)
-        method, clusters = "prior", int(dense_ids(games.cluster)[1])
+        method, clusters = "prior", _n_clusters(games)
     if anchor is not None:
         a = _anchor_index(games, anchor)
         elo = elo - elo[a] + anchor_elo
@@ -196,7 +221,7 @@ def fit_with_prior(games: GameArrays, core: tuple[int, ...], core_fit: Optional[
                clusters=clusters, prior=tuple(games.players[i] for i in free))
 
 
-def fit_every_bot(games: GameArrays, *, anchor: Optional[str] = None, anchor_elo: float = 0.0,
+def fit_every_bot(games: Games, *, anchor: Optional[str] = None, anchor_elo: float = 0.0,
                   method: IntervalMethod = "sandwich", bootstrap_samples: int = 200,
                   seed: int = 0) -> tuple[Optional[Fit], Rateable]:
     """A finite Elo for every player of ``games``, and which rest on the prior (the flagged).
@@ -206,7 +231,7 @@ def fit_every_bot(games: GameArrays, *, anchor: Optional[str] = None, anchor_elo
     :func:`fit_with_prior` rates the rest.  None with fewer than two players.
     """
     n = len(games.players)
-    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    n_mat, s_mat = _matrices(games)
     part = find_rateable(n_mat, s_mat)
     if n < 2:
         return None, part
@@ -216,11 +241,15 @@ def fit_every_bot(games: GameArrays, *, anchor: Optional[str] = None, anchor_elo
     core_fit: Optional[Fit] = None
     if len(part.core) >= 2:
         core = np.asarray(part.core)
-        remap = np.full(n, -1)
-        remap[core] = np.arange(core.size)
-        keep = (remap[games.white] >= 0) & (remap[games.black] >= 0)
-        sub = GameArrays(tuple(games.players[i] for i in core), remap[games.white[keep]],
-                         remap[games.black[keep]], games.score[keep], games.cluster[keep])
+        sub: Games
+        if isinstance(games, GameArrays):
+            remap = np.full(n, -1)
+            remap[core] = np.arange(core.size)
+            keep = (remap[games.white] >= 0) & (remap[games.black] >= 0)
+            sub = GameArrays(tuple(games.players[i] for i in core), remap[games.white[keep]],
+                             remap[games.black[keep]], games.score[keep], games.cluster[keep])
+        else:
+            sub = games.subset(core)
         core_fit = fit_bradley_terry(sub, method=method, bootstrap_samples=bootstrap_samples,
                                      seed=seed)
     core_ids = part.core if core_fit is not None else ()

@@ -92,11 +92,20 @@ def sandwich_covariance(theta: np.ndarray, hessian: np.ndarray, white: np.ndarra
     ``H^-1 B H^-1`` in the reduced coordinates, with ``B`` the outer products of the clusters'
     summed score vectors, times the small-sample factor ``G / (G - 1)`` for ``G`` clusters.
     """
+    if theta.shape[0] < 2:
+        return np.zeros((theta.shape[0],) * 2)
+    meat, g = _sandwich_meat(theta, white, black, score, cluster)
+    return sandwich_from_meat(theta, hessian, meat, g)
+
+
+def sandwich_from_meat(theta: np.ndarray, hessian: np.ndarray, meat: np.ndarray,
+                       g: int) -> np.ndarray:
+    """:func:`sandwich_covariance` from its meat (``sum_c U_c U_c^T``) over ``g`` clusters:
+    the games themselves, or their counts (:meth:`arena.ratings.counts.GameCounts.meat`)."""
     n = theta.shape[0]
     cov = np.zeros((n, n))
     if n < 2:
         return cov
-    meat, g = _sandwich_meat(theta, white, black, score, cluster)
     h_inv = np.linalg.inv(hessian[1:, 1:])
     factor = g / (g - 1) if g > 1 else 1.0
     cov[1:, 1:] = factor * (h_inv @ meat[1:, 1:] @ h_inv)

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
+from arena.ratings.counts import game_counts
 from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_index,
                                trinomial_estimate)
-from arena.ratings.fit import Fit, Rateable, fit_every_bot
+from arena.ratings.fit import Fit, Games, Rateable, _matrices, fit_every_bot
 from arena.ratings.intervals import IntervalMethod
-from arena.ratings.mle import GameArrays, game_arrays, pair_matrices
-from arena.standings import (DEFAULT_TIEBREAKS, Tally, check_tiebreaks, describe_tiebreaks,
-                             places, ranking, tally)
+from arena.ratings.mle import game_arrays
+from arena.standings import (DEFAULT_TIEBREAKS, Source, Tally, check_tiebreaks,
+                             describe_tiebreaks, places, ranking, table_of, tally_rows)
+from arena.tallies import GameTallies, VariantTally, tally_games
 
 if TYPE_CHECKING:
     from arena.records import GameRecord
@@ -159,7 +161,7 @@ class Standings:
         return self.fit.los(self.fit.index(a), self.fit.index(b))
 
 
-def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
+def rate(records: Source, *, variant: Optional[str] = None,
          anchor: Optional[tuple[str, float]] = None, method: IntervalMethod = "sandwich",
          bootstrap_samples: int = 200, seed: int = 0,
          tiebreaks: Optional[Sequence[str]] = None,
@@ -175,10 +177,23 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
     level on points (:func:`arena.standings.places`; default: head to head, then
     Sonneborn-Berger); ``byes`` are the points of Swiss byes in this table, counted in the
     points (not in the Elo: a bye is not a game).
+
+    ``records`` are the games (any iterable, read once) or their tallies
+    (:class:`arena.tallies.GameTallies`, one pass over a folder's ``games.jsonl``): the fit
+    works on the tallies' counts either way (a million games: the same bots-by-bots
+    matrices as a thousand).  Only the seeded bootstrap of a list of records resamples the
+    games in their order (the figures of earlier versions); from tallies it resamples the
+    same pairs in another order.
     """
-    chosen = [r for r in records if variant is None or r.variant == variant]
-    games = game_arrays(chosen)
-    counts = tally(chosen)
+    if not isinstance(records, (GameTallies, VariantTally, Sequence)):
+        records = tally_games(records)
+    table = table_of(records, variant)
+    games: Games
+    if method == "bootstrap" and isinstance(records, Sequence):
+        games = game_arrays(records, variant)
+    else:
+        games = game_counts(table)
+    counts = tally_rows(table)
     note = ""
     anchor_name = None
     if anchor is not None and anchor[0] in games.players and len(games.players) >= 2:
@@ -191,7 +206,7 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
     elo = ({name: float(fit.elo[k]) for k, name in enumerate(fit.players)}
            if fit is not None else {})
     breaks = check_tiebreaks(tiebreaks)
-    placed = places(chosen, elo=elo, tiebreaks=breaks, byes=byes)
+    placed = places(table, elo=elo, tiebreaks=breaks, byes=byes)
     order = [p.name for p in placed]
     flags = _group_flags(games, part)
     half = fit.elo95() if fit is not None else np.zeros(0)
@@ -213,10 +228,10 @@ def rate(records: Sequence[GameRecord], *, variant: Optional[str] = None,
                                 buchholz_cut1=spot.buchholz_cut1, byes=spot.byes,
                                 level=spot.level))
     return Standings(variant, tuple(rows), fit, games.n_games, anchor_name, note,
-                     ranking(chosen, elo=elo, byes=byes), breaks)
+                     ranking(table, elo=elo, byes=byes), breaks)
 
 
-def _group_flags(games: GameArrays, part: Rateable) -> dict[int, str]:
+def _group_flags(games: Games, part: Rateable) -> dict[int, str]:
     """``part.flags`` with the flags about a whole group of bots reworded to say exactly
     what the games show, naming the group: a group that won (or lost) every game it played
     against the rest of the bots it is connected to (:func:`~arena.ratings.fit.find_rateable`
@@ -226,7 +241,7 @@ def _group_flags(games: GameArrays, part: Rateable) -> dict[int, str]:
     n = len(games.players)
     if not flags or n < 2:
         return flags
-    n_mat, s_mat = pair_matrices(n, games.white, games.black, games.score)
+    n_mat, s_mat = _matrices(games)
     names = games.players
 
     def reach(edges: np.ndarray, start: set[int]) -> set[int]:
@@ -274,19 +289,25 @@ def _group_flags(games: GameArrays, part: Rateable) -> dict[int, str]:
     return flags
 
 
-def rate_all(records: Sequence[GameRecord], *, byes: Optional[Mapping[str, float]] = None,
+def rate_all(records: Source, *, byes: Optional[Mapping[str, float]] = None,
              **kwargs: Any) -> list[Standings]:
     """Standings per variant (in order of first appearance) and, with several, pooled last.
 
     ``byes`` are the points of a Swiss's byes over the whole event; a bye stands for a won
     pairing, as many games in every variant, so each variant's table counts its share (as
-    :func:`arena.standings.compute_standings` does) and the pooled table all of them."""
-    variants = list(dict.fromkeys(r.variant for r in records))
+    :func:`arena.standings.compute_standings` does) and the pooled table all of them.
+    ``records``: any iterable of records, read once, or their :class:`GameTallies`."""
+    tallies = records if isinstance(records, GameTallies) else tally_games(
+        records)  # type: ignore[arg-type]
+    # the seeded bootstrap of a list resamples its games in their order (see rate)
+    source: Source = (records if kwargs.get("method") == "bootstrap"
+                      and isinstance(records, Sequence) else tallies)
+    variants = tallies.variant_names
     share = ({name: p / len(variants) for name, p in byes.items()}
              if byes and variants else None)
-    out = [rate(records, variant=v, byes=share, **kwargs) for v in variants]
+    out = [rate(source, variant=v, byes=share, **kwargs) for v in variants]
     if len(variants) > 1:
-        out.append(rate(records, variant=None, byes=byes or None, **kwargs))
+        out.append(rate(source, variant=None, byes=byes or None, **kwargs))
     return out
 
 
@@ -336,66 +357,68 @@ class Match:
         return self.draws / self.games if self.games else math.nan
 
 
-def match_stats(records: Sequence[GameRecord], a: str, b: str,
+def match_stats(records: Source, a: str, b: str,
                 variant: Optional[str] = None) -> Match:
     """W/D/L, pentanomial pair counts and Elo estimate of ``a`` against ``b``."""
-    between = [r for r in records if (variant is None or r.variant == variant)
-               and (r.white.name, r.black.name) in ((a, b), (b, a))]
-    return _match(between, a, b)
+    return _match(table_of(records, variant), a, b)
 
 
-def all_matches(records: Sequence[GameRecord], variant: Optional[str] = None,
+def all_matches(records: Source, variant: Optional[str] = None,
                 order: Sequence[str] = ()) -> list[Match]:
     """:func:`match_stats` for every pair of bots that met, in one pass over ``records``.
 
     Each pair is seen from the bot that comes first in ``order`` (then by name).
     """
+    table = table_of(records, variant)
     rank = {name: k for k, name in enumerate(order)}
-    groups: dict[tuple[str, str], list[GameRecord]] = {}
-    for r in records:
-        if (variant is not None and r.variant != variant) or r.white.name == r.black.name:
+    met: dict[tuple[str, str], None] = {}
+    for w, b in table.results:
+        if w != b:
+            first, second = sorted((w, b), key=lambda n: (rank.get(n, len(rank)), n))
+            met.setdefault((first, second), None)
+    return [_match(table, a, b) for a, b in
+            sorted(met, key=lambda item: (rank.get(item[0], len(rank)), item[0],
+                                          rank.get(item[1], len(rank)), item[1]))]
+
+
+def _match(table: VariantTally, a: str, b: str) -> Match:
+    """The :class:`Match` of ``a`` against ``b`` from their tallied games."""
+    wins = draws = losses = 0
+    for white, black in ((a, b), (b, a)):
+        counts = table.results.get((white, black))
+        if counts is None:
             continue
-        a, b = sorted((r.white.name, r.black.name), key=lambda n: (rank.get(n, len(rank)), n))
-        groups.setdefault((a, b), []).append(r)
-    return [_match(games, a, b) for (a, b), games in
-            sorted(groups.items(), key=lambda item: (rank.get(item[0][0], len(rank)), item[0][0],
-                                                     rank.get(item[0][1], len(rank)), item[0][1]))]
-
-
-def _match(between: Sequence[GameRecord], a: str, b: str) -> Match:
-    """The :class:`Match` of ``a`` against ``b`` from the games they played each other."""
-    counts = Tally(a)
-    groups: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
-    unpaired = 0
-    for r in between:
-        color = "white" if r.white.name == a else "black"
-        s = r.score(color)
-        counts.add(r, color)
-        if r.pair is None:
-            unpaired += 1
-        else:
-            groups.setdefault((r.tournament, r.variant, r.round, r.pair), []).append((color, s))
+        ww, d, bw, other = counts
+        ours, theirs = (ww, bw) if white == a else (bw, ww)
+        wins += ours
+        draws += d
+        losses += theirs + other
+        if white == black:
+            break
     penta = [0] * 5
-    for games in groups.values():
-        if len(games) == 2 and {games[0][0], games[1][0]} == {"white", "black"}:
-            penta[pentanomial_index(games[0][1] + games[1][1])] += 1
-        else:
-            unpaired += len(games)
+    unpaired = 0
+    stats = table.pairs.get((a, b) if a < b else (b, a))
+    if stats is not None:
+        unpaired = stats.loose
+        for (k, _rated, first, second, complete), c in stats.clusters.items():
+            if complete:
+                penta[pentanomial_index((first if a < b else second) / 2)] += c
+            else:
+                unpaired += k * c
     estimate: Optional[ScoreEstimate] = None
     if sum(penta):
         estimate = pentanomial_estimate(penta)
-    elif counts.games:
-        estimate = trinomial_estimate(counts.wins, counts.draws, counts.losses)
-    return Match(a, b, counts.wins, counts.draws, counts.losses, (penta[0], penta[1], penta[2], penta[3], penta[4]),
+    elif wins + draws + losses:
+        estimate = trinomial_estimate(wins, draws, losses)
+    return Match(a, b, wins, draws, losses, (penta[0], penta[1], penta[2], penta[3], penta[4]),
                  unpaired, estimate)
 
 
-def head_to_head(records: Sequence[GameRecord], variant: Optional[str] = None
+def head_to_head(records: Source, variant: Optional[str] = None
                  ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """``(bots, points, games)``: ``points[i, j]`` bot i's points against bot j in ``games[i, j]``."""
-    g = game_arrays(records, variant)
-    n_mat, s_mat = pair_matrices(len(g.players), g.white, g.black, g.score)
-    return list(g.players), s_mat, n_mat
+    g = game_counts(table_of(records, variant))
+    return list(g.players), g.s_mat, g.n_mat
 
 
 # ---------------------------------------------------------------------------------------
