@@ -21,9 +21,13 @@ read the tags of such a file even if it cannot replay Morris moves.  So:
   in a comment at the end of the moves.  ``TimeControl`` is PGN's ``base+increment`` in
   seconds for a clock and cutechess's ``N/move`` (seconds) for a fixed time per move (both,
   joined by ``, ``, when the game had both).
-* **no FEN or SetUp tag**: every game starts from its variant's start position; an opening
-  the tournament imposed is the first turns of the moves, followed by a comment saying how
-  many turns it was (``{opening: 2 turns}``).
+* **SetUp and FEN** only for a game from a set-up position (a position book,
+  ``start_position:``, ``arena play --position``): ``[SetUp "1"]`` and ``[FEN "<position
+  text>"]``, the protocol's position text (docs/PROTOCOL.md), after ``Variant``; its moves
+  are played from there (a PGN book with a FEN tag is read the same way).  Any other game
+  starts from its variant's start position.  An opening the tournament imposed is the first
+  turns of the moves, followed by a comment saying how many turns it was (``{opening: 2
+  turns}``).
 * **moves**: one turn a token, in the protocol's notation, numbered by full move (``1. d6
   f4 2. d2 d7xd2``), the result token last (``1-0``, ``0-1``, ``1/2-1/2``).
 * **a comment after each move** a bot played, as cutechess writes it (:func:`move_comment`):
@@ -138,6 +142,8 @@ def game_tags(record: GameRecord) -> list[tuple[str, str]]:
             ("White", record.white.name), ("Black", record.black.name),
             ("Result", record.result if record.result in _RESULTS else "*"),
             ("Variant", record.variant),
+            *((("SetUp", "1"), ("FEN", record.start_position)) if record.start_position
+              else ()),
             ("Termination", TERMINATIONS.get(record.termination, "normal")),
             ("TimeControl", time_control(record.time_control)),
             ("PlyCount", str(len(record.moves))), ("GameId", record.game_id)]
@@ -151,9 +157,13 @@ def format_game(record: GameRecord) -> str:
     head = "".join(f'[{name} "{tag_value(value)}"]\n' for name, value in game_tags(record))
     tokens: list[str] = []
     opening = len(record.opening)
+    # a set-up position with black to move: the moves start at "1..." (as in chess PGN)
+    late = 1 if record.start_position and record.start_position.split()[1:2] == ["b"] else 0
     for ply, info in enumerate(record.moves):
-        if ply % 2 == 0:
-            tokens.append(f"{ply // 2 + 1}.")
+        if (ply + late) % 2 == 0:
+            tokens.append(f"{(ply + late) // 2 + 1}.")
+        elif ply == 0:
+            tokens.append("1...")
         move = info.move if _MOVE.match(info.move) else comment(f"unreadable move {info.move}")
         tokens.append(move)
         annotation = move_comment(info)
