@@ -28,8 +28,8 @@ from typing import Any, Iterable, Iterator, Optional, Union
 from arena.errors import ArenaError
 from arena.records import GameRecord, MoveInfo, PlayerInfo, parse_record
 
-__all__ = ["Game", "GameTallies", "VariantTally", "PairStats", "stream_games", "tally_games",
-           "CLUSTER_KEY"]
+__all__ = ["Game", "GameTallies", "VariantTally", "PairStats", "stream_games", "stream_lines",
+           "tally_games", "tally_file", "CLUSTER_KEY"]
 
 #: per result, the index of its count in a pair's counts: White won, drawn, Black won, other
 #: (an unknown result scores 0 for both sides, as :meth:`GameRecord.score` does)
@@ -134,17 +134,19 @@ class Game:
 def _looks_like_record(d: Any) -> bool:
     """Whether the JSON value ``d`` has a record's shape (what :meth:`GameRecord.from_dict`
     needs), checked without building one."""
-    if not isinstance(d, dict) or not _REQUIRED <= d.keys() or not d.keys() <= _RECORD_FIELDS:
+    if type(d) is not dict:
         return False
-    for side in ("white", "black"):
-        p = d[side]
-        if not isinstance(p, dict) or "name" not in p or not p.keys() <= _PLAYER_FIELDS:
+    keys = d.keys()
+    if not (keys >= _REQUIRED and keys <= _RECORD_FIELDS):
+        return False
+    for p in (d["white"], d["black"]):
+        if type(p) is not dict or "name" not in p or not p.keys() <= _PLAYER_FIELDS:
             return False
     moves = d.get("moves", ())
-    if not isinstance(moves, list):
+    if type(moves) is not list:
         return False
     for m in moves:
-        if not isinstance(m, dict) or "move" not in m or not m.keys() <= _MOVE_FIELDS:
+        if type(m) is not dict or "move" not in m or not m.keys() <= _MOVE_FIELDS:
             return False
     return True
 
@@ -159,6 +161,15 @@ def stream_games(path: str | os.PathLike[str], *, full: bool = False) -> Iterato
     carries its :class:`GameRecord` (else only the fields the tallies read, the record
     being built on demand, :meth:`Game.full`).
     """
+    for item in stream_lines(path, full=full):
+        yield Game(item, None) if isinstance(item, GameRecord) else Game(None, item)
+
+
+def stream_lines(path: str | os.PathLike[str], *, full: bool = False
+                 ) -> Iterator[Union[GameRecord, dict[str, Any]]]:
+    """:func:`stream_games`' games as they were read: each line's JSON object (checked to
+    have a record's shape), or its :class:`GameRecord` (``full``, or a line whose shape
+    only :meth:`GameRecord.from_dict` can judge)."""
     p = Path(path)
     try:
         f = open(p, "rb")
@@ -166,29 +177,33 @@ def stream_games(path: str | os.PathLike[str], *, full: bool = False) -> Iterato
         return
     except OSError as e:
         raise ArenaError(f"cannot read {p}: {e.strerror}") from None
+    loads = json.loads
     with f:
+        lines = iter(f)
         n = -1
         ahead: list[bytes] = []
         while True:
-            line = ahead.pop(0) if ahead else f.readline()
+            line = ahead.pop(0) if ahead else next(lines, b"")
             if not line:
                 return
             n += 1
-            raw = line[:-1] if line.endswith(b"\n") else line
-            if not raw.strip():
+            raw = line[:-1] if line[-1:] == b"\n" else line
+            try:
+                data: Any = loads(raw)
+            except ValueError:
+                if not raw.strip():
+                    continue
+                data = None
+            if not full and _looks_like_record(data):
+                yield data
+                continue
+            if data is None and not raw.strip():
                 continue
             try:
-                try:
-                    data: Any = json.loads(raw)
-                except ValueError:
-                    data = None
-                if full or not _looks_like_record(data):
-                    game = Game(parse_record(raw), None)  # its error, word for word
-                else:
-                    game = Game(None, data)
+                record = parse_record(raw)  # its error, word for word
             except ValueError as e:
                 while len(ahead) < 2:
-                    more = f.readline()
+                    more = next(lines, b"")
                     if not more:
                         break
                     ahead.append(more)
@@ -198,7 +213,7 @@ def stream_games(path: str | os.PathLike[str], *, full: bool = False) -> Iterato
                 if last and not raw.endswith(b"}"):
                     continue
                 raise ArenaError(f"{p}:{n + 1}: not a game record ({e})") from None
-            yield game
+            yield record
 
 
 # ---------------------------------------------------------------------------------------
@@ -277,6 +292,10 @@ class VariantTally:
 
 #: per result index, White's and Black's score (GameRecord.score)
 _SCORES = ((1.0, 0.0), (0.5, 0.5), (0.0, 1.0), (0.0, 0.0))
+#: per "the first bot (by name) played White" and result index, twice its points as the
+#: ratings count them (White's score, or 1 less it), as it scored, and as the other scored
+_HALVES = {w: tuple((int(2 * (ws if w else 1.0 - ws)), int(2 * (ws if w else bs)),
+                     int(2 * (bs if w else ws))) for ws, bs in _SCORES) for w in (True, False)}
 
 
 class GameTallies:
@@ -292,11 +311,24 @@ class GameTallies:
         self._closed = False
         self._pooled: Optional[VariantTally] = None
 
+    def __len__(self) -> int:
+        """How many games were counted."""
+        return self.count
+
     def add(self, item: Union[GameRecord, Game]) -> None:
         """Count one game (a record, or a :class:`Game` read by :func:`stream_games`)."""
         g = Game.of(item)
         self.add_game(g.variant, g.white, g.black, g.result, g.termination, g.forfeit,
                       (g.tournament, g.variant, g.round, g.pair) if g.pair is not None else None)
+
+    def add_dict(self, d: dict[str, Any]) -> None:
+        """Count one game from its line's JSON object (:func:`stream_lines`)."""
+        pair = d.get("pair")
+        variant = d["variant"]
+        self.add_game(variant, d["white"]["name"], d["black"]["name"], d["result"],
+                      d["termination"], d.get("forfeit"),
+                      None if pair is None else (d.get("tournament"), variant, d.get("round"),
+                                                 pair))
 
     def add_game(self, variant: str, white: str, black: str, result: str, termination: str,
                  forfeit: Optional[str], cluster: Optional[tuple[Any, ...]]) -> None:
@@ -337,17 +369,18 @@ class GameTallies:
         """Count a cluster's games (one or two) in ``t``."""
         w0, b0, _ = games[0]
         a, b = (w0, b0) if w0 < b0 else (b0, w0)
-        if any({w, bl} != {a, b} for w, bl, _ in games):
+        if len(games) == 2 and not ((games[1][0] == a and games[1][1] == b)
+                                    or (games[1][0] == b and games[1][1] == a)):
             t.mixed.append([(w, bl, _SCORES[k][0]) for w, bl, k in games])
             for w, bl, _k in games:
                 t.pair(w, bl).loose += 1
             return
         rated = mine = theirs = 0
         for w, _bl, k in games:
-            ws, bs = _SCORES[k]
-            rated += int(2 * (ws if w == a else 1.0 - ws))
-            mine += int(2 * (ws if w == a else bs))
-            theirs += int(2 * (bs if w == a else ws))
+            r, m, o = _HALVES[w == a][k]
+            rated += r
+            mine += m
+            theirs += o
         complete = len(games) == 2 and games[0][0] == games[1][1]
         t.pair(a, b).clusters[len(games), rated, mine, theirs, complete] += 1
 
@@ -384,4 +417,16 @@ def tally_games(games: Iterable[Union[GameRecord, Game]]) -> GameTallies:
     out = GameTallies()
     for g in games:
         out.add(g)
+    return out.finish()
+
+
+def tally_file(path: str | os.PathLike[str]) -> GameTallies:
+    """:class:`GameTallies` of a ``games.jsonl`` file, read a line at a time
+    (:func:`stream_lines`; its errors)."""
+    out = GameTallies()
+    for item in stream_lines(path):
+        if isinstance(item, GameRecord):
+            out.add(item)
+        else:
+            out.add_dict(item)
     return out.finish()

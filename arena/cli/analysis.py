@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
 
 import click
 
 from arena.cli.common import Failure, is_competition, load_results, results_folder
 from arena.protocol import SEED_MAX
+
+if TYPE_CHECKING:
+    from arena.tallies import GameTallies
 
 
 def _tiebreaks_option(ctx: click.Context, param: click.Parameter,
@@ -37,6 +40,18 @@ def _staged(results: str, tiebreaks: Optional[tuple[str, ...]]
         return folder_ranking(results_folder(results), tiebreaks)
     except RoundsFileError as e:
         raise Failure(str(e)) from None
+
+
+def _tallies(results: str) -> GameTallies:
+    """The tallies of RESULTS' games (:func:`arena.report.load_tallies`: one streaming pass
+    over a results folder's games.jsonl; a competition folder's games as loaded)."""
+    from arena.tallies import tally_games
+
+    if is_competition(results):
+        return tally_games(load_results(results))
+    from arena.report import load_tallies
+
+    return load_tallies(results)
 
 
 @click.command()
@@ -74,13 +89,13 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
     from arena.report import format_standings, select_variant, standings_csv, standings_json
 
     pin = parse_anchor(anchor) if anchor else None
-    records = load_results(results)
+    records = _tallies(results)
     chosen = select_variant(records, variant)
-    if pin is not None and pin[0] not in {n for r in records for n in (r.white.name, r.black.name)}:
+    if pin is not None and pin[0] not in records.players:
         raise Failure(f"--anchor: no bot named {pin[0]!r} in {results}")
     breaks, byes = _staged(results, tiebreaks)
     if chosen is not None:
-        share = ({n: p / len({r.variant for r in records}) for n, p in byes.items()}
+        share = ({n: p / len(records.variant_names) for n, p in byes.items()}
                  if byes else None)
         tables = [rate_games(records, variant=chosen, anchor=pin, method=interval, seed=seed,
                              tiebreaks=breaks, byes=share)]

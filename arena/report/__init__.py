@@ -32,7 +32,8 @@ from arena.report.charts import (Chart, build_charts, chart_elo, chart_score_ove
                                  chart_game_lengths, chart_head_to_head, chart_variant_comparison)
 from arena.report.folder import RATINGS_FILE, REPORT_FILE, build_report, write_report
 from arena.report.html import MAX_FORFEITS_LISTED, MAX_GAMES_LISTED, render_html, shown
-from arena.report.results import GAMES_FILE, games_path, load_games, select_variant
+from arena.report.results import (GAMES_FILE, games_path, load_games, load_tallies,
+                                  select_variant, stream_folder)
 from arena.report.tables import (csv_safe, format_estimate, format_match, format_standings,
                                  standings_csv, standings_json)
 from arena.report.text import clean_text, short, slug
@@ -42,7 +43,8 @@ __all__ = [
     "chart_head_to_head", "chart_variant_comparison",
     "RATINGS_FILE", "REPORT_FILE", "build_report", "write_report",
     "MAX_FORFEITS_LISTED", "MAX_GAMES_LISTED", "render_html", "shown",
-    "GAMES_FILE", "games_path", "load_games", "select_variant",
+    "GAMES_FILE", "games_path", "load_games", "load_tallies", "select_variant",
+    "stream_folder",
     "csv_safe", "format_estimate", "format_match", "format_standings", "standings_csv",
     "standings_json",
     "clean_text", "short", "slug",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Iterator, Optional, Union
 
 from arena.errors import ArenaError
 from arena.records import GameRecord, read_records
+from arena.tallies import Game, GameTallies, stream_games, tally_file
 
 GAMES_FILE = "games.jsonl"
 
@@ -39,14 +40,46 @@ def load_games(results: str | os.PathLike[str]) -> list[GameRecord]:
     return records
 
 
-def select_variant(records: Sequence[GameRecord], variant: Optional[str]) -> Optional[str]:
-    """The canonical name of ``variant`` among the records' variants (aliases resolved).
+def stream_folder(results: str | os.PathLike[str], *, full: bool = False) -> Iterator[Game]:
+    """The games of a results folder or ``games.jsonl`` file, read a line at a time
+    (:func:`arena.tallies.stream_games`; ``full``: each with its whole record); at least one.
+
+    :raises ArenaError: missing, unreadable, corrupt (raised when the reading reaches the
+        broken line) or empty.
+    """
+    p = games_path(results)
+    empty = True
+    for game in stream_games(p, full=full):
+        empty = False
+        yield game
+    if empty:
+        raise ArenaError(f"no games in {p}")
+
+
+def load_tallies(results: str | os.PathLike[str]) -> GameTallies:
+    """The :class:`arena.tallies.GameTallies` of a results folder or ``games.jsonl`` file,
+    read in one streaming pass (memory: the bots and pairs, not the games).
+
+    :raises ArenaError: missing, unreadable, corrupt or empty.
+    """
+    p = games_path(results)
+    tallies = tally_file(p)
+    if not tallies.count:
+        raise ArenaError(f"no games in {p}")
+    return tallies
+
+
+def select_variant(records: Union[Iterable[GameRecord], GameTallies],
+                   variant: Optional[str]) -> Optional[str]:
+    """The canonical name of ``variant`` among the records' (or tallies') variants (aliases
+    resolved).
 
     :raises ArenaError: no game of that variant.
     """
     if variant is None:
         return None
-    present = list(dict.fromkeys(r.variant for r in records))
+    present = (records.variant_names if isinstance(records, GameTallies)
+               else list(dict.fromkeys(r.variant for r in records)))
     if variant in present:
         return variant
     from arena.variants import ALIASES

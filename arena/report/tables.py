@@ -12,7 +12,7 @@ import math
 import textwrap
 from typing import TYPE_CHECKING, Any, Sequence
 
-from arena.records import GameRecord, spreadsheet_safe
+from arena.records import spreadsheet_safe
 from arena.report.text import clean_text, format_number
 from arena.report.words import elo_gap_sentence, ranking_rule
 
@@ -21,6 +21,7 @@ PRIOR_DRAWS = 1.0
 
 if TYPE_CHECKING:
     from arena.ratings import BotStanding, Match, ScoreEstimate, Standings
+    from arena.standings import Source
 
 
 def format_match(m: Match) -> str:
@@ -51,7 +52,7 @@ def format_estimate(e: ScoreEstimate, *, nelo: bool = True, los: bool = True) ->
     return out + (f"; LOS {100 * e.los:.1f}%" if los else "")
 
 
-def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] = ()) -> str:
+def format_standings(tables: Sequence[Standings], records: Source = ()) -> str:
     """Aligned text tables (one per variant, then pooled), flags as notes below each, and
     one short legend at the end saying what the columns mean (:mod:`arena.report.words`).
 
@@ -62,6 +63,7 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
     """
     from arena.ratings import match_stats
 
+    records = _rereadable(records)
     out = io.StringIO()
     for st in tables:
         ties = st.ties
@@ -118,6 +120,18 @@ def format_standings(tables: Sequence[Standings], records: Sequence[GameRecord] 
     return out.getvalue().rstrip("\n") + "\n"
 
 
+def _rereadable(records: Source) -> Source:
+    """``records`` as something read more than once: a sequence or tallies as they are,
+    any other iterable tallied (:func:`arena.tallies.tally_games`), read once."""
+    from collections.abc import Sequence as _Sequence
+
+    from arena.tallies import GameTallies, VariantTally, tally_games
+
+    if isinstance(records, (_Sequence, GameTallies, VariantTally)):
+        return records
+    return tally_games(records)
+
+
 #: the column heads of the tie-breaks (:data:`arena.standings.TIEBREAKS`)
 TIEBREAK_HEADS = {"direct-encounter": "h2h", "sonneborn-berger": "SB", "buchholz": "BH",
                   "buchholz-cut1": "BH-C1"}
@@ -154,11 +168,13 @@ def legend(width: int = 92) -> str:
     return textwrap.fill(text, width=width)
 
 
-def standings_json(tables: Sequence[Standings], records: Sequence[GameRecord] = ()) -> str:
+def standings_json(tables: Sequence[Standings], records: Source = ()) -> str:
     """The tables as JSON: ``{"tables": [{"variant", "games", "anchor", "rows", ...}]}``."""
     import json
 
     from arena.ratings import match_stats, standings_rows
+
+    records = _rereadable(records)
 
     def finite(x: Any) -> Any:
         return None if isinstance(x, float) and not math.isfinite(x) else x
