@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional
 
 import click
 
@@ -168,22 +168,33 @@ def analyse(results: str, tables_dir: str | None) -> None:
     Writes RESULTS/analysis.jsonl (the games untouched), which 'arena report' turns into
     an endgame table per bot and badges in the game viewer, and prints each bot's figures.
     """
-    from arena.report import games_path, load_games
-    from arena.report.endgames import analyse as analyse_games
-    from arena.report.endgames import summarise, write_analysis
+    from arena.report import games_path, stream_folder
+    from arena.report.endgames import EndgameSummary, GameAnalysis, analyse_game, write_analysis
     from arena.tablebase import TablebaseError, default_directory, open_tablebase
 
-    records = load_games(results)
     folder = games_path(results).parent
     path = tables_dir or str(default_directory())
+    summary = EndgameSummary()
+    seen = 0
+
+    def analysed(tables: Any) -> Iterator[GameAnalysis]:
+        """The analysis of every game that reached a covered endgame, read and analysed a
+        game at a time (the records are never held together)."""
+        nonlocal seen
+        for game in stream_folder(results, full=True):
+            seen += 1
+            marks = analyse_game(game.full(), tables)
+            if marks.marks:
+                summary.add(marks)
+                yield marks
+
     try:
         with open_tablebase(path) as tables:
-            games = analyse_games(records, tables)
+            written = write_analysis(folder, analysed(tables))
     except TablebaseError as e:
         raise Failure(f"{e} (arena tablebase build VARIANT --dir {path} makes them)") from None
-    written = write_analysis(folder, games)
-    rows = summarise(games)
-    click.echo(f"{len(games)} of {len(records)} games reached an endgame the tables cover; "
+    rows = summary.rows()
+    click.echo(f"{summary.games} of {seen} games reached an endgame the tables cover; "
                f"written to {written}")
     for row in rows:
         accuracy = "-" if row.accuracy is None else f"{100 * row.accuracy:.1f}%"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import click
+
+if TYPE_CHECKING:
+    from arena.records import GameRecord
 
 
 @click.command()
@@ -20,19 +23,53 @@ def export(results: str, output: Optional[str]) -> None:
     moves in the protocol's notation numbered by full move, the opening and the ending in
     comments, and the result (1-0, 0-1, 1/2-1/2).  See docs/TOURNAMENTS.md.
     """
-    from arena.cli.common import load_results
+    import os
+    import tempfile
+
+    from arena.cli.common import Failure, is_competition, load_results
     from arena.export import format_games
-    from arena.records import atomic_write
 
-    records = load_results(results)
-    text = "".join(format_games(records))
+    if is_competition(results):
+        records: Iterable[GameRecord] = load_results(results)
+    else:  # a game at a time: the records are never held together
+        from arena.report import stream_folder
+
+        records = (game.full() for game in stream_folder(results, full=True))
     if output is None:
-        click.echo(text, nl=False)
-    else:
-        from arena.cli.common import Failure
+        for text in format_games(records):
+            click.echo(text, nl=False)
+        return
+    # written a game at a time into a temporary file beside FILE, fsynced and renamed over
+    # it (arena.records.atomic_write for a file that is not held whole)
+    target = os.path.abspath(output)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
+                                   dir=os.path.dirname(target))
+    except OSError as e:
+        raise Failure(f"cannot write {output}: {e.strerror}") from None
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for text in format_games(records):
+                f.write(text)
+                count += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except OSError as e:
+        _remove(tmp)
+        raise Failure(f"cannot write {output}: {e.strerror}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+    click.echo(f"wrote {count} games to {output}", err=True)
 
-        try:
-            atomic_write(output, text.encode("utf-8"))
-        except OSError as e:
-            raise Failure(f"cannot write {output}: {e.strerror}") from None
-        click.echo(f"wrote {len(records)} games to {output}", err=True)
+
+def _remove(path: str) -> None:
+    import os
+
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -13,13 +13,15 @@ moments (game and ply) to look at.  ``arena analyse RESULTS`` is the command.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, TextIO
 
-from arena.records import GameRecord, atomic_write
+from arena.records import GameRecord
 from arena.rules import COLOR_NAMES
 from arena.variants import Variant
 
@@ -112,12 +114,36 @@ def analyse(records: Iterable[GameRecord], tables: Any) -> list[GameAnalysis]:
     return out
 
 
-def write_analysis(folder: str | os.PathLike[str], games: Sequence[GameAnalysis]) -> Path:
-    """Store ``games`` as ``folder/analysis.jsonl`` (replacing an earlier analysis)."""
+def write_analysis(folder: str | os.PathLike[str], games: Iterable[GameAnalysis]) -> Path:
+    """Store ``games`` as ``folder/analysis.jsonl`` (replacing an earlier analysis), a game
+    at a time (any iterable: the games are never held together) into a temporary file
+    that is fsynced and moved into place, so a reader never sees half an analysis."""
     path = Path(folder) / ANALYSIS_FILE
-    text = "".join(json.dumps(g.to_dict(), ensure_ascii=False) + "\n" for g in games)
-    atomic_write(path, text.encode("utf-8"))
+    with _atomic_text(path) as out:
+        for g in games:
+            out.write(json.dumps(g.to_dict(), ensure_ascii=False) + "\n")
     return path
+
+
+@contextlib.contextmanager
+def _atomic_text(path: Path) -> Iterator[TextIO]:
+    """A text file written to a temporary name beside ``path``, fsynced and renamed to
+    ``path`` when the block ends (removed if it raises): :func:`arena.records.atomic_write`
+    for a file written piece by piece."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def read_analysis(folder: str | os.PathLike[str]) -> dict[str, GameAnalysis]:
@@ -159,21 +185,40 @@ class BotEndgames:
         return sum(1 for _, _, kind in self.thrown if kind.startswith("win"))
 
 
-def summarise(games: Iterable[GameAnalysis]) -> list[BotEndgames]:
-    """Each bot's :class:`BotEndgames`, the most accurate first (then by name)."""
-    bots: dict[str, BotEndgames] = {}
-    for game in games:
+class EndgameSummary:
+    """:func:`summarise`, one game at a time (:meth:`add`), for a stream of games."""
+
+    def __init__(self) -> None:
+        self.bots: dict[str, BotEndgames] = {}
+        self.games = 0
+
+    def add(self, game: GameAnalysis) -> None:
+        """Count the marks of ``game``."""
+        self.games += 1
         for mark in game.marks:
             name = game.white if mark.color == "white" else game.black
-            row = bots.setdefault(name, BotEndgames(name))
+            row = self.bots.get(name)
+            if row is None:
+                row = self.bots[name] = BotEndgames(name)
             row.moves += 1
             row.won_positions += mark.before == "win"
             if mark.thrown:
                 row.thrown.append((game.game_id, mark.ply, mark.thrown))
             else:
                 row.kept += 1
-    return sorted(bots.values(), key=lambda b: (-(b.accuracy or 0.0), b.bot))
+
+    def rows(self) -> list[BotEndgames]:
+        """Each bot's :class:`BotEndgames`, the most accurate first (then by name)."""
+        return sorted(self.bots.values(), key=lambda b: (-(b.accuracy or 0.0), b.bot))
 
 
-__all__ = ["ANALYSIS_FILE", "MoveMark", "GameAnalysis", "BotEndgames", "analyse",
+def summarise(games: Iterable[GameAnalysis]) -> list[BotEndgames]:
+    """Each bot's :class:`BotEndgames`, the most accurate first (then by name)."""
+    summary = EndgameSummary()
+    for game in games:
+        summary.add(game)
+    return summary.rows()
+
+
+__all__ = ["ANALYSIS_FILE", "MoveMark", "GameAnalysis", "BotEndgames", "EndgameSummary", "analyse",
            "analyse_game", "write_analysis", "read_analysis", "summarise", "THROWN"]
