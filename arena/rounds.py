@@ -188,6 +188,11 @@ class Planner:
 
     :meth:`next_slots` gives the games to play now; :meth:`byes` the points of Swiss byes;
     :meth:`order` the records in playing order; :meth:`total` the number of games planned.
+
+    ``done`` maps each finished game's id to its record, or to anything that has what a
+    round needs of it, its players' names (``white.name``, ``black.name``) and its
+    ``score(colour)``: the runner passes the outcomes it keeps
+    (:class:`arena.runstate.Finished`, a few shared objects), never the records.
     """
 
     def __init__(self, config: Any, folder: Path) -> None:

@@ -32,7 +32,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 from typing import (TYPE_CHECKING, Any, Callable, Container, Iterable, Iterator, Literal,
-                    Mapping, Optional, Sequence, TypeVar)
+                    Mapping, MutableMapping, Optional, Sequence, TypeVar)
 
 from arena.openings import Book, BookOrder, book_opening
 from arena.protocol import SEED_MAX
@@ -272,10 +272,14 @@ def iter_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: Form
                   games_per_pairing: int = 2, opening_turns: int = 0, seed: int = 0,
                   books: Optional[Mapping[str, Book]] = None,
                   book_order: BookOrder = "sequential",
-                  scheme: int = SCHEME) -> Iterator[Slot]:
+                  scheme: int = SCHEME, by_pairing: bool = False) -> Iterator[Slot]:
     """Every game of a tournament, in playing order, one :class:`Slot` at a time (the
     slots of :func:`build_schedule`, the same ids in the same order, without holding them:
     a runner near the game cap keeps only the games in flight).
+
+    ``by_pairing``: the same slots (the same indexes) with each pairing's games together
+    (:func:`pairing_key`: with several variants, a meeting's games of one variant, then of
+    the next), for ``restart: per-pairing``; made as lazily in the current scheme.
 
     The arguments are checked at the call, before the first slot is made.
 
@@ -297,27 +301,41 @@ def iter_schedule(players: Sequence[str], variants: Sequence[Variant], fmt: Form
     if total > GAMES_MAX:
         raise ValueError(f"the tournament has {total:,} games, over the cap of {GAMES_MAX:,}")
     if scheme == 1:
-        return _scheme_1(players, variants, fmt, games_per_pairing=games_per_pairing,
-                         opening_turns=opening_turns, seed=seed)
+        old = _scheme_1(players, variants, fmt, games_per_pairing=games_per_pairing,
+                        opening_turns=opening_turns, seed=seed)
+        return iter(pairing_order(list(old))) if by_pairing else old
     if scheme != SCHEME:
         raise ValueError(f"unknown schedule scheme {scheme}")
     return _scheme_2(players, variants, fmt, games_per_pairing=games_per_pairing,
-                     opening_turns=opening_turns, seed=seed, books=books, book_order=book_order)
+                     opening_turns=opening_turns, seed=seed, books=books, book_order=book_order,
+                     by_pairing=by_pairing)
 
 
 def _scheme_2(players: Sequence[str], variants: Sequence[Variant], fmt: Format, *,
               games_per_pairing: int, opening_turns: int, seed: int,
-              books: Optional[Mapping[str, Book]], book_order: BookOrder) -> Iterator[Slot]:
+              books: Optional[Mapping[str, Book]], book_order: BookOrder,
+              by_pairing: bool = False) -> Iterator[Slot]:
     """The slots of the current scheme (see :func:`iter_schedule`), made as they are asked
     for."""
     meetings = pairings(fmt, players)
     index = 0
+    pairs = games_per_pairing // 2
+    span = 2 * len(variants)  # the games of one pair, every variant
     for rnd in range(1, fmt.rounds + 1):
         order = list(range(len(meetings)))
         random.Random(derive_seed(seed, "order", rnd)).shuffle(order)
         for m in order:
             a, b = meetings[m]
-            for k in range(1, games_per_pairing // 2 + 1):
+            if by_pairing:  # a variant's pairs at a time, each game at its own index
+                for v, variant in enumerate(variants):
+                    for k in range(1, pairs + 1):
+                        yield from pair_slots(rnd, a, b, k, [variant], seed=seed,
+                                              opening_turns=opening_turns, books=books,
+                                              book_order=book_order,
+                                              index=index + (k - 1) * span + 2 * v)
+                index += pairs * span
+                continue
+            for k in range(1, pairs + 1):
                 for slot in pair_slots(rnd, a, b, k, variants, seed=seed,
                                        opening_turns=opening_turns, books=books,
                                        book_order=book_order, index=index):
@@ -412,26 +430,46 @@ class PendingSlots:
 
     Games whose id is in ``done`` are skipped, their places noted in ``order`` (id ->
     index); ``limit`` stops after that many games.  ``exhausted`` once the schedule is
-    walked to its end; :meth:`finish` walks the rest (only noting places).  With
-    ``regroup`` (a function of the games left, such as :func:`pairing_order`) the
-    schedule is listed at once instead, and ``listed`` holds the games left, regrouped."""
+    walked to its end; :meth:`finish` walks the rest (only noting places).  ``grouped``:
+    ``slots`` come with each pairing's games together (``iter_schedule(by_pairing=True)``),
+    so that :meth:`ends_pairing` can tell a pairing's last game by looking one game ahead.
+    With ``regroup`` (a function of the games left, such as :func:`pairing_order`; for a
+    short list, such as a round) the slots are listed at once instead, and ``listed`` holds
+    the games left, regrouped."""
 
-    def __init__(self, slots: Iterator[Slot], done: Container[str], order: dict[str, int],
-                 limit: Optional[int] = None, *,
-                 regroup: Optional[Callable[[list[Slot]], Iterable[Slot]]] = None) -> None:
+    def __init__(self, slots: Iterator[Slot], done: Container[str],
+                 order: MutableMapping[str, int], limit: Optional[int] = None, *,
+                 regroup: Optional[Callable[[list[Slot]], Iterable[Slot]]] = None,
+                 grouped: bool = False) -> None:
         self._slots = slots
         self._done = done
         self._order = order
         self._next: Optional[Slot] = None
         self.left = limit
         self.exhausted = False
+        self.grouped = grouped
         self.listed: Optional[deque[Slot]] = None
+        self._last: set[int] = set()
         if regroup is not None:
             every = list(slots)
             order.update((s.game_id, s.index) for s in every if s.game_id in done)
             games = list(regroup([s for s in every if s.game_id not in done]))
             self.listed = deque(games if limit is None else games[:limit])
+            self._last = last_of_pairings(self.listed)
             self.exhausted = True
+
+    def ends_pairing(self, slot: Slot) -> bool:
+        """Whether ``slot``, just taken (:meth:`popleft`), is the last game of its pairing
+        left to play in this run (its kept bots end with it); always False when the games
+        are neither ``grouped`` nor regrouped."""
+        if self.listed is not None:
+            return slot.index in self._last
+        if not self.grouped:
+            return False
+        if not self:  # nothing after it (or the limit is reached)
+            return True
+        assert self._next is not None
+        return pairing_key(self._next) != pairing_key(slot)
 
     def _fill(self) -> None:
         while self._next is None and not self.exhausted:
@@ -486,16 +524,17 @@ class PendingSlots:
                       key=lambda r: self._order[getattr(r, "game_id")])
 
 
-def config_slots(config: Any) -> Iterator[Slot]:
+def config_slots(config: Any, *, by_pairing: bool = False) -> Iterator[Slot]:
     """``config.schedule()`` of an :class:`arena.config.TournamentConfig` (a layer above
-    this one) made one slot at a time (:func:`iter_schedule`)."""
+    this one) made one slot at a time (:func:`iter_schedule`; ``by_pairing``: each
+    pairing's games together)."""
     book = config.book
     return iter_schedule(config.players, config.variants, config.format,
                          games_per_pairing=config.games_per_pairing,
                          opening_turns=config.opening_turns, seed=config.seed,
                          books=book.books if book is not None else None,
                          book_order=book.order if book is not None else "sequential",
-                         scheme=config.scheme)
+                         scheme=config.scheme, by_pairing=by_pairing)
 
 
 def in_schedule_order(config: Any, records: Mapping[str, GameRecord]) -> list[GameRecord]:

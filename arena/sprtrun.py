@@ -58,8 +58,8 @@ from arena.pgn import add_game, catch_up, open_pgn
 from arena.records import GameRecord, append_record, atomic_write
 from arena.rules import Position
 from arena.schedule import derive_seed, random_opening
-from arena.tournament import (CONFIG_FILE, GAMES_FILE, INTERRUPTED_STATUS, REJECTED_FILE, StopFlag,
-                              read_repaired_games)
+from arena.runstate import Finished, load_finished, read_at
+from arena.tournament import CONFIG_FILE, GAMES_FILE, INTERRUPTED_STATUS, REJECTED_FILE, StopFlag
 from arena.variants import Variant
 
 log = logging.getLogger("arena.sprt")
@@ -202,8 +202,9 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
 
     Each game is appended to ``games_file`` (if any) as soon as it finishes, and to the PGN
     file ``pgn_file`` (if any, :mod:`arena.pgn`), then passed to ``on_game``.  A game whose
-    id is in ``done`` (the records of an earlier run of the same test) is not played again:
-    its record stands in its place.  Once ``stop`` is set no game
+    id is in ``done`` (the games of an earlier run of the same test: records, or the
+    outcomes :func:`prepare_folder` keeps of them) is not played again: it stands in its
+    place.  Once ``stop`` is set no game
     starts and the games in flight are abandoned at their next move (not saved); the
     generator then ends.  Closing it abandons the games in flight the same way.
     """
@@ -299,9 +300,10 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
 
 
 def prepare_folder(folder: Path, shown: str, run: SprtRun, seed: Optional[int], restart: bool,
-                   warn: Callable[[str], None]) -> tuple[int, dict[str, GameRecord]]:
-    """For ``sprt --out``, holding the folder's lock: the seed to use and the records of the
-    games already played (by id), after checking that ``sprt.json`` (written here for a new
+                   warn: Callable[[str], None]) -> tuple[int, Finished]:
+    """For ``sprt --out``, holding the folder's lock: the seed to use and the games already
+    played (by id: their outcomes, :class:`arena.runstate.Finished`; ``games.jsonl`` is read
+    one line at a time, its records are not kept), after checking that ``sprt.json`` (written here for a new
     run) holds the same settings.  Without a ``seed`` a resumed run takes the stored one.
     ``restart`` discards the files an earlier run wrote.  ``warn`` gets a line about
     unreadable lines of ``games.jsonl`` moved aside.
@@ -335,19 +337,16 @@ def prepare_folder(folder: Path, shown: str, run: SprtRun, seed: Optional[int], 
         text = json.dumps({"settings": settings, "created": datetime.now(timezone.utc)
                            .isoformat(timespec="seconds")}, indent=2) + "\n"
         atomic_write(stored_path, text.encode("utf-8"))
-        return seed, {}
+        return seed, Finished()
     changed = [k for k in sorted(set(stored) | set(settings)) if stored.get(k) != settings.get(k)]
     if changed:
         raise ConfigError(f"{shown} holds an SPRT run with other settings (changed: "
                           f"{', '.join(changed)}); use --restart to discard its games, or "
                           f"another --out")
-    moved, kept = read_repaired_games(folder)
+    moved, done = load_finished(games, side)
     if moved:
         warn(f"warning: {games}: moved {moved} unreadable line{'s' if moved > 1 else ''} to "
              f"{side}; any game they held is played again")
-    done: dict[str, GameRecord] = {}
-    for rec in kept:
-        done.setdefault(rec.game_id, rec)
     return seed, done
 
 
@@ -427,7 +426,7 @@ def run_sprt(run: SprtRun, *, max_pairs: int, workers: int = 1, seed: Optional[i
         live = console.isatty()
     pair_lines = not (live and out.isatty())
     games_file: Optional[Path] = None
-    done: dict[str, GameRecord] = {}
+    done = Finished()
     open_pgn(pgn_out, key="--pgn-out")  # if any
     with contextlib.ExitStack() as owned:
         if folder is not None:
@@ -473,7 +472,7 @@ def preflight_bots(run: SprtRun) -> None:
 
 
 def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: int,
-         games_file: Optional[Path], done: dict[str, GameRecord], out: TextIO,
+         games_file: Optional[Path], done: Finished, out: TextIO,
          console: TextIO, live: bool, pair_lines: bool,
          pgn_file: Optional[Path] = None) -> SprtOutcome:
     """The body of :func:`run_sprt` once its seed and folder are settled."""
@@ -496,9 +495,12 @@ def _run(run: SprtRun, test: SprtTest, *, seed: int, max_pairs: int, workers: in
     if resumed:
         say(f"resuming: {resumed} games already in {games_file} are not played again (their "
             f"results are counted)")
-    if pgn_file is not None and resumed:  # the earlier games it lacks (arena.pgn)
-        catch_up(pgn_file, sorted((r for r in done.values() if r.game_id.startswith(f"{tag}-")),
-                                  key=lambda r: (r.pair or 0, r.game_id)))
+    if pgn_file is not None and resumed and games_file is not None:
+        # the earlier games it lacks (arena.pgn), in pair order, read back one at a time
+        mine = [done.offset(g) for g in done if g.startswith(f"{tag}-")]
+        places = sorted((r.pair or 0, r.game_id, offset)
+                        for offset, r in zip(mine, read_at(games_file, mine)))
+        catch_up(pgn_file, read_at(games_file, (offset for _, _, offset in places)))
     progress = SprtProgress(test, max_pairs, console, live=live, done_games=0)
     outcome = SprtOutcome(seed=seed, summary=test.summary())
     several = len(run.rotation) > 1

@@ -11,20 +11,24 @@
    then updated to it), else :class:`ResultsMismatch` names the keys, unless ``restart``
    (see :func:`open_results`); lines of its ``games.jsonl`` that are not records (a torn
    last line, a hand edit) are moved to ``games.rejected.jsonl`` with one warning;
-3. builds the schedule (:mod:`arena.schedule`) and skips every game whose ``game_id`` is
-   already in ``games.jsonl``;
+3. builds the schedule (:mod:`arena.schedule`, one slot at a time) and skips every game
+   whose ``game_id`` is already in ``games.jsonl`` (read one line at a time: the runner
+   keeps of each saved game its id, its outcome and where its record is,
+   :class:`arena.runstate.Finished`, never the records: about 170 bytes a game);
 4. submits the remaining games, in schedule order, as :class:`~arena.jobs.GameJob` s to the
    executor the configuration names (``executor.type``, looked up in the registry of
    :mod:`arena.executors`; a :class:`~arena.executors.GameExecutor` or any
    ``concurrent.futures.Executor`` can be passed instead), keeping as many games in flight as
    the executor asks for;
 5. as each game finishes, appends its record to ``games.jsonl`` (flushed and fsynced, by this
-   process only) before counting it, and updates the progress display
+   process only) before counting it (then drops it), and updates the progress display
    (:mod:`arena.progress`); a game the executor lost, or the referee failed on, is logged
    and left for the next run; a game the machine was too busy to judge (void) is played
    once more at the end of the run, then left for the next;
-6. writes ``standings.csv`` and ``games.csv`` and, when the ratings area provides it, the
-   report.
+6. writes ``standings.csv`` (from the outcomes) and ``games.csv`` (the records read back
+   from ``games.jsonl`` one at a time, in playing order) and, when the ratings area provides
+   it, the report (the one step that holds every record: :func:`write_report` and
+   :func:`elo_table` take a list).
 
 Stopping: SIGINT (Ctrl-C) or SIGTERM sets a flag the loop checks between games; the games in
 flight are abandoned: the executor is closed with ``cancel`` (the local pool's workers get
@@ -50,7 +54,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, TextIO, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TextIO, Union
 
 from arena.config import TournamentConfig
 from arena.errors import ArenaError, BotError, ConfigError
@@ -62,11 +66,12 @@ from arena.pgn import add_game, catch_up, open_pgn
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging, log_clock
 from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
-                           repair_records, write_games_csv)
+                           repair_records)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.rounds import Planner, bracket_standings, knockout_places
-from arena.schedule import (PendingSlots, config_slots, count_games, in_schedule_order,
-                            last_of_pairings, pairing_key, pairing_order)
+from arena.runstate import Finished, load_finished, read_at, write_games_csv
+from arena.schedule import (PendingSlots, config_slots, count_games, pairing_key,
+                            pairing_order)
 from arena.standings import (Standing, compute_standings, format_standings,
                              write_standings_csv)
 
@@ -469,21 +474,22 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     cannot_start = _preflight_bots(config)  # before the folder is touched: a bad option
     open_pgn(config.pgn_out)  # and a PGN file that cannot be written (pgn_out: ConfigError)
     folder, config = open_results(config, restart=restart)  # bots in joining order
-    moved, kept = read_repaired_games(folder)
     games_path = folder / GAMES_FILE
-    done = _by_id(kept, None)
-    order: dict[str, int] = {}  # each saved game's place, learnt as the schedule is walked
-    regroup = pairing_order if config.restart == "per-pairing" else None
+    # the saved games' ids, outcomes and places in games.jsonl, read one line at a time:
+    # the runner never holds the records (arena.runstate)
+    moved, done = load_finished(games_path, folder / REJECTED_FILE)
+    kept = config.restart == "per-pairing"  # each pairing's games together
     # a Swiss or a knockout: round by round, each paired (and recorded) once the one before
     # is complete (arena.rounds)
     planner = Planner(config, folder) if config.format.staged else None
     if planner is not None:
         first = planner.next_slots(done)
-        pending = PendingSlots(iter(first), done, order, max_games, regroup=regroup)
+        pending = PendingSlots(iter(first), done, done.places, max_games,
+                               regroup=pairing_order if kept else None)
         total = planner.total(done)
     else:
-        pending = PendingSlots(config_slots(config), done, order, max_games,  # walked lazily
-                               regroup=regroup)
+        pending = PendingSlots(config_slots(config, by_pairing=kept), done,  # walked lazily
+                               done.places, max_games, grouped=kept)
         total = count_games(config.format, config.players, len(config.variants),
                             games_per_pairing=config.games_per_pairing)
 
@@ -503,8 +509,10 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
         log.info("tournament %s: %d games, %d finished, %d to play on %s", config.name,
                  total, len(done), pending.count(total - len(done)), where)
         log_clock(config.time_control)
-        catch_up(config.pgn_out, ([] if not config.pgn_out else planner.records(done)
-                                  if planner is not None else in_schedule_order(config, done)))
+        if config.pgn_out:  # the saved games it lacks, in playing order, read back one by one
+            slots = planner.slots(done) if planner is not None else config_slots(config)
+            catch_up(config.pgn_out, _read_back(games_path, done,
+                                                done.ordered(s.game_id for s in slots)))
         if pending:
             progress.redraw()
             games = given if given is not None else kind.open(config)
@@ -512,11 +520,10 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                 clean = False
                 try:
                     _play_all(config, games, pending, games_path, progress, result, stop,
-                              done, order)
+                              done)
                     if planner is not None:
                         _play_rounds(config, planner, games, games_path, progress, result,
-                                     stop, done, order, max_games,
-                                     {s.game_id for s in first})
+                                     stop, done, max_games, {s.game_id for s in first})
                     clean = not stop
                 finally:
                     result.interrupted = bool(stop)
@@ -529,22 +536,32 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                             result.finished, result.total, folder)
         if not result.interrupted:
             pending.finish()  # the places of saved games not walked past (max_games)
-        records = pending.in_order(done) if planner is None else planner.records(done)
-        result.finished = len(records)
+        # the saved games in playing order (schedule order, once it is walked to its end;
+        # else games.jsonl's), as packed entries: their outcomes give the standings, their
+        # records are read back one at a time for the tables
         if planner is not None:
-            result.total = max(planner.total(done), len(records))
+            entries = done.ordered(s.game_id for s in planner.slots(done))
+        else:
+            entries = done.ordered(by_place=pending.exhausted)
+        result.finished = len(entries)
+        if planner is not None:
+            result.total = max(planner.total(done), len(entries))
             if planner.ended:
                 log.warning("%s", planner.ended)
         result.standings = compute_standings(
-            records, config.players, tiebreaks=config.chosen_tiebreaks,
+            [done.outcome_of(v) for v in entries], config.players,
+            tiebreaks=config.chosen_tiebreaks,
             byes=planner.byes() if planner is not None else None)
         if planner is not None and planner.kind == "knockout":  # placed by the bracket
             result.standings = bracket_standings(result.standings,
                                                  knockout_places(planner, done))
         if not result.interrupted:
-            _write_tables(folder, records, result.standings)
+            _write_tables(folder, _read_back(games_path, done, entries), result.standings)
             if config.report and result.complete:
                 try:
+                    # the one step that holds every record: the report and the Elo table
+                    # take a list of them (arena.report, arena.ratings)
+                    records = list(_read_back(games_path, done, entries))
                     result.elo = elo_table(records)
                     result.report = write_report(config, folder, records)
                 except Exception as e:  # the games and tables are saved: say so, go on
@@ -560,10 +577,16 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
     return result
 
 
+def _read_back(games_path: Path, done: Finished, entries: list[int]) -> Iterator[GameRecord]:
+    """The records of ``entries`` (of :meth:`Finished.ordered`) read back from
+    ``games.jsonl``, in that order, one at a time."""
+    return read_at(games_path, map(done.offset_of, entries))
+
+
 def _play_rounds(config: TournamentConfig, planner: Planner, games: GameExecutor,
                  games_path: Path, progress: Progress, result: TournamentResult,
-                 stop: StopFlag, done: dict[str, GameRecord], order: dict[str, int],
-                 max_games: Optional[int], tried: set[str]) -> None:
+                 stop: StopFlag, done: Finished, max_games: Optional[int],
+                 tried: set[str]) -> None:
     """The rounds of a Swiss or a knockout after the first step (already played): each
     paired once the one before is complete (:meth:`Planner.next_slots`), until none is left,
     the run is stopped, ``max_games`` are played, or a round cannot be completed in this
@@ -586,8 +609,9 @@ def _play_rounds(config: TournamentConfig, planner: Planner, games: GameExecutor
         progress.total = result.total = max(planner.total(done), progress.total)
         tried.update(s.game_id for s in step)
         log.info("round %d of %s: %d games", planner.rounds[-1].number, config.name, len(step))
-        _play_all(config, games, PendingSlots(iter(step), done, order, left, regroup=regroup),
-                  games_path, progress, result, stop, done, order)
+        _play_all(config, games,
+                  PendingSlots(iter(step), done, done.places, left, regroup=regroup),
+                  games_path, progress, result, stop, done)
 
 
 def _preflight_bots(config: TournamentConfig) -> list[str]:
@@ -619,18 +643,17 @@ def _as_game_executor(executor: Union[GameExecutor, Executor], workers: int) -> 
 
 def _play_all(config: TournamentConfig, games: GameExecutor,
               pending: PendingSlots, games_path: Path, progress: Progress,
-              result: TournamentResult, stop: StopFlag, done: dict[str, GameRecord],
-              order: dict[str, int]) -> None:
+              result: TournamentResult, stop: StopFlag, done: Finished) -> None:
     """The submit / as-completed loop.  Each finished game is saved (and added to ``done``,
-    the records of ``games.jsonl`` by id, its place to ``order``) before it is counted.
+    the games of ``games.jsonl`` by id, with its place in the schedule) before it is
+    counted; its record is then dropped.
 
     The executor's ``capacity()`` is the number of games to keep submitted (asked again as
     games finish: a cluster may grow during the run).  An executor's optional ``stalled()``
     and ``after_loss()`` (see :class:`~arena.executors.GameExecutor`) are used."""
     in_flight: dict[Future[GameRecord], GameJob] = {}
     try:
-        _loop(config, games, pending, games_path, progress, result, stop, in_flight, done,
-              order)
+        _loop(config, games, pending, games_path, progress, result, stop, in_flight, done)
     finally:
         for future in in_flight:  # abandoned (stopped, or the executor broke)
             future.cancel()
@@ -638,10 +661,8 @@ def _play_all(config: TournamentConfig, games: GameExecutor,
 
 def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
           games_path: Path, progress: Progress, result: TournamentResult, stop: StopFlag,
-          in_flight: dict[Future[GameRecord], GameJob], done: dict[str, GameRecord],
-          order: dict[str, int]) -> None:
+          in_flight: dict[Future[GameRecord], GameJob], done: Finished) -> None:
     bots = config.bots
-    last = last_of_pairings(pending.listed) if pending.listed is not None else set()
     again: deque[GameJob] = deque()  # lost games, played again first
     # games the machine was too busy to judge (void): played once more at the end of the
     # run, when the load may have passed, and only then left for the next run
@@ -663,7 +684,7 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
                 slot = pending.popleft()
                 job = GameJob(slot, bots[slot.white], bots[slot.black], config.time_control,
                               config.name, config.isolation, restart=config.restart,
-                              pairing=pairing_key(slot), last=slot.index in last,
+                              pairing=pairing_key(slot), last=pending.ends_pairing(slot),
                               adjudicate=config.adjudicate)
             in_flight[games.submit(job)] = job
         if not in_flight:  # waiting for the executor, nothing to wait on
@@ -705,10 +726,11 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
                             "next run: run again on a quieter machine, or with fewer workers",
                             record.game_id, record.void)
                 continue
+            offset = _size(games_path)  # where its line starts (this process alone appends)
             append_record(games_path, record)
             add_game(config.pgn_out, record)  # with its record: a resume adds no copy
-            done.setdefault(record.game_id, record)
-            order[record.game_id] = slot.index
+            done.add(record, offset)
+            done.set_place(record.game_id, slot.index)
             result.played += 1
             result.finished += 1
             bot = forfeit_bot(record)
@@ -722,8 +744,17 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
             progress.add(record)
 
 
-def _write_tables(folder: Path, records: list[GameRecord],
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _write_tables(folder: Path, records: Iterable[GameRecord],
                   tables: dict[str, list[Standing]]) -> None:
+    """``standings.csv``, and ``games.csv`` written as ``records`` are read (one at a
+    time)."""
     write_standings_csv(folder / STANDINGS_FILE, tables)
     write_games_csv(folder / GAMES_CSV, records)
 
