@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -309,3 +310,24 @@ def test_a_tournament_with_a_bad_position_book_is_refused_in_one_line(tmp_path: 
     assert len(lines) == 1, done.stderr
     assert "book.epd:2: expected EPD operations" in lines[0]
     assert not (tmp_path / "out" / "games.jsonl").exists()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node here for bots/js-greedy")
+def test_a_bot_that_knows_no_setup_line_ignores_it_and_plays_from_the_position() -> None:
+    """Backwards compatible: bots/js-greedy (written before ``setup``) ignores the line, as
+    bots should ignore lines they do not know, and plays legal moves from each ``position``."""
+    from arena.bot import load_bot
+    from arena.clock import TimeControl
+    from arena.referee import play_game
+
+    tc = TimeControl(movetime_ms=2000, handshake_ms=30000, margin_ms=200)
+    js = load_bot(ROOT / "bots" / "js-greedy")
+    for start, sides in ((MOVING, (js, load_bot(ROOT / "bots" / "random"))),
+                         (FLYING, (load_bot(ROOT / "bots" / "random"), js))):
+        record = play_game(*sides, NINE, tc, start=start, seed=5)
+        assert record.start_position == start
+        assert record.termination not in ("illegal-move", "protocol-error", "crash"), record.detail
+        if not record.forfeit:
+            _replays(record)
+        color = "white" if sides[0] is js else "black"
+        assert f"ignored unknown command: setup {start}" in record.stderr.get(color, "")
