@@ -109,17 +109,14 @@ class Game:
         assert self.data is not None
         return list(self.data.get("replays") or ())
 
-    def waits(self) -> tuple[float, float, bool]:
-        """``(waited, thought, measured)``: the milliseconds its bots waited for a CPU and
-        thought, over the moves (not the opening's) where the wait was measured."""
-        waited = thought = 0.0
-        measured = False
+    def waits(self, waited: float = 0.0, thought: float = 0.0) -> tuple[float, float]:
+        """``waited`` and ``thought`` with the milliseconds its bots waited for a CPU and
+        thought added, move by move (not the opening's), where the wait was measured."""
         if self.record is not None:
             for m in self.record.moves:
                 if m.wait_ms is not None and not m.opening:
                     waited += m.wait_ms
                     thought += m.wall_ms
-                    measured = True
         else:
             assert self.data is not None
             for d in self.data.get("moves") or ():
@@ -127,8 +124,7 @@ class Game:
                 if w is not None and not d.get("opening", False):
                     waited += w
                     thought += d.get("wall_ms", 0.0)
-                    measured = True
-        return waited, thought, measured
+        return waited, thought
 
 
 def _looks_like_record(d: Any) -> bool:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Optional
 
 import click
 
@@ -137,8 +137,14 @@ def report(results: str, anchor: str | None, title: str | None, max_games: int,
     if output is None and is_competition(results):
         raise Failure(f"{results} is a competition folder: nothing is written into it; "
                       f"give -o DIR for the report")
-    records = load_results(results)
     folder = results_folder(results)
+    records: Iterable[Any]
+    if is_competition(results):
+        records = load_results(results)
+    else:  # read a line at a time while the report is made: the games are never all held
+        from arena.report import stream_folder
+
+        records = stream_folder(results)
     if output is not None:
         from pathlib import Path
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from arena.records import GameRecord
 from arena.report.text import format_number, page_paths
@@ -22,18 +22,28 @@ from arena.standings import Tally
 
 if TYPE_CHECKING:
     from arena.ratings import Standings
+    from arena.report.data import ReportData
+    from arena.tallies import GameTallies
     from arena.report.forfeits import ForfeitGroup
 
 #: the folder of the bot pages, next to report.html
 BOTS_FOLDER = "bots"
 
 
-def bot_names(records: Sequence[GameRecord]) -> list[str]:
-    """Every bot that played in ``records``, in name order."""
+def bot_names(records: Union[Sequence[GameRecord], GameTallies, ReportData]) -> list[str]:
+    """Every bot that played in ``records`` (or their tallies), in name order."""
+    from arena.report.data import ReportData
+    from arena.tallies import GameTallies
+
+    if isinstance(records, ReportData):
+        records = records.tallies
+    if isinstance(records, GameTallies):
+        return sorted(records.players)
     return sorted({r.white.name for r in records} | {r.black.name for r in records})
 
 
-def bot_page_names(records: Sequence[GameRecord]) -> dict[str, str]:
+def bot_page_names(records: Union[Sequence[GameRecord], GameTallies, ReportData]
+                   ) -> dict[str, str]:
     """The page of each bot, relative to the report: ``bots/<slug of the name>.html`` (a
     number added where two names make the same file name, case ignored)."""
     return page_paths(bot_names(records), BOTS_FOLDER)
@@ -43,7 +53,8 @@ def _pct(points: float, games: int) -> str:
     return f"{100 * points / games:.1f}" if games else "–"
 
 
-def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standings],
+def bot_context(bot: str, records: Union[Sequence[GameRecord], ReportData],
+                tables: Sequence[Standings],
                 title: str, game_pages: Optional[dict[str, str]] = None,
                 game_titles: Optional[dict[str, str]] = None,
                 bot_pages: Optional[dict[str, str]] = None,
@@ -53,11 +64,12 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
     pages in ``bot_pages`` (paths relative to the report, :func:`bot_page_names`).
     ``forfeit_groups`` is :func:`arena.report.forfeits.group_forfeits` of ``records`` (made
     here when not given; :func:`write_bot_pages` groups once for every page)."""
-    from arena.report.forfeits import group_forfeits
+    from arena.report.data import ReportData, collect
     from arena.report.viewer import ending_text
 
+    data = records if isinstance(records, ReportData) else collect(records)
     if forfeit_groups is None:
-        forfeit_groups = group_forfeits(records)
+        forfeit_groups = data.forfeits
 
     game_pages = game_pages or {}
     game_titles = game_titles or {}
@@ -78,16 +90,23 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
         })
     tallies: dict[tuple[str, str], Tally] = {}
     overall = Tally(bot)
+    for variant, table in data.tallies.variants.items():
+        for (w, b), (ww, d, bw, other_result) in table.results.items():
+            for mine, opp, won, lost in ((w, b, ww, bw), (b, w, bw, ww)):
+                if mine != bot:
+                    continue
+                for t in (tallies.setdefault((opp, variant), Tally(bot, variant)), overall):
+                    t.wins += won
+                    t.draws += d
+                    t.losses += lost + other_result
     games: list[dict[str, Any]] = []
-    ordered = sorted(records, key=lambda r: (r.variant, r.round is None, r.round or 0,
-                                             r.pair is None, r.pair or 0, r.game_id))
+    ordered = sorted(data.listed, key=lambda r: (r.variant, r.round is None, r.round or 0,
+                                                 r.pair is None, r.pair or 0, r.game_id))
     for r in ordered:
         for color, me, other in (("white", r.white, r.black), ("black", r.black, r.white)):
             if me.name != bot:
                 continue
             s = r.score(color)
-            tallies.setdefault((other.name, r.variant), Tally(bot, r.variant)).add(r, color)
-            overall.add(r, color)
             result = "won" if s == 1 else "drew" if s == 0.5 else "lost"
             page = game_pages.get(r.game_id)
             games.append({
@@ -116,6 +135,7 @@ def bot_context(bot: str, records: Sequence[GameRecord], tables: Sequence[Standi
         "total": {"games": overall.games, "points": f"{overall.points:g}",
                   "wdl": overall.wdl, "score": _pct(overall.points, overall.games)},
         "games": games, "forfeits": forfeits,
+        "games_omitted": overall.games - len(games),
         "n_forfeits": sum(f["count"] for f in forfeits),
     }
 
@@ -140,7 +160,8 @@ def _markup(text: str) -> Any:
     return markupsafe.Markup(text)
 
 
-def write_bot_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord],
+def write_bot_pages(folder: str | os.PathLike[str],
+                    records: Union[Sequence[GameRecord], ReportData],
                     tables: Sequence[Standings], title: str,
                     names: Optional[dict[str, str]] = None,
                     game_pages: Optional[dict[str, str]] = None,
@@ -150,12 +171,13 @@ def write_bot_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord
     the records); returns how many.  Each page goes to a temporary name and is renamed.
     ``forfeit_groups`` is :func:`arena.report.forfeits.group_forfeits` of ``records`` (made
     here, once for every page, when not given)."""
-    from arena.report.forfeits import group_forfeits
+    from arena.report.data import ReportData, collect
 
     out = Path(folder)
+    data = records if isinstance(records, ReportData) else collect(records)
     if forfeit_groups is None:
-        forfeit_groups = group_forfeits(records)
-    names = names if names is not None else bot_page_names(records)
+        forfeit_groups = data.forfeits
+    names = names if names is not None else bot_page_names(data)
     (out / BOTS_FOLDER).mkdir(exist_ok=True)
     wanted = {out / page for page in names.values()}
     for old in (out / BOTS_FOLDER).glob("*.html"):
@@ -164,7 +186,7 @@ def write_bot_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord
     for bot, page in names.items():
         path = out / page
         tmp = path.with_name(f".{path.name}.tmp")
-        context = bot_context(bot, records, tables, title, game_pages, game_titles, names,
+        context = bot_context(bot, data, tables, title, game_pages, game_titles, names,
                               forfeit_groups)
         tmp.write_text(render_bot_page(context), encoding="utf-8")
         os.replace(tmp, path)
@@ -242,6 +264,9 @@ its stderr as the example.</p>
 {% endif %}
 
 <h2 id="games">Games</h2>
+{% if games_omitted %}<p class="note">Only its games among those the report lists are here
+({{ games | length }}); its {{ games_omitted }} other game{% if games_omitted != 1 %}s are{% else %} is{% endif %} in games.jsonl
+and games.csv. Every number above counts all its games.</p>{% endif %}
 <div class="scroll">
 <table class="games">
 <tr><th class="name">game</th><th class="name">colour</th><th class="name">opponent</th><th class="name">variant</th>

@@ -11,7 +11,7 @@ import base64
 import io
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 from arena.records import GameRecord
 from arena.report.text import short, slug
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from arena.ratings import BotStanding, Standings
+    from arena.report.data import ReportData
+    from arena.tallies import GameTallies
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -199,7 +201,7 @@ def heat_map_layout(n: int, longest: int = 16) -> HeatMapLayout:
                          fontsize=fontsize, cell=cell, numbered=numbered, figures=n <= 16)
 
 
-def chart_head_to_head(records: Sequence[GameRecord],
+def chart_head_to_head(records: Union[Iterable[GameRecord], GameTallies],
                        order: Sequence[str] = ()) -> Optional[bytes]:
     """Heat map of each row bot's score % against each column bot (all variants pooled);
     None without a game between two bots.  Sized by :func:`heat_map_layout`, so that its
@@ -251,41 +253,37 @@ def chart_head_to_head(records: Sequence[GameRecord],
         return _png(fig)
 
 
-def score_over_rounds(records: Sequence[GameRecord]) -> tuple[str, list[int],
+def score_over_rounds(records: Iterable[GameRecord]) -> tuple[str, list[int],
                                                             dict[str, list[float]]]:
-    """Each bot's cumulative points (all variants pooled, counted by :mod:`arena.standings`)
-    after each round, or after each game when the records hold fewer than two rounds:
-    ``(unit, xs, {bot: points at each x})`` with ``unit`` ``"round"`` or ``"game"`` and
-    ``xs`` starting at 0 (before any game)."""
-    from arena.standings import Tallies
+    """Each bot's cumulative points (all variants pooled, a win 1, a draw 1/2) after each
+    round, or after each game when the records hold fewer than two rounds (every k-th game
+    beyond :data:`arena.report.data.SCORE_POINTS` games): ``(unit, xs, {bot: points at
+    each x})`` with ``unit`` ``"round"`` or ``"game"`` and ``xs`` starting at 0 (before any
+    game)."""
+    from arena.report.data import ScoreSeries
 
-    rounds = sorted({r.round for r in records if r.round is not None})
-    by_round = len(rounds) >= 2 and all(r.round is not None for r in records)
-    steps: list[list[GameRecord]]
-    if by_round:
-        steps = [[r for r in records if r.round == k] for k in rounds]
-    else:
-        steps = [[r] for r in records]
-    # every bot from the start, at 0 points
-    tallies = Tallies(list(dict.fromkeys(n for r in records for n in (r.white.name,
-                                                                       r.black.name))))
-    series: dict[str, list[float]] = {b: [0.0] for b in tallies.rows}
-    for step in steps:
-        for r in step:
-            tallies.add(r)
-        for b, row in tallies.rows.items():
-            series[b].append(row.points)
-    xs = list(rounds if by_round else range(1, len(steps) + 1))
-    xs.insert(0, xs[0] - 1 if by_round and xs else 0)
-    return ("round" if by_round else "game"), xs, series
+    series = ScoreSeries()
+    for r in records:
+        series.add(r.white.name, r.black.name, r.score("white"), r.score("black"), r.round)
+    unit, xs, points, _ = series.result()
+    return unit, xs, points
 
 
-def chart_score_over_rounds(records: Sequence[GameRecord]) -> Optional[bytes]:
+def chart_score_over_rounds(records: Union[Sequence[GameRecord], ReportData]
+                            ) -> Optional[bytes]:
     """Each bot's cumulative points by round (by game when there is one round), all variants
     pooled: who led when, and who fell behind; None without games."""
-    if not records:
-        return None
-    unit, xs, series = score_over_rounds(records)
+    from arena.report.data import ReportData
+
+    if isinstance(records, ReportData):
+        if not records.total:
+            return None
+        unit, xs, series, step = records.score
+    else:
+        if not records:
+            return None
+        unit, xs, series = score_over_rounds(records)
+        step = 1
     order = sorted(series, key=lambda b: (-series[b][-1], b))
     colors = _colors(len(order))
     with _rc():
@@ -302,7 +300,9 @@ def chart_score_over_rounds(records: Sequence[GameRecord]) -> Optional[bytes]:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("after round" if unit == "round"
-                      else "after game (in the order of the games list below)")
+                      else "after game (in the order of the games list below)" if step == 1
+                      else f"after game (in the order of games.jsonl; every {step}th game "
+                           "drawn)")
         ax.set_ylabel("points (win 1, draw ½)")
         ax.set_title("Score over rounds" if unit == "round" else "Score over the games")
         ax.grid(alpha=0.3)
@@ -310,25 +310,36 @@ def chart_score_over_rounds(records: Sequence[GameRecord]) -> Optional[bytes]:
         return _png(fig)
 
 
-def chart_game_lengths(records: Sequence[GameRecord]) -> Optional[bytes]:
+def chart_game_lengths(records: Union[Sequence[GameRecord], ReportData]) -> Optional[bytes]:
     """Game length (turns) per variant, and how games ended (terminations) per variant; None
     without games."""
-    if not records:
-        return None
-    variants = list(dict.fromkeys(r.variant for r in records))
-    terms = sorted({r.termination for r in records})
+    from arena.report.data import ReportData
+
+    lengths: dict[str, Counter[int]]
+    ends: Counter[tuple[str, str]]
+    if isinstance(records, ReportData):
+        if not records.total:
+            return None
+        lengths, ends = records.lengths, records.terminations
+    else:
+        if not records:
+            return None
+        lengths, ends = {}, Counter()
+        for r in records:
+            lengths.setdefault(r.variant, Counter())[r.plies] += 1
+            ends[r.variant, r.termination] += 1
+    variants = list(lengths)
+    terms = sorted({t for _, t in ends})
     colors = _colors(len(variants))
     with _rc():
         fig = _figure(11.0, max(4.2, 0.45 * len(variants) + 2.5))
         ax1, ax2 = fig.subplots(1, 2)
-        longest = max((r.plies for r in records), default=1)
+        longest = max((n for c in lengths.values() for n in c), default=1)
         bins = min(40, max(longest, 1))
-        lengths: dict[str, list[int]] = {v: [] for v in variants}
-        for r in records:
-            lengths[r.variant].append(r.plies)
         for v, color in zip(variants, colors):
-            ax1.hist(lengths[v], bins=bins, range=(0, max(longest, 1)), histtype="step", lw=1.6,
-                     color=color, label=short(v, 30))
+            ax1.hist(list(lengths[v]), weights=list(lengths[v].values()), bins=bins,
+                     range=(0, max(longest, 1)), histtype="step", lw=1.6, color=color,
+                     label=short(v, 30))
         ax1.set_xlabel("turns per game")
         ax1.set_ylabel("games")
         ax1.set_title("Game length")
@@ -336,7 +347,6 @@ def chart_game_lengths(records: Sequence[GameRecord]) -> Optional[bytes]:
         tcolors = _termination_colors(terms)
         left = [0.0] * len(variants)
         ys = list(range(len(variants)))[::-1]
-        ends = Counter((r.variant, r.termination) for r in records)
         totals = [sum(ends[v, t] for t in terms) for v in variants]
         for t, color in zip(terms, tcolors):
             counts = [ends[v, t] for v in variants]
@@ -379,9 +389,14 @@ def _chart(file: str, caption: str, png: Optional[bytes], reason: str) -> Chart:
     return Chart(file, caption, png, "" if png is not None else reason)
 
 
-def build_charts(records: Sequence[GameRecord], tables: Sequence[Standings]) -> list[Chart]:
+def build_charts(records: Union[Sequence[GameRecord], ReportData],
+                 tables: Sequence[Standings]) -> list[Chart]:
     """Every chart of the report, in the order shown; a chart with nothing to draw has no PNG
-    and says why in one line."""
+    and says why in one line.  ``records``: the games, or what :func:`arena.report.data.collect`
+    gathered of them."""
+    from arena.report.data import ReportData, collect
+
+    data = records if isinstance(records, ReportData) else collect(records, max_games=0)
     charts: list[Chart] = []
     for st in tables:
         name = "all" if st.variant is None else slug(st.variant)
@@ -397,12 +412,13 @@ def build_charts(records: Sequence[GameRecord], tables: Sequence[Standings]) -> 
                              "variant."))
     main = tables[-1] if tables else None
     charts.append(_chart("score-over-rounds.png", "Points of each bot over the tournament "
-                         "(all variants)", chart_score_over_rounds(records),
+                         "(all variants)", chart_score_over_rounds(data),
                          "No score chart: no game has been played yet."))
     charts.append(_chart("head-to-head.png", "Head-to-head score (all variants)",
-                         chart_head_to_head(records, [r.bot for r in main.rows] if main else []),
+                         chart_head_to_head(data.tallies,
+                                            [r.bot for r in main.rows] if main else []),
                          "No head-to-head chart: no two bots have played each other yet."))
     charts.append(_chart("game-lengths.png", "Game length and terminations per variant",
-                         chart_game_lengths(records),
+                         chart_game_lengths(data),
                          "No game-length chart: no game has been played yet."))
     return charts

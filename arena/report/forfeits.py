@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Any, Iterable, Optional
 
 from arena.records import GameRecord
 
-__all__ = ["ForfeitGroup", "forfeit_bot", "forfeit_reason", "group_forfeits"]
+__all__ = ["ForfeitGroup", "ForfeitGrouper", "forfeit_bot", "forfeit_reason", "group_forfeits"]
 
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -50,19 +50,22 @@ def forfeit_reason(record: GameRecord) -> str:
 
 @dataclass
 class ForfeitGroup:
-    """The forfeits of one bot for one reason: how many, in which games, and the first one
-    as the example (its detail, offending line and stderr)."""
+    """The forfeits of one bot for one reason: how many (``total``), in which games (the
+    first ones' ids, ``games``; all of them when not capped), their variants, and the first
+    one as the example (its detail, offending line and stderr)."""
 
     bot: str
     termination: str
     reason: str
     first: GameRecord
     games: list[str] = field(default_factory=list)
+    total: int = 0
+    variants: set[str] = field(default_factory=set)
 
     @property
     def count(self) -> int:
         """How many games the bot forfeited this way."""
-        return len(self.games)
+        return max(self.total, len(self.games))
 
     @property
     def stderr(self) -> str:
@@ -70,19 +73,41 @@ class ForfeitGroup:
         return (self.first.stderr or {}).get(self.first.forfeit or "", "")
 
 
-def group_forfeits(records: Sequence[GameRecord]) -> dict[str, list[ForfeitGroup]]:
-    """Each forfeiting bot's groups, most frequent reason first (bots in name order)."""
-    groups: dict[tuple[str, str], ForfeitGroup] = {}
-    for r in records:
+class ForfeitGrouper:
+    """:func:`group_forfeits`, one game at a time (:meth:`add`), keeping the ids of the first
+    ``keep`` games of each group (None: all) and counting the rest."""
+
+    def __init__(self, keep: Optional[int] = None) -> None:
+        self.keep = keep
+        self.groups: dict[tuple[str, str], ForfeitGroup] = {}
+
+    def add(self, game: Any) -> None:
+        """Count ``game`` (a record, or an :class:`arena.tallies.Game`) if it was forfeited."""
+        r = game.full() if hasattr(game, "full") else game
         bot = forfeit_bot(r)
         if bot is None:
-            continue
+            return
         reason = forfeit_reason(r)
-        group = groups.get((bot, reason))
+        group = self.groups.get((bot, reason))
         if group is None:
-            group = groups[bot, reason] = ForfeitGroup(bot, r.termination, reason, r)
-        group.games.append(r.game_id)
-    out: dict[str, list[ForfeitGroup]] = {}
-    for (bot, _), group in groups.items():
-        out.setdefault(bot, []).append(group)
-    return {bot: sorted(out[bot], key=lambda g: (-g.count, g.reason)) for bot in sorted(out)}
+            group = self.groups[bot, reason] = ForfeitGroup(bot, r.termination, reason, r)
+        group.total += 1
+        group.variants.add(r.variant)
+        if self.keep is None or len(group.games) < self.keep:
+            group.games.append(r.game_id)
+
+    def result(self) -> dict[str, list[ForfeitGroup]]:
+        """Each forfeiting bot's groups, most frequent reason first (bots in name order)."""
+        out: dict[str, list[ForfeitGroup]] = {}
+        for (bot, _), group in self.groups.items():
+            out.setdefault(bot, []).append(group)
+        return {bot: sorted(out[bot], key=lambda g: (-g.count, g.reason))
+                for bot in sorted(out)}
+
+
+def group_forfeits(records: Iterable[GameRecord]) -> dict[str, list[ForfeitGroup]]:
+    """Each forfeiting bot's groups, most frequent reason first (bots in name order)."""
+    grouper = ForfeitGrouper()
+    for r in records:
+        grouper.add(r)
+    return grouper.result()

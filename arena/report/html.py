@@ -12,7 +12,7 @@ import datetime as _dt
 from collections import Counter
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from arena.protocol import escape_controls
 from arena.records import GameRecord
@@ -21,6 +21,8 @@ from arena.report.words import COLUMNS, GLOSSARY, elo_gap_sentence, plain_note, 
 
 if TYPE_CHECKING:
     from arena.ratings import Standings
+    from arena.report.data import ReportData
+    from arena.standings import Source
     from arena.report.charts import Chart
     from arena.report.forfeits import ForfeitGroup
     from arena.report.rounds import RoundsData
@@ -40,7 +42,7 @@ def _move_text(r: GameRecord) -> list[tuple[int, str, str]]:
             for k in range(0, len(moves), 2)]
 
 
-def _crosstable(records: Sequence[GameRecord], variant: Optional[str],
+def _crosstable(records: Source, variant: Optional[str],
                 order: Sequence[str]) -> dict[str, Any]:
     from arena.ratings import head_to_head
 
@@ -75,7 +77,7 @@ def _print_size(names: Sequence[str], rows: Sequence[dict[str, Any]]) -> float:
     return round(min(9.0, max(4.5, PRINT_WIDTH_PT / ems)), 1)
 
 
-def _matches(records: Sequence[GameRecord], variant: Optional[str],
+def _matches(records: Source, variant: Optional[str],
              bots: Sequence[str]) -> list[dict[str, Any]]:
     from arena.ratings import all_matches
 
@@ -96,12 +98,11 @@ def _matches(records: Sequence[GameRecord], variant: Optional[str],
     return out
 
 
-def _forfeits(records: Sequence[GameRecord], listed: set[str],
+def _forfeits(listed: set[str],
               groups_by_bot: dict[str, list[ForfeitGroup]]) -> list[dict[str, Any]]:
     """Each forfeiting bot with its forfeits grouped by reason (:mod:`arena.report.forfeits`):
     one row per group with its count, its first games (linked when the page lists them) and
     the first game's detail, offending line and stderr as the example."""
-    variant_of = {r.game_id: r.variant for r in records}
     out = []
     for bot, groups in groups_by_bot.items():
         kinds = Counter[str]()
@@ -114,7 +115,7 @@ def _forfeits(records: Sequence[GameRecord], listed: set[str],
                 "kind": g.termination, "count": g.count,
                 "games": [(gid, gid in listed) for gid in g.games[:MAX_FORFEITS_LISTED]],
                 "more": max(g.count - MAX_FORFEITS_LISTED, 0),
-                "variants": ", ".join(sorted({variant_of[gid] for gid in g.games})),
+                "variants": ", ".join(sorted(g.variants)),
                 "detail": g.first.detail, "line": g.first.offending_line,
                 "stderr": g.stderr, "first": g.first.game_id,
             } for g in groups],
@@ -122,7 +123,7 @@ def _forfeits(records: Sequence[GameRecord], listed: set[str],
     return out
 
 
-def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
+def page_context(records: Union[Sequence[GameRecord], ReportData], tables: Sequence[Standings],
                  charts: Sequence[Chart], title: str, method: str,
                  max_games: Optional[int],
                  pages: Optional[dict[str, str]] = None,
@@ -144,10 +145,11 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
     """
     import markupsafe
 
-    from arena.report.forfeits import group_forfeits
+    from arena.report.data import ReportData, collect
     from arena.report.rounds import rounds_section
-    from arena.report.viewer import game_titles
 
+    data = (records if isinstance(records, ReportData)
+            else collect(records, max_games=max_games))
     standings = []
     for st in tables:
         rows = []
@@ -184,15 +186,14 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
             "ties": st.ties,
             "buchholz": "buchholz" in st.tiebreaks or "buchholz-cut1" in st.tiebreaks,
             "forfeits": any(row.forfeits for row in st.rows),
-            "anchor": st.anchor, "cross": _crosstable(records, st.variant, order),
-            "matches": _matches(records, st.variant, order),
+            "anchor": st.anchor, "cross": _crosstable(data.tallies, st.variant, order),
+            "matches": _matches(data.tallies, st.variant, order),
         })
-    listed_games = records if max_games is None else records[:max_games]
-    titles = titles if titles is not None else game_titles(records)
+    listed_games = data.listed
+    titles = titles if titles is not None else data.titles
     inline = not pages or len(listed_games) <= MAX_MOVES_INLINE
-    forfeits = _forfeits(records, {r.game_id for r in listed_games},
-                         forfeit_groups if forfeit_groups is not None
-                         else group_forfeits(records))
+    forfeits = _forfeits({r.game_id for r in listed_games},
+                         forfeit_groups if forfeit_groups is not None else data.forfeits)
     games = [{
         "id": r.game_id, "variant": r.variant, "white": r.white.name, "black": r.black.name,
         "result": r.result, "termination": r.termination, "plies": r.plies,
@@ -200,22 +201,28 @@ def page_context(records: Sequence[GameRecord], tables: Sequence[Standings],
         "opening": len(r.opening), "page": (pages or {}).get(r.game_id),
         "title": titles[r.game_id],
     } for r in listed_games]
-    section = rounds_section(rounds, records, pages)
+    section = rounds_section(rounds, data.staged if isinstance(records, ReportData)
+                             else records, pages)
     return {
         "rounds": None if section is None else {
             "id": section[0], "title": section[1], "html": markupsafe.Markup(section[2])},
-        "clock": clock_summary(records),
+        "clock": data.clock,
         "endgames": endgame_rows(endgames or [], pages or {}),
         "title": title, "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "n_games": len(records), "n_bots": len({r.white.name for r in records}
-                                               | {r.black.name for r in records}),
-        "variants": list(dict.fromkeys(r.variant for r in records)),
+        "n_games": data.total, "n_bots": len(data.bots),
+        "variants": data.variants,
         "standings": standings, "charts": charts, "forfeits": forfeits,
-        "games": games, "method": method, "games_omitted": len(records) - len(listed_games),
-        "endings": game_endings(records),
+        "games": games, "method": method, "games_omitted": data.total - len(listed_games),
+        "endings": _endings(data),
         "moves_inline": inline, "max_inline": MAX_MOVES_INLINE,
         "columns": COLUMNS, "glossary": GLOSSARY, "elo_gap": elo_gap_sentence(),
     }
+
+
+def _endings(data: ReportData) -> list[dict[str, Any]]:
+    """:func:`game_endings` from what :func:`arena.report.data.collect` counted."""
+    return [{"variant": v, "games": sum(c.values()), "kinds": c.most_common()}
+            for v, c in data.endings.items()]
 
 
 def game_endings(records: Sequence[GameRecord]) -> list[dict[str, Any]]:
