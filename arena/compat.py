@@ -67,10 +67,9 @@ def adjudication_tokens(rule: str, tokens: Mapping[str, Any]) -> dict[str, Any]:
 #: (the tournament file's key); the same rows as docs/TOURNAMENTS.md's table and
 #: ``arena run --help``
 OPTIONS: dict[str, str] = {
-    "-engine": "bots: [{engine: ...}] (one entry per -engine; tc, st, nodes, plies/depth, "
-               "timemargin and restart go to time: and restart:)",
+    "-engine": "bots: [{engine: ...}] (tc st nodes plies: time:, restart: restart:)",
     "-each": "the same keys for every -engine (an engine's own win)",
-    "-tournament": "format: round-robin (also roundrobin), gauntlet, knockout, swiss",
+    "-tournament": "format: round-robin (roundrobin), gauntlet, knockout, swiss",
     "-rounds": "format: {rounds: N}",
     "-games": "games_per_pairing: N (even: colour-swapped pairs)",
     "-repeat": "(always: both games of a pair play the same opening)",
@@ -80,7 +79,7 @@ OPTIONS: dict[str, str] = {
     "-draw": "adjudicate: {draw: {after_turn, turns, score}}",
     "-resign": "adjudicate: {resign: {turns, score, twosided}}",
     "-maxmoves": "adjudicate: {max_turns: N}",
-    "-tb": "adjudicate: {tablebase: DIR} (Morris tables, docs/TABLEBASES.md)",
+    "-tb": "adjudicate: {tablebase: DIR} (Morris tables)",
     "-pgnout": "pgn_out: FILE",
     "-event": "name: NAME (and the results folder, results/NAME)",
     "-srand": "seed: N",
@@ -88,8 +87,7 @@ OPTIONS: dict[str, str] = {
     "-recover": "(always: a crashed engine loses its game, the run goes on)",
     "-resume": "(always: the same command again resumes)",
     "-debug": "-vv (the log on stderr)",
-    "-sprt": "arena sprt A B --elo0 --elo1 --alpha --beta [--model] (two engines; "
-             "-games x -rounds: the most games; results/NAME as its --output)",
+    "-sprt": "arena sprt A B --elo0 --elo1 --alpha --beta (two engines)",
 }
 
 #: cutechess's and fastchess's options without a Morris meaning, and why
@@ -138,6 +136,7 @@ _ENGINE_WORDS = ("cmd", "name", "dir", "arg", "proto", "legal_moves", "variants"
 _TIME_WORDS = ("tc", "st", "nodes", "plies", "depth", "timemargin")
 #: an engine's cutechess keys without a Morris meaning, and why
 _ENGINE_NO_MEANING: dict[str, str] = {
+    "conf": "cutechess's engines.json has no reader here: give cmd= (and name=, dir=)",
     "book": "openings are the tournament's: -openings file=BOOK",
     "bookdepth": "openings are the tournament's: -openings file=BOOK plies=N",
     "whitepov": "an engine's score is always from its own side here",

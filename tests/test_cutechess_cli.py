@@ -86,6 +86,9 @@ def test_the_manuals_command_line_plays_the_tournament_and_resumes(workdir: Path
     assert "cutechess: 4/4 games (0 played now)" in out
     assert len((folder / "games.jsonl").read_text().splitlines()) == 4
     assert pgn_games(workdir / "out.pgn") == 4
+    # another command line would play other games: refused, naming -event and --fresh
+    code, out, err = arena(*manual_line(), "-srand", "5")
+    assert code == 2 and "(changed: seed)" in err and "(-event NAME; or --fresh)" in err, err
 
 
 def test_sprt_runs_arena_sprt_with_the_same_settings(workdir: Path) -> None:

@@ -41,8 +41,9 @@ def _epilog() -> str:
             "    -draw movenumber=20 movecount=4 score=10 -pgnout out.pgn\n\n"
             "The results go to results/<-event, else 'cutechess'>; the same command line "
             "again resumes.  Each option and the setting it becomes:\n\n\b\n" + rows +
-            "\n\nAn option without a Morris meaning (-sprt, -ponder, -pgnin, proto=uci, "
-            "book=...) is refused in one line saying why.")
+            "\n\nAn option without a Morris meaning (-ponder, -pgnin, -noswap, proto=uci, "
+            "book=...) is refused in one line saying why.  --as-yaml prints the tournament "
+            "file the options make.")
 
 
 @click.command(cls=_RunCommand, epilog=_epilog())
@@ -120,9 +121,16 @@ def run(config_file: str | None, fresh: bool, restart_alias: bool, workers: int 
     if executor is not None or scheduler is not None or ship_bots is not None:
         config = with_executor(config, kind=executor, scheduler=scheduler, ship_bots=ship_bots)
     warn_isolation(config.isolation)
-    result = run_tournament(config, restart=fresh or restart_alias,
-                            log_level=(logging.DEBUG if verbose >= 2 else
-                                       logging.INFO if verbose else logging.WARNING))
+    from arena.errors import ArenaError
+
+    try:
+        result = run_tournament(config, restart=fresh or restart_alias,
+                                log_level=(logging.DEBUG if verbose >= 2 else
+                                           logging.INFO if verbose else logging.WARNING))
+    except ArenaError as e:
+        if groups and "new name" in str(e):  # a changed command line: its name is -event's
+            raise Failure(f"{e} (-event NAME; or --fresh)") from None
+        raise
     if result.interrupted:
         click.echo(f"interrupted: {result.finished}/{result.total} games saved in "
                    f"{result.folder}; run the same command again to resume", err=True)
