@@ -252,3 +252,12 @@ def test_the_commands_own_options_mix_with_cutechess_ones(books: Path) -> None:
     assert rest == ["-j", "3", "-vv", "-o", "out"]
     code, out, err = arena("run", *ENGINES, "-concurrency", "4", "-j", "1", "--as-yaml")
     assert code == 0 and yaml.safe_load(out)["workers"] == 4, err  # the file's key; -j wins
+
+
+def test_a_folder_of_syzygy_tables_is_refused_as_chess_tables(books: Path) -> None:
+    (books / "syzygy").mkdir()
+    (books / "syzygy" / "KQvK.rtbw").write_bytes(b"")
+    code, _, err = arena("run", *ENGINES, "-tb", "syzygy")
+    assert code == 2 and "-tb: no Morris meaning: syzygy holds Syzygy tables" in err, err
+    code, out, err = arena("run", *ENGINES, "-tb", "tables", "--as-yaml")
+    assert code == 0 and yaml.safe_load(out)["adjudicate"] == {"tablebase": "tables"}, err
