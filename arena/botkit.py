@@ -408,7 +408,7 @@ class Session:
         self.running = True
 
     # -- position tracking ----------------------------------------------------------------
-    def start_position(self) -> Position:
+    def first_position(self) -> Position:
         """The game's first position: the ``setup`` position, else the variant's start."""
         if self.start is not None:
             return Position.from_text(self.variant, self.start)
@@ -427,7 +427,7 @@ class Session:
             if n <= len(moves) and list(moves[:n]) == self._moves:
                 pos, todo = self.position, moves[n:]
             else:
-                pos, todo = self.start_position(), moves
+                pos, todo = self.first_position(), moves
             try:
                 for m in todo:
                     pos.push(Move.parse(m))
