@@ -34,6 +34,8 @@ from arena.tallies import Game, GameTallies
 SCORE_POINTS = 4000
 #: the ids kept per group of identical forfeits (the page names 20)
 FORFEIT_IDS = 20
+#: White's and Black's points per result (GameRecord.score; any other result: 0 and 0)
+_POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
 
 class ScoreSeries:
@@ -52,18 +54,25 @@ class ScoreSeries:
 
     def add(self, white: str, black: str, white_score: float, black_score: float,
             rnd: Optional[int]) -> None:
-        for name, score in ((white, white_score), (black, black_score)):
-            k = self.bots.get(name)
-            if k is None:
-                k = self.bots[name] = len(self.points)
-                self.points.append(0.0)
-            self.points[k] += score
+        bots, points = self.bots, self.points
+        k = bots.get(white)
+        if k is None:
+            k = bots[white] = len(points)
+            points.append(0.0)
+        points[k] += white_score
+        k = bots.get(black)
+        if k is None:
+            k = bots[black] = len(points)
+            points.append(0.0)
+        points[k] += black_score
         if rnd is None:
             self.all_rounds = False
         else:
-            row = self.by_round.setdefault(rnd, {})
-            for name, score in ((white, white_score), (black, black_score)):
-                row[name] = row.get(name, 0.0) + score
+            row = self.by_round.get(rnd)
+            if row is None:
+                row = self.by_round[rnd] = {}
+            row[white] = row.get(white, 0.0) + white_score
+            row[black] = row.get(black, 0.0) + black_score
         self.games += 1
         if self.games % self.step == 0:
             self.xs.append(self.games)
@@ -193,10 +202,16 @@ def collect(games: Iterable[Union[GameRecord, Game]], *, max_games: Optional[int
         waited, thought = g.waits(waited, thought)
         if g.replays:
             replayed.append({"id": g.game_id, "reasons": list(g.replays)})
-        lengths.setdefault(g.variant, Counter())[g.plies] += 1
-        endings.setdefault(g.variant, Counter())[g.termination or "unknown"] += 1
-        terminations[g.variant, g.termination] += 1
-        series.add(g.white, g.black, g.score("white"), g.score("black"), g.round)
+        variant = g.variant
+        per_variant = lengths.get(variant)
+        if per_variant is None:
+            per_variant = lengths[variant] = Counter()
+            endings[variant] = Counter()
+        per_variant[g.plies] += 1
+        endings[variant][g.termination or "unknown"] += 1
+        terminations[variant, g.termination] += 1
+        white_score, black_score = _POINTS.get(g.result, (0.0, 0.0))
+        series.add(g.white, g.black, white_score, black_score, g.round)
         if analysed and g.game_id in analysed:
             endgames.append(analysed[g.game_id])
         if staged and g.round is not None and not g.void:
