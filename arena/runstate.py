@@ -21,6 +21,7 @@ moving the lines that are not records aside as :func:`arena.records.repair_recor
 from __future__ import annotations
 
 import csv
+import itertools
 import os
 import tempfile
 from pathlib import Path
@@ -174,9 +175,13 @@ def read_at(path: Path, offsets: Iterable[int]) -> Iterator[GameRecord]:
 
     :raises ArenaError: the file cannot be read, or an offset is not the start of a record.
     """
+    wanted = iter(offsets)
+    first = next(wanted, None)
+    if first is None:
+        return  # nothing asked for: a fresh run has no games.jsonl yet
     try:
         with open(path, "rb") as f:
-            for offset in offsets:
+            for offset in itertools.chain((first,), wanted):
                 f.seek(offset)
                 line = f.readline()
                 try:
