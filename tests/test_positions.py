@@ -192,8 +192,8 @@ def _check_echo(record: GameRecord) -> None:
     assert "kit:" not in said, said  # no move list the kit could not replay
     mover = Position.from_text(NINE, record.start_position or "")
     before = 0
-    for move in record.moves:  # the moves before setup-echo's first turn
-        if mover.turn == (0 if color == "white" else 1):
+    for move in record.moves:  # the moves before setup-echo's first turn (not the book's)
+        if mover.turn == (0 if color == "white" else 1) and not move.opening:
             break
         mover.push_text(move.move)
         before += 1
@@ -223,6 +223,24 @@ def test_a_position_book_starts_the_games_it_says(tmp_path: Path) -> None:
     pgn = "".join(format_game(record) for record in records)  # as arena export writes it
     assert pgn.count('[SetUp "1"]') == 4
     assert pgn.count(f'[FEN "{OPEN}"]') == 2 and pgn.count(f'[FEN "{MOVING}"]') == 2
+
+
+def test_a_pgn_book_with_fen_tags_starts_the_games_it_says(tmp_path: Path) -> None:
+    from arena.config import load_config
+    from arena.tournament import run_tournament
+
+    _write(tmp_path, f'[Event "a"]\n[SetUp "1"]\n[FEN "{OPEN}"]\n\n1. d1xb4 {{book}} *\n\n'
+                     f'[Event "b"]\n[SetUp "1"]\n[FEN "{MOVING}"]\n\n*\n', "book.pgn")
+    config = load_config(_tournament(tmp_path, "openings: {file: book.pgn}"))
+    assert run_tournament(config, console=io.StringIO()).complete
+    openings = {}
+    for record in read_records(tmp_path / "out" / "games.jsonl"):
+        openings.setdefault(record.start_position, set()).add(tuple(record.opening))
+        assert [m.move for m in record.moves if m.opening] == record.opening
+        if not record.forfeit:
+            _replays(record)
+        _check_echo(record)
+    assert openings == {OPEN: {("d1xb4",)}, MOVING: {()}}
 
 
 def test_start_position_in_a_tournament_file(tmp_path: Path) -> None:
