@@ -401,6 +401,6 @@ def book_opening(book: Book, index: int, *, seed: int, order: BookOrder) -> tupl
 
 
 __all__ = ["Book", "BookOrder", "BookPosition", "BOOK_FORMATS", "BOOK_ORDERS", "BOOK_CAP",
-           "POSITION_SUFFIXES", "book_format", "book_opening", "check_opening", "check_start", "start_and_opening",
+           "POSITION_SUFFIXES", "book_format", "book_opening", "check_opening", "check_start",
            "load_book", "parse_book", "parse_position_line", "parse_positions", "pgn_games",
-           "read_book_text"]
+           "read_book_text", "start_and_opening"]

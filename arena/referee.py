@@ -39,7 +39,7 @@ from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, Confi
                           MoveError, ProtocolError)
 from arena.adjudication import Adjudication, Adjudicator, Verdict
 from arena.hints import LEGAL_MOVES_HINT
-from arena.openings import check_opening, start_and_opening  # noqa: F401 (check_opening: its old home)
+from arena.openings import check_opening, start_and_opening  # noqa: F401 (check_opening: moved)
 from arena.protocol import SEED_MAX, Go, escape_controls, format_setup, gameover_reason
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
@@ -417,8 +417,8 @@ def _host() -> str:
 def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
               variant: Union[Variant, str], time_control: TimeControl, *,
               opening: Sequence[str] = (), game_id: str = "", seed: Optional[int] = None,
-              start: Optional[str] = None, on_move: Optional[OnMove] = None, quit_grace_s: Optional[float] = None,
-              term_grace_s: Optional[float] = None,
+              start: Optional[str] = None, on_move: Optional[OnMove] = None,
+              quit_grace_s: Optional[float] = None, term_grace_s: Optional[float] = None,
               isolation: Optional[Isolation] = None,
               replays: int = STARVED_REPLAYS,
               adjudicate: Optional[Adjudication] = None) -> GameRecord:
@@ -443,8 +443,8 @@ def play_game(white: Union[BotSpec, Player], black: Union[BotSpec, Player],
     processes, up to ``replays`` times (its ``replays`` say why); one still not judged then
     comes back ``void`` (never counted: the callers leave it for later).
 
-    :raises ConfigError: the start or an opening move is illegal (before any process starts), or the
-        isolation level is not available here.
+    :raises ConfigError: the start position or an opening move is illegal (before any process
+        starts), or the isolation level is not available here.
     """
     if isinstance(variant, str):
         variant = get_variant(variant)

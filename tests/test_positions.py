@@ -143,14 +143,15 @@ def test_the_setup_line_parses_and_the_kit_replays_history_from_it() -> None:
     session = Session(bot, send=sent.append, warn=warned.append)
     after = Position.from_text(NINE, OPEN)
     after.push_text("d1xb4")
-    for line in ("morris 1", f"newgame nine-mens-morris {' '.join(f'{k}={v}' for k, v in NINE.to_params().items())}",
-                 f"setup {OPEN}", f"position {after.to_text()} moves d1xb4", "go movetime 500"):
+    newgame = "newgame nine-mens-morris " + " ".join(
+        f"{k}={v}" for k, v in NINE.to_params().items())
+    for line in ("morris 1", newgame, f"setup {OPEN}", f"position {after.to_text()} moves d1xb4",
+                 "go movetime 500"):
         session.handle(line)
     assert bot.start_position == OPEN
     assert [str(m) for m in session.position.move_stack] == ["d1xb4"]  # the history, replayed
     assert warned == [] and sent[-1].startswith("bestmove ")
-    session.handle("newgame nine-mens-morris " + " ".join(
-        f"{k}={v}" for k, v in NINE.to_params().items()))
+    session.handle(newgame)
     assert bot.start_position is None and session.start is None
 
 
@@ -273,7 +274,8 @@ def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_arena_play_position_plays_from_it_and_show_and_pgn_replay_it(tmp_path: Path) -> None:
     record_path = tmp_path / "game.json"
-    done = _arena("play", str(ROOT / "bots" / "greedy"), str(ROOT / "tests" / "bots" / "setup-echo"),
+    echo = ROOT / "tests" / "bots" / "setup-echo"
+    done = _arena("play", str(ROOT / "bots" / "greedy"), str(echo),
                   "--position", FLYING, "--movetime", "2000", "--handshake", "30000", "--quiet",
                   "--seed", "3",
                   "--record", str(record_path), cwd=tmp_path)
