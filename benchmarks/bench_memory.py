@@ -23,6 +23,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,7 +74,7 @@ def write_config(folder: Path, games: int, workers: int = 2) -> Path:
     legal real games: a game is a few protocol round trips)."""
     path = folder / "memory.yaml"
     path.write_text(
-        f"name: memory-{games}\n"
+        f"name: memory\n"
         f"bots: [{ROOT}/bots/random, {{path: {ROOT}/bots/random, name: random-2}}]\n"
         f"variants: [three-mens-morris]\nformat: match\n"
         f"games_per_pairing: {2 * max(1, games // 2)}\ntime: {{movetime: 1000, handshake: 60000}}\n"
@@ -83,33 +84,74 @@ def write_config(folder: Path, games: int, workers: int = 2) -> Path:
     return path
 
 
-def measure(checkout: Path, games: int, workers: int = 2) -> dict[str, float]:
+def _arena_run(checkout: Path, folder: Path, config: Path) -> dict[str, Any]:
+    """``arena run config`` with ``checkout``'s runner in a fresh process: its peak."""
+    out = folder / "peak.json"
+    out.unlink(missing_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUNNER, str(checkout), str(out), str(config)],
+        cwd=folder, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(checkout)})
+    if done.returncode != 0 or not out.exists():
+        raise RuntimeError(f"arena run failed ({done.returncode}): "
+                           f"{done.stderr[-2000:]}{done.stdout[-1000:]}")
+    peak: dict[str, Any] = json.loads(out.read_text())
+    return peak
+
+
+def prefill(games_file: Path, source: Path, count: int, name: str) -> None:
+    """Write ``count`` saved games to ``games_file``: the records of ``source`` (real games
+    of this benchmark's tournament, cycled) given the ids, colours, pair numbers and name
+    of the first ``count`` games of the tournament ``name`` (a match of one pairing)."""
+    with open(source, encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    with open(games_file, "w", encoding="utf-8") as out:
+        for n in range(count):
+            k, game = n // 2 + 1, n % 2
+            d = lines[n % len(lines)]
+            first, second = ("random", "random-2") if (2 + k) % 2 == 1 else ("random-2", "random")
+            white, black = (first, second) if game == 0 else (second, first)
+            d["white"]["name"], d["black"]["name"] = white, black
+            d["game_id"] = f"three-mens-morris/r1/m1/p{k}/g{game}"
+            d["tournament"], d["round"], d["pair"] = name, 1, (k - 1) * k // 2 + k
+            out.write(json.dumps(d, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def measure(checkout: Path, games: int, workers: int = 2, *,
+            saved_from: Optional[Path] = None, play: int = 200,
+            keep: Optional[Path] = None) -> dict[str, float]:
     """Play ``games`` games with the runner of ``checkout`` in a fresh process; its peak
-    RSS (MB), its children's largest peak (MB), the games played and the seconds taken."""
+    RSS (MB), its children's largest peak (MB), the games played and the seconds taken.
+
+    ``saved_from``: a ``games.jsonl`` of this benchmark's games; all but the last ``play``
+    games are then saved before the run (records of ``saved_from``, see :func:`prefill`),
+    the run resumes them and plays ``play`` (for sizes too large to play on a busy
+    machine: what the runner holds per saved game is the same, played or resumed).
+    ``keep``: where to copy the run's ``games.jsonl``."""
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         folder = Path(tmp)
-        config = write_config(folder, games, workers)
-        out = folder / "peak.json"
+        if saved_from is not None and games > play:
+            config = write_config(folder, 2, workers)  # the folder: config.json, 2 games
+            _arena_run(checkout, folder, config)
+            prefill(folder / "results" / "games.jsonl", saved_from, games - play, "memory")
+        config = write_config(folder, games, workers)  # (grown, when prefilled)
         t0 = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", _RUNNER, str(checkout), str(out), str(config)],
-            cwd=tmp, capture_output=True, text=True,
-            env={**os.environ, "PYTHONPATH": str(checkout)})
+        peak = _arena_run(checkout, folder, config)
         elapsed = time.perf_counter() - t0
-        if done.returncode != 0 or not out.exists():
-            raise RuntimeError(f"arena run failed ({done.returncode}): "
-                               f"{done.stderr[-2000:]}{done.stdout[-1000:]}")
-        peak = json.loads(out.read_text())
         with open(folder / "results" / "games.jsonl", "rb") as f:
-            played = sum(1 for _ in f)
-    return {"games": float(played), "seconds": elapsed, "peak_mb": peak["hwm_kb"] / 1024,
-            "children_mb": peak["children_kb"] / 1024}
+            finished = sum(1 for _ in f)
+        if keep is not None:
+            shutil.copyfile(folder / "results" / "games.jsonl", keep)
+    return {"games": float(finished), "seconds": elapsed, "peak_mb": peak["hwm_kb"] / 1024,
+            "children_mb": peak["children_kb"] / 1024,
+            "played": float(min(play, games) if saved_from is not None else finished)}
 
 
 def _line(label: str, size: int, m: dict[str, float], base: Optional[dict[str, float]]) -> str:
-    text = (f"  {label:<7}{size:>8,} games  runner peak {m['peak_mb']:7.1f} MB  "
-            f"(children's largest {m['children_mb']:5.1f} MB)  {m['games'] / m['seconds']:6.1f}"
-            f" games/s")
+    played = m.get("played", m["games"])
+    how = "played" if played == m["games"] else f"{int(played)} played, the rest resumed"
+    text = (f"  {label:<7}{size:>8,} games ({how})  runner peak {m['peak_mb']:7.1f} MB  "
+            f"(children's largest {m['children_mb']:5.1f} MB)  {m['seconds']:6.0f} s")
     if base is not None and m["games"] > base["games"]:
         per_game = (m["peak_mb"] - base["peak_mb"]) * 1024 * 1024 / (m["games"] - base["games"])
         text += f"  {per_game:8.0f} bytes/game over {int(base['games']):,}"
@@ -117,11 +159,17 @@ def _line(label: str, size: int, m: dict[str, float], base: Optional[dict[str, f
 
 
 def series(checkout: Path, sizes: tuple[int, ...], label: str,
-           echo: Callable[[str], Any]) -> list[dict[str, float]]:
-    """Measure ``sizes`` with ``checkout``'s runner, echoing a line per size."""
+           echo: Callable[[str], Any], *, source: Optional[Path] = None,
+           play: int = 200, keep: Optional[Path] = None) -> list[dict[str, float]]:
+    """Measure ``sizes`` with ``checkout``'s runner, echoing a line per size.  With
+    ``source`` (real games of this tournament) every size but the first is prefilled from
+    it and plays ``play`` games (:func:`measure`); ``keep`` gets the first size's games."""
     out: list[dict[str, float]] = []
-    for size in sizes:
-        m = measure(checkout, size)
+    for k, size in enumerate(sizes):
+        if k and source is not None:
+            m = measure(checkout, size, saved_from=source, play=play)
+        else:
+            m = measure(checkout, size, keep=keep if k == 0 else None)
         out.append(m)
         echo(_line(label, size, m, out[0] if len(out) > 1 else None))
     return out
@@ -129,15 +177,20 @@ def series(checkout: Path, sizes: tuple[int, ...], label: str,
 
 def bench(quick: bool = False, echo: Callable[[str], Any] = print,
           sizes: Optional[tuple[int, ...]] = None, before: Optional[Path] = None,
-          folder_bench: bool = True) -> dict[str, float]:
-    """The runner's peak RSS at each size (this checkout, and ``before`` when given)."""
+          folder_bench: bool = True, play: Optional[int] = None) -> dict[str, float]:
+    """The runner's peak RSS at each size (this checkout, and ``before`` when given).
+    ``play``: every size but the first plays only that many games, the rest being saved
+    before the run from the first size's real games (see :func:`measure`)."""
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     echo(f"memory benchmark ({'quick' if quick else 'full'}; random v random, three men's "
          f"morris, per-pairing, 2 workers, no report; runner's peak RSS at "
          f"{', '.join(f'{s:,}' for s in sizes)} games)")
     figures: dict[str, float] = {}
-    now = series(ROOT, sizes, "now", echo)
-    old = series(before, sizes, "before", echo) if before is not None else None
+    with tempfile.TemporaryDirectory(prefix="bench-memory-source-") as tmp:
+        source = Path(tmp) / "games.jsonl" if play is not None else None
+        now = series(ROOT, sizes, "now", echo, source=source, play=play or 0, keep=source)
+        old = (series(before, sizes, "before", echo, source=source, play=play or 0)
+               if before is not None else None)
     for size, m in zip(sizes, now):
         figures[f"peak_mb_{size}"] = m["peak_mb"]
     if len(now) > 1:
@@ -177,11 +230,15 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="game counts, comma-separated (default 1000,10000,100000)")
     parser.add_argument("--before", type=Path, default=None, metavar="DIR",
                         help="also measure the runner of this checkout (the old behaviour)")
+    parser.add_argument("--play", type=int, default=None, metavar="N",
+                        help="every size but the first plays N games, the rest saved before "
+                             "the run from the first size's games (a busy machine)")
     parser.add_argument("--no-folder", action="store_true",
                         help="skip bench_memory_folder.py (arena rate/report on 1M games)")
     args = parser.parse_args(argv)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
-    bench(quick=args.quick, sizes=sizes, before=args.before, folder_bench=not args.no_folder)
+    bench(quick=args.quick, sizes=sizes, before=args.before, folder_bench=not args.no_folder,
+          play=args.play)
     return 0
 
 
