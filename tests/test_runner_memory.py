@@ -249,3 +249,32 @@ def test_a_killed_run_resumes_to_the_same_standings(tmp_path: Path,
                             for t in (theirs, mine))
         assert mine == theirs
     assert _standings_rows(again.standings) == _standings_rows(whole.standings)
+
+
+def test_an_sprt_run_resumes_from_the_outcomes_it_keeps(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``arena sprt --out`` keeps outcomes too: a resumed run counts the saved pairs as an
+    uninterrupted one does, and its PGN file gets the earlier games, read back, first."""
+    from arena.bot import load_bot
+    from arena.clock import TimeControl
+    from arena.sprtrun import SprtRun, run_sprt
+
+    monkeypatch.setenv("MORRIS_ARENA_ISOLATION", "none")
+    bot = load_bot(ROOT / "bots" / "random")
+    run = SprtRun(bot, bot, get_variant("three-mens-morris"),
+                  TimeControl(movetime_ms=2000, handshake_ms=30000, margin_ms=2000),
+                  elo0=0.0, elo1=5.0, alpha=0.001, beta=0.001, opening_turns=1)
+    quiet = {"out": io.StringIO(), "console": io.StringIO(), "live": False}
+    first = run_sprt(run, max_pairs=2, seed=7, folder=tmp_path / "resumed", **quiet)
+    assert first.summary.pairs == 2
+    pgn = tmp_path / "resumed.pgn"
+    resumed = run_sprt(run, max_pairs=4, seed=7, folder=tmp_path / "resumed", pgn_out=pgn,
+                       **quiet)
+    whole = run_sprt(run, max_pairs=4, seed=7, folder=tmp_path / "whole", **quiet)
+    assert resumed.summary.pairs == whole.summary.pairs == 4
+    assert resumed.summary.counts == whole.summary.counts
+    ids = [r.game_id for r in read_records(tmp_path / "resumed" / "games.jsonl")]
+    assert len(ids) == len(set(ids)) == 8
+    tags = [line.split('"')[1] for line in pgn.read_text().splitlines()
+            if line.startswith("[GameId ")]
+    assert tags == [f"sprt-7-{k}{g}" for k in (1, 2) for g in "ab"] + ids[4:]
