@@ -23,7 +23,7 @@ import os
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
 from arena.errors import ArenaError
 from arena.records import GameRecord, MoveInfo, PlayerInfo, parse_record
@@ -103,11 +103,11 @@ class Game:
         return self.data.get("time_control") or {}
 
     @property
-    def replays(self) -> list[str]:
+    def replays(self) -> Sequence[str]:
         if self.record is not None:
             return self.record.replays
         assert self.data is not None
-        return list(self.data.get("replays") or ())
+        return self.data.get("replays") or ()
 
     def waits(self, waited: float = 0.0, thought: float = 0.0) -> tuple[float, float]:
         """``waited`` and ``thought`` with the milliseconds its bots waited for a CPU and
@@ -173,7 +173,7 @@ def stream_lines(path: str | os.PathLike[str], *, full: bool = False
         return
     except OSError as e:
         raise ArenaError(f"cannot read {p}: {e.strerror}") from None
-    loads = json.loads
+    decode = json.JSONDecoder().decode  # json.loads' own decoder, without its type checks
     with f:
         lines = iter(f)
         n = -1
@@ -185,8 +185,8 @@ def stream_lines(path: str | os.PathLike[str], *, full: bool = False
             n += 1
             raw = line[:-1] if line[-1:] == b"\n" else line
             try:
-                data: Any = loads(raw)
-            except ValueError:
+                data: Any = decode(raw.decode("utf-8"))
+            except ValueError:  # not JSON, or not UTF-8: parse_record says which
                 if not raw.strip():
                     continue
                 data = None
@@ -334,13 +334,13 @@ class GameTallies:
         t = self.variants.get(variant)
         if t is None:
             t = self.variants[variant] = VariantTally(variant)
-        self.players.setdefault(white, None)
-        self.players.setdefault(black, None)
-        t.players.setdefault(white, None)
-        t.players.setdefault(black, None)
         k = _RESULT_INDEX.get(result, 3)
         counts = t.results.get((white, black))
-        if counts is None:
+        if counts is None:  # a new pairing: its players may be new too (White first)
+            self.players.setdefault(white, None)
+            self.players.setdefault(black, None)
+            t.players.setdefault(white, None)
+            t.players.setdefault(black, None)
             counts = t.results[white, black] = [0, 0, 0, 0]
         counts[k] += 1
         t.all_games += 1

@@ -178,8 +178,9 @@ def collect(games: Iterable[Union[GameRecord, Game]], *, max_games: Optional[int
     keys: Optional[dict[tuple[str, Optional[int]], list[tuple[bool, int, str]]]] = None
     later: dict[tuple[str, Optional[int]], list[int]] = {}
     for item in games:
-        g = Game.of(item)
-        tallies.add(g)
+        g = item if isinstance(item, Game) else Game(item, None)
+        tallies.add_game(g.variant, g.white, g.black, g.result, g.termination, g.forfeit,
+                         None if g.pair is None else (g.tournament, g.variant, g.round, g.pair))
         if max_games is None or len(listed) < max_games:
             listed.append(g.full())
         else:
