@@ -4,7 +4,7 @@
 A record is 11-24 kB in memory; a runner needs of a finished game only that it is finished
 (its ``game_id``), its result for the standings, the progress line, a Swiss's pairing and a
 knockout's bracket, and where its record is in ``games.jsonl`` to read it again at the end.
-:class:`Finished` holds exactly that, per game one id and one integer (about 170 bytes a
+:class:`Finished` holds exactly that, per game one id and one integer (about 160 bytes a
 game, see docs/TOURNAMENTS.md), and maps each id to an *outcome*: a
 :class:`~arena.records.GameRecord` that carries only the variant, the players' names, the
 result, the termination and the forfeit, shared by every game with the same ones (so a
@@ -25,7 +25,7 @@ import itertools
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, MutableMapping, Optional, Sequence
+from typing import Iterable, Iterator, Mapping, MutableMapping, Optional
 
 from arena.errors import ArenaError
 from arena.records import (GAMES_CSV_COLUMNS, GameRecord, PlayerInfo, parse_record,
@@ -332,9 +332,3 @@ def write_games_csv(path: Path, records: Iterable[GameRecord]) -> None:
         except FileNotFoundError:
             pass
         raise
-
-
-def outcomes_in(finished: Finished, entries: Sequence[int]) -> list[GameRecord]:
-    """The outcomes of ``entries`` (of :meth:`Finished.ordered`), in order: what the
-    standings are computed from (a list of shared objects: 8 bytes a game)."""
-    return [finished.outcome_of(v) for v in entries]

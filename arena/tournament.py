@@ -14,7 +14,7 @@
 3. builds the schedule (:mod:`arena.schedule`, one slot at a time) and skips every game
    whose ``game_id`` is already in ``games.jsonl`` (read one line at a time: the runner
    keeps of each saved game its id, its outcome and where its record is,
-   :class:`arena.runstate.Finished`, never the records: about 170 bytes a game);
+   :class:`arena.runstate.Finished`, never the records: about 160 bytes a game);
 4. submits the remaining games, in schedule order, as :class:`~arena.jobs.GameJob` s to the
    executor the configuration names (``executor.type``, looked up in the registry of
    :mod:`arena.executors`; a :class:`~arena.executors.GameExecutor` or any
