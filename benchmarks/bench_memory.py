@@ -10,9 +10,14 @@ file), and the peak of its children (workers and bots, the largest one) from
 ``getrusage(RUSAGE_CHILDREN)`` inside it.
 
 Run alone with ``python benchmarks/bench_memory.py [--quick] [--sizes 1000,10000,100000]
-[--before DIR]``: ``--before DIR`` measures another checkout (``git worktree add /tmp/old
-<commit>``) at the same sizes, side by side, for the before/after ratio.  100k games take a
-while (about ``--sizes`` / the games per second the first size shows).  When
+[--play N] [--before DIR]``: every game is played, which takes a while for 100k games (the
+sizes divided by the games per second the first one shows; hours on a loaded 2-core
+machine).  ``--play N``: every size but the first plays only N games, the others being saved
+before the run (the records of the first size's real games, given the schedule's ids), so
+the run resumes them: what the runner holds per saved game is the same whether it played or
+resumed it.  ``make bench`` (benchmarks/run.py) measures that way, with N = 200.
+``--before DIR`` measures another checkout (``git worktree add /tmp/old <commit>``) at the
+same sizes, side by side, for the before/after ratio.  When
 ``benchmarks/bench_memory_folder.py`` exists (``arena rate``/``report`` on a 1M-game folder)
 it runs at the end unless ``--no-folder``.
 """
@@ -38,6 +43,9 @@ sys.path.insert(0, str(ROOT))  # runnable alone from a checkout
 TARGET_MB = 50.0
 SIZES = (1000, 10_000, 100_000)
 QUICK_SIZES = (200, 1000)
+#: for ``make bench`` (benchmarks/run.py): the larger sizes play this many games, the rest
+#: saved before the run (the command line plays every game unless ``--play``)
+DEFAULT_PLAY = 200
 
 #: run in the measured process: ``arena run FILE`` of the checkout ``sys.argv[1]``, writing
 #: its own VmHWM and its children's peak (ru_maxrss of the reaped workers and bots) at exit
@@ -177,10 +185,12 @@ def series(checkout: Path, sizes: tuple[int, ...], label: str,
 
 def bench(quick: bool = False, echo: Callable[[str], Any] = print,
           sizes: Optional[tuple[int, ...]] = None, before: Optional[Path] = None,
-          folder_bench: bool = True, play: Optional[int] = None) -> dict[str, float]:
+          folder_bench: bool = False, play: Optional[int] = DEFAULT_PLAY) -> dict[str, float]:
     """The runner's peak RSS at each size (this checkout, and ``before`` when given).
     ``play``: every size but the first plays only that many games, the rest being saved
-    before the run from the first size's real games (see :func:`measure`)."""
+    before the run from the first size's real games (see :func:`measure`); None: every
+    game is played (the command line's default; hours for 100k games on a busy machine).
+    ``folder_bench``: run ``bench_memory_folder.py`` after (``make bench`` runs it anyway)."""
     sizes = sizes or (QUICK_SIZES if quick else SIZES)
     echo(f"memory benchmark ({'quick' if quick else 'full'}; random v random, three men's "
          f"morris, per-pairing, 2 workers, no report; runner's peak RSS at "
@@ -230,7 +240,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="game counts, comma-separated (default 1000,10000,100000)")
     parser.add_argument("--before", type=Path, default=None, metavar="DIR",
                         help="also measure the runner of this checkout (the old behaviour)")
-    parser.add_argument("--play", type=int, default=None, metavar="N",
+    parser.add_argument("--play", type=int, default=None, metavar="N",  # None: all played
                         help="every size but the first plays N games, the rest saved before "
                              "the run from the first size's games (a busy machine)")
     parser.add_argument("--no-folder", action="store_true",
