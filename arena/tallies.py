@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -28,7 +29,8 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 from arena.errors import ArenaError
 from arena.records import GameRecord, MoveInfo, PlayerInfo, parse_record
 
-__all__ = ["Game", "GameTallies", "VariantTally", "PairStats", "stream_games", "stream_lines",
+__all__ = ["Game", "GameTallies", "KeptGames", "VariantTally", "PairStats", "stream_games",
+           "stream_lines",
            "tally_games", "tally_file", "CLUSTER_KEY"]
 
 #: per result, the index of its count in a pair's counts: White won, drawn, Black won, other
@@ -299,13 +301,15 @@ class GameTallies:
     (:meth:`add`), in memory that does not grow with the games (see the module's
     docstring).  :meth:`table` gives a variant's :class:`VariantTally` (None: pooled)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_games: bool = False) -> None:
         self.variants: dict[str, VariantTally] = {}
         self.players: dict[str, None] = {}
         self.count = 0
         self._open: dict[tuple[Any, ...], tuple[str, str, int]] = {}
-        self._closed = False
         self._pooled: Optional[VariantTally] = None
+        #: with ``keep_games``: every rated game as a few numbers (the seeded bootstrap
+        #: resamples the games in their order: 28 bytes a game, not a record)
+        self.kept: Optional[KeptGames] = KeptGames() if keep_games else None
 
     def __len__(self) -> int:
         """How many games were counted."""
@@ -352,6 +356,9 @@ class GameTallies:
         if white == black:
             return
         t.games += 1
+        if self.kept is not None:
+            self.kept.add(variant, white, black, _SCORES[k][0], cluster,
+                          cluster is not None and cluster in self._open)
         if cluster is None:
             self._close(t, [(white, black, k)])
             return
@@ -408,18 +415,54 @@ class GameTallies:
         return list(self.variants)
 
 
-def tally_games(games: Iterable[Union[GameRecord, Game]]) -> GameTallies:
+class KeptGames:
+    """The rated games of :class:`GameTallies` (``keep_games``) as parallel typed arrays:
+    variant, White and Black (ids into ``variants`` and ``names``, in order of first
+    appearance), White's score and the cluster (numbered as the games' pairs first appear),
+    what :func:`arena.ratings.game_arrays` makes of the records."""
+
+    def __init__(self) -> None:
+        self.variants: dict[str, int] = {}
+        self.names: dict[str, int] = {}
+        self.variant = array("i")
+        self.white = array("i")
+        self.black = array("i")
+        self.score = array("d")
+        self.cluster = array("q")
+        self._open: dict[tuple[Any, ...], int] = {}
+        self._next = 0
+
+    def add(self, variant: str, white: str, black: str, score: float,
+            cluster: Optional[tuple[Any, ...]], second: bool) -> None:
+        """One rated game (``second``: the second game of its open cluster)."""
+        if second:
+            cid = self._open.pop(cluster)  # type: ignore[arg-type]
+        else:
+            cid = self._next
+            self._next += 1
+            if cluster is not None:
+                self._open[cluster] = cid
+        names = self.names
+        self.variant.append(self.variants.setdefault(variant, len(self.variants)))
+        self.white.append(names.setdefault(white, len(names)))
+        self.black.append(names.setdefault(black, len(names)))
+        self.score.append(score)
+        self.cluster.append(cid)
+
+
+def tally_games(games: Iterable[Union[GameRecord, Game]], *,
+                keep_games: bool = False) -> GameTallies:
     """:class:`GameTallies` of ``games`` (records or :class:`Game`), in one pass."""
-    out = GameTallies()
+    out = GameTallies(keep_games)
     for g in games:
         out.add(g)
     return out.finish()
 
 
-def tally_file(path: str | os.PathLike[str]) -> GameTallies:
+def tally_file(path: str | os.PathLike[str], *, keep_games: bool = False) -> GameTallies:
     """:class:`GameTallies` of a ``games.jsonl`` file, read a line at a time
     (:func:`stream_lines`; its errors)."""
-    out = GameTallies()
+    out = GameTallies(keep_games)
     for item in stream_lines(path):
         if isinstance(item, GameRecord):
             out.add(item)

@@ -42,16 +42,17 @@ def _staged(results: str, tiebreaks: Optional[tuple[str, ...]]
         raise Failure(str(e)) from None
 
 
-def _tallies(results: str) -> GameTallies:
+def _tallies(results: str, keep_games: bool = False) -> GameTallies:
     """The tallies of RESULTS' games (:func:`arena.report.load_tallies`: one streaming pass
-    over a results folder's games.jsonl; a competition folder's games as loaded)."""
+    over a results folder's games.jsonl; a competition folder's games as loaded);
+    ``keep_games`` for the seeded bootstrap (a few numbers a game)."""
     from arena.tallies import tally_games
 
     if is_competition(results):
-        return tally_games(load_results(results))
+        return tally_games(load_results(results), keep_games=keep_games)
     from arena.report import load_tallies
 
-    return load_tallies(results)
+    return load_tallies(results, keep_games=keep_games)
 
 
 @click.command()
@@ -89,7 +90,7 @@ def rate(results: str, variant: str | None, anchor: str | None, fmt: str,
     from arena.report import format_standings, select_variant, standings_csv, standings_json
 
     pin = parse_anchor(anchor) if anchor else None
-    records = _tallies(results)
+    records = _tallies(results, keep_games=interval == "bootstrap")
     chosen = select_variant(records, variant)
     if pin is not None and pin[0] not in records.players:
         raise Failure(f"--anchor: no bot named {pin[0]!r} in {results}")

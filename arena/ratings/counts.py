@@ -21,7 +21,7 @@ from scipy import special
 from arena.ratings.mle import GameArrays
 
 if TYPE_CHECKING:
-    from arena.tallies import VariantTally
+    from arena.tallies import KeptGames, VariantTally
 
 
 @dataclass(frozen=True)
@@ -153,3 +153,20 @@ def game_counts(table: VariantTally, players: Optional[tuple[str, ...]] = None) 
     return GameCounts(names, n_mat, s_mat, np.array(lo, dtype=np.int64),
                       np.array(hi, dtype=np.int64), np.array(k, dtype=float),
                       np.array(pts, dtype=float), np.array(count, dtype=float), mixed)
+
+
+def kept_arrays(kept: KeptGames, variant: Optional[str],
+                players: tuple[str, ...]) -> GameArrays:
+    """The games of ``variant`` (all when None) that :class:`arena.tallies.GameTallies`
+    kept (``keep_games``) as :class:`GameArrays`, ``players`` numbered as given: what
+    :func:`arena.ratings.game_arrays` makes of the records themselves."""
+    sel = np.ones(len(kept.variant), dtype=bool)
+    if variant is not None:
+        sel = np.frombuffer(kept.variant, dtype=np.int32) == kept.variants.get(variant, -1)
+    index = {name: k for k, name in enumerate(players)}
+    lookup = np.array([index.get(name, -1) for name in kept.names] or [-1], dtype=np.int64)
+    white = lookup[np.frombuffer(kept.white, dtype=np.int32)[sel]]
+    black = lookup[np.frombuffer(kept.black, dtype=np.int32)[sel]]
+    return GameArrays(players, white, black,
+                      np.frombuffer(kept.score, dtype=float)[sel].copy(),
+                      np.frombuffer(kept.cluster, dtype=np.int64)[sel].copy())

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import numpy as np
 
 from arena.errors import ArenaError
-from arena.ratings.counts import game_counts
+from arena.ratings.counts import game_counts, kept_arrays
 from arena.ratings.elo import (ScoreEstimate, pentanomial_estimate, pentanomial_index,
                                trinomial_estimate)
 from arena.ratings.fit import Fit, Games, Rateable, _matrices, fit_every_bot
@@ -183,7 +183,8 @@ def rate(records: Source, *, variant: Optional[str] = None,
     works on the tallies' counts either way (a million games: the same bots-by-bots
     matrices as a thousand).  Only the seeded bootstrap of a list of records resamples the
     games in their order (the figures of earlier versions); from tallies it resamples the
-    same pairs in another order.
+    same pairs in another order, unless they kept the games (``keep_games``: a few numbers
+    a game), which it then resamples as the list's.
     """
     if not isinstance(records, (GameTallies, VariantTally, Sequence)):
         records = tally_games(records)
@@ -191,6 +192,8 @@ def rate(records: Source, *, variant: Optional[str] = None,
     games: Games
     if method == "bootstrap" and isinstance(records, Sequence):
         games = game_arrays(records, variant)
+    elif method == "bootstrap" and isinstance(records, GameTallies) and records.kept:
+        games = kept_arrays(records.kept, variant, tuple(table.players))
     else:
         games = game_counts(table)
     counts = tally_rows(table)

@@ -56,14 +56,15 @@ def stream_folder(results: str | os.PathLike[str], *, full: bool = False) -> Ite
         raise ArenaError(f"no games in {p}")
 
 
-def load_tallies(results: str | os.PathLike[str]) -> GameTallies:
+def load_tallies(results: str | os.PathLike[str], *, keep_games: bool = False) -> GameTallies:
     """The :class:`arena.tallies.GameTallies` of a results folder or ``games.jsonl`` file,
-    read in one streaming pass (memory: the bots and pairs, not the games).
+    read in one streaming pass (memory: the bots and pairs, not the games; ``keep_games``:
+    and a few numbers per game, for the seeded bootstrap).
 
     :raises ArenaError: missing, unreadable, corrupt or empty.
     """
     p = games_path(results)
-    tallies = tally_file(p)
+    tallies = tally_file(p, keep_games=keep_games)
     if not tallies.count:
         raise ArenaError(f"no games in {p}")
     return tallies
