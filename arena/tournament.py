@@ -27,8 +27,8 @@
    once more at the end of the run, then left for the next;
 6. writes ``standings.csv`` (from the outcomes) and ``games.csv`` (the records read back
    from ``games.jsonl`` one at a time, in playing order) and, when the ratings area provides
-   it, the report (the one step that holds every record: :func:`write_report` and
-   :func:`elo_table` take a list).
+   it, the Elo table (from the games' tallies) and the report (the records read back once
+   more; it keeps only the games it lists).
 
 Stopping: SIGINT (Ctrl-C) or SIGTERM sets a flag the loop checks between games; the games in
 flight are abandoned: the executor is closed with ``cancel`` (the local pool's workers get
@@ -70,6 +70,7 @@ from arena.records import (GameRecord, append_record, atomic_write, read_records
 from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.rounds import Planner, bracket_standings, knockout_places
 from arena.runstate import Finished, load_finished, read_at, write_games_csv
+from arena.tallies import GameTallies, tally_games
 from arena.schedule import (PendingSlots, config_slots, count_games, pairing_key,
                             pairing_order)
 from arena.standings import (Standing, compute_standings, format_standings,
@@ -559,11 +560,12 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
             _write_tables(folder, _read_back(games_path, done, entries), result.standings)
             if config.report and result.complete:
                 try:
-                    # the one step that holds every record: the report and the Elo table
-                    # take a list of them (arena.report, arena.ratings)
-                    records = list(_read_back(games_path, done, entries))
-                    result.elo = elo_table(records)
-                    result.report = write_report(config, folder, records)
+                    # the Elo table from the games' tallies, the report from the records
+                    # read back once more (it keeps only those it lists): neither holds
+                    # every record (arena.tallies, arena.report)
+                    result.elo = elo_table(tally_games(_read_back(games_path, done, entries)))
+                    result.report = write_report(config, folder,
+                                                 _read_back(games_path, done, entries))
                 except Exception as e:  # the games and tables are saved: say so, go on
                     log.error("the report failed (%r); the games are saved in %s", e, folder,
                               exc_info=True)
@@ -772,8 +774,9 @@ def _report_module() -> Optional[Any]:
 
 
 def write_report(config: TournamentConfig, folder: Path,
-                 records: list[GameRecord]) -> Optional[Path]:
-    """The report (charts, ratings.csv, report.html) from the ratings area, when it exists.
+                 records: Iterable[GameRecord]) -> Optional[Path]:
+    """The report (charts, ratings.csv, report.html) from the ratings area, when it exists;
+    ``records`` are read once, in their order (a list, or records read back one at a time).
 
     Returns the report's path, or None when ``arena.report`` does not provide it.
     """
@@ -785,9 +788,11 @@ def write_report(config: TournamentConfig, folder: Path,
     return Path(out) if out is not None else None
 
 
-def elo_table(records: Sequence[GameRecord]) -> Optional[str]:
+def elo_table(records: Union[Sequence[GameRecord], GameTallies]) -> Optional[str]:
     """The Elo table as text (``arena.ratings.rate_all`` formatted by
-    ``arena.report.format_standings``), or None when those do not exist."""
+    ``arena.report.format_standings``) of a list of records or of their tallies
+    (:func:`arena.tallies.tally_games`: the same table), or None when those do not
+    exist."""
     module = _report_module()
     if module is None or not hasattr(module, "format_standings"):
         return None

@@ -278,3 +278,19 @@ def test_an_sprt_run_resumes_from_the_outcomes_it_keeps(tmp_path: Path,
     tags = [line.split('"')[1] for line in pgn.read_text().splitlines()
             if line.startswith("[GameId ")]
     assert tags == [f"sprt-7-{k}{g}" for k in (1, 2) for g in "ab"] + ids[4:]
+
+
+def test_the_elo_table_of_the_tallies_is_that_of_the_records(tmp_path: Path) -> None:
+    """The runner's end-of-run Elo table comes from the tallies of the records read back
+    one at a time: the same text as from the list of records."""
+    from arena.tallies import tally_games
+    from arena.tournament import elo_table
+
+    path = _write(tmp_path, "elo", games=2, bots=3,
+                  variants="[three-mens-morris, six-mens-morris]")
+    result = run_tournament(load_config(path), console=io.StringIO())
+    assert result.complete
+    records = read_records(result.folder / "games.jsonl")
+    text = elo_table(records)
+    assert text is not None and "r1" in text
+    assert elo_table(tally_games(iter(records))) == text
