@@ -49,7 +49,7 @@ from arena.hints import (FLUSH_HINT, HANDSHAKE_HINT, crash_line, handshake_line_
                          unreachable_hint)
 from arena.manifest import BotSpec, load_bot
 from arena.sandbox.ownclock import OwnClock, OwnTime
-from arena.sandbox.procs import thread_run_delay
+from arena.sandbox.procs import lateness, referee_mark
 
 if TYPE_CHECKING:
     from arena.sandbox import Isolation, Sandbox
@@ -223,9 +223,11 @@ class BotProcess:
         self.last_wait_ms: Optional[float] = None
         self._cpu_mark = 0.0
         self._wait_mark = 0.0
-        self._referee_wait = 0.0  # the referee thread's run-queue wait when the move began
-        self._sent_wait = 0.0  # ... once the request was written
-        self._poll_wait = 0.0  # ... when it last went to wait for the reply
+        #: the referee thread's marks (procs.referee_mark) when the move began, once the
+        #: request was written, and when it last went to wait for the reply
+        self._referee_wait = self._sent_wait = self._poll_wait = (0.0, 0)
+        self._send_sleeps = 0  # the waits for the bot to read its input while writing
+        self._late_since_sent = False  # see _mark_wait
         self._cpu_due = False  # a reply's CPU reading is owed (see take_cpu)
         #: the own clock's reading of the last move (:class:`OwnTime`), with ``own_limit_s``
         self.last_own: Optional[OwnTime] = None
@@ -590,7 +592,7 @@ class BotProcess:
             own.start()
         # the clock starts before the write: a bot too slow to read its input uses its own
         # time, and so does a bot woken by the write that runs while the referee is still in it
-        self._referee_wait = thread_run_delay()
+        self._referee_wait = referee_mark()
         start = time.monotonic()
         if own is not None:
             watch: Optional[Callable[[], float]] = self._own_watch(own, own_limit_s, start)  # type: ignore[arg-type]
@@ -598,9 +600,12 @@ class BotProcess:
             watch = self._cpu_watch(cpu_limit_s) if cpu_limit_s is not None else None
         deadline = start + limit
         self._send(lines, deadline)
-        self._sent_wait = self._poll_wait = thread_run_delay()
+        self._sent_wait = self._poll_wait = referee_mark()
         if after_send is not None:
             after_send()
+        # a reply already there came while the referee was kept from waiting for it (its
+        # bookkeeping, another thread holding the GIL): it is late from the request on
+        self._late_since_sent = bool(self._poll_in.poll(0))
         info: dict[str, Any] = {}
         self.last_info = None
         while True:
@@ -732,12 +737,17 @@ class BotProcess:
         return self._own
 
     def _referee_late(self) -> float:
-        """Seconds the referee's thread waited for a CPU while the bot could not go on
+        """Seconds the referee's thread was kept from running while the bot could not go on
         without it: writing the request (from the clock's start), and being woken by the
-        reply (since it last went to wait for it).  Its waits in between, while the bot
-        thinks (the bookkeeping of the previous move, a look at the own clock), delay
-        nothing of the bot's and are not counted."""
-        return (self._sent_wait - self._referee_wait) + (thread_run_delay() - self._poll_wait)
+        reply (since it last went to wait for it).  Kept by the machine (a wait for a CPU)
+        or by another thread of the referee's process (a wait for the GIL: a game of a
+        thread pool, a spawn, a stderr reader that got no CPU while holding it), see
+        :func:`arena.sandbox.procs.lateness`.  Its waits in between, while the bot thinks
+        (the bookkeeping of the previous move, a look at the own clock), delay nothing of
+        the bot's and are not counted; nor are its waits for the bot (to read its input,
+        to answer)."""
+        return (lateness(self._referee_wait, self._sent_wait, self._send_sleeps)
+                + lateness(self._poll_wait, referee_mark(), 1))
 
     def _own_watch(self, own: OwnClock, limit_s: float, start: float) -> Callable[[], float]:
         """For :meth:`_read_line`: a check that raises once the move's own time is over
@@ -835,6 +845,7 @@ class BotProcess:
         if self._stdin < 0:
             raise BotCrashed("input already closed")
         data = ("\n".join(lines) + "\n").encode("utf-8")
+        self._send_sleeps = 0
         try:
             while True:
                 try:
@@ -851,6 +862,7 @@ class BotProcess:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise BotTimeout("not reading its input")
+                self._send_sleeps += 1  # a wait for the bot, not the referee's lateness
                 self._poll_out.poll(max(1, int(left * 1000)))
         finally:
             for line in lines:
@@ -869,7 +881,7 @@ class BotProcess:
             # the usual wait for an answer, in one poll and one read of one whole line
             left = deadline - time.monotonic()
             if marks:
-                self._poll_wait = thread_run_delay()
+                self._mark_wait()
             if 0.0 < left < _LONGEST_POLL_S and self._poll_in.poll(left * 1000.0 + 1.0):
                 try:
                     chunk: Optional[bytes] = os.read(self._stdout, _READ_CHUNK)
@@ -894,7 +906,7 @@ class BotProcess:
                         continue
                 raise BotTimeout("no answer in time")
             if marks:  # the referee's wait from here is lateness (a reply may come in a look)
-                self._poll_wait = thread_run_delay()
+                self._mark_wait()
             if watch is not None:
                 left = min(left, watch())
             if self._poll_in.poll(min(left * 1000.0 + 1.0, 2.0**31 - 1)):
@@ -902,6 +914,17 @@ class BotProcess:
         line = lines.popleft()
         self._log_in(line)
         return line
+
+    def _mark_wait(self) -> None:
+        """Mark the referee thread as it goes to wait for a move's reply (its lateness is
+        counted from here, :meth:`_referee_late`), or from the request's write when the
+        reply was already there after it (the first wait of the move only: a bot sending
+        ``info`` lines cannot keep the mark back)."""
+        if self._late_since_sent:
+            self._late_since_sent = False
+            self._poll_wait = self._sent_wait
+        else:
+            self._poll_wait = referee_mark()
 
     def _log_in(self, line: str) -> None:
         if self._debug:

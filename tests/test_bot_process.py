@@ -3,7 +3,10 @@ logging and shutdown.  (Reading ``bot.yaml`` is tested in ``test_manifest.py``.)
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator
@@ -16,6 +19,7 @@ from arena.errors import BotCrashed, BotStartError, BotTimeout, ProtocolError
 from arena.manifest import BotSpec, load_bot
 from arena.protocol import Go
 from arena.rules import Position
+from arena.sandbox.procs import run_delays_available
 from arena.variants import get_variant
 from tests.conftest import read_pids, test_bot
 
@@ -264,3 +268,58 @@ def test_a_bot_gone_before_its_first_line_is_a_start_failure_not_a_hang(tmp_path
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["40"]
+
+
+# --------------------------------------------------------------------------------------
+# The own clock and the referee's other threads
+# --------------------------------------------------------------------------------------
+
+
+def _gil_holder(seconds: float) -> Callable[[], object]:
+    """An ``after_send`` that starts a thread keeping the GIL for about ``seconds``: the
+    builtin ``sum`` of a ``range`` runs in C and never offers it (as a referee thread of a
+    pool, a spawn or a stderr reader does when it gets no CPU on a busy machine)."""
+    t0 = time.perf_counter()
+    sum(range(200_000))
+    n = int(200_000 * seconds / max(time.perf_counter() - t0, 1e-6))
+    started: list[threading.Thread] = []
+
+    def start() -> None:
+        thread = threading.Thread(target=sum, args=(range(n),), daemon=True)
+        started.append(thread)
+        thread.start()
+        time.sleep(0)  # let it take the GIL before the referee goes to wait
+
+    start.threads = started  # type: ignore[attr-defined]
+    return start
+
+
+def _own_move(spec: BotSpec, started: Callable[[BotSpec], BotProcess], hold_s: float,
+              movetime_ms: int) -> tuple[float, float]:
+    bp = started(spec)
+    pos = Position(NMM)
+    bp.go(pos.to_text(), [], Go(movetime=movetime_ms), 10.0, own_limit_s=10.0)  # warmed up
+    hold = _gil_holder(hold_s)
+    bp.go(pos.to_text(), [], Go(movetime=movetime_ms), 10.0, own_limit_s=10.0,
+          after_send=hold)
+    for thread in hold.threads:  # type: ignore[attr-defined]
+        thread.join()
+    own = bp.last_own
+    assert own is not None
+    return own.wall_ms, own.own_ms
+
+
+@pytest.mark.skipif(not run_delays_available(),
+                    reason="this kernel does not report run-queue waits (/proc/<pid>/schedstat)")
+def test_the_referees_wait_for_the_gil_is_not_the_bots_time(
+        random_bot: BotSpec, started: Callable[[BotSpec], BotProcess]) -> None:
+    """Another thread of the referee's process keeps the GIL for 0.6 s just after a request
+    is written: the bot's instant reply is read 0.6 s late, which is the referee's delay, not
+    the bot's time; a bot that sleeps 0.4 s before its reply is still charged that sleep."""
+    wall, own = _own_move(random_bot, started, 0.6, 100)
+    assert wall > 400, "the GIL was not held over the move (the test proves nothing)"
+    assert own < 150, f"charged {own:.0f} ms of a {wall:.0f} ms move spent waiting for the GIL"
+    sleeper = dataclasses.replace(test_bot("timed"),
+                                  command=(sys.executable, "bot.py", "sleep", "4"))
+    wall, own = _own_move(sleeper, started, 0.2, 100)
+    assert own > 380, f"a 400 ms sleep charged as {own:.0f} ms (of {wall:.0f})"

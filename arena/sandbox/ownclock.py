@@ -2,9 +2,10 @@
 
 A move's **own time** is its wall time (from the request to the reply, as the referee
 measures it) less the time the bot was ready to run but waited for a CPU, and less the time
-the referee's own thread waited for one while the bot could not go on without it (writing
-the request, being woken by the reply: a referee that gets no CPU reads a reply late; the
-caller measures that, :meth:`arena.bot.BotProcess.go`).
+the referee's own thread waited for one, or for the GIL, while the bot could not go on
+without it (writing the request, being woken by the reply: a referee that gets no CPU reads
+a reply late; the caller measures that, :meth:`arena.bot.BotProcess.go` with
+:func:`arena.sandbox.procs.lateness`).
 Thinking, sleeping and waiting for its own input or disk are the bot's; waiting on the run
 queue is the machine's.  The waits are the kernel's per-task counters
 (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU, nanoseconds runnable but
@@ -50,7 +51,7 @@ class OwnTime:
     own_ms: float
     #: the bot's thinker's wait for a CPU
     bot_wait_ms: float
-    #: the referee thread's wait for a CPU
+    #: the referee thread's wait for a CPU or the GIL
     referee_wait_ms: float
     #: the CPU time of all the bot's tasks
     cpu_ms: float

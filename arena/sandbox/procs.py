@@ -11,7 +11,9 @@ import ctypes
 import functools
 import itertools
 import os
+import resource
 import stat as statmod
+import sys
 import threading
 from typing import Any, Callable, Iterable, Iterator
 
@@ -349,6 +351,31 @@ def thread_run_delay() -> float:
         return _run_delay_ns(os.pread(fd, 4096, 0)) / 1e9
     except (OSError, ValueError, IndexError):
         return 0.0
+
+
+def referee_mark() -> tuple[float, int]:
+    """The calling thread's ``(run-queue wait s, voluntary context switches)`` so far: the
+    marks :meth:`arena.bot.BotProcess` takes of the referee's lateness (:func:`lateness`).
+    The switches are read last: a wait for the GIL as the first read returns counts after
+    the mark."""
+    delay = thread_run_delay()
+    try:
+        switches = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
+    except (AttributeError, OSError, ValueError):
+        switches = 0
+    return delay, switches
+
+
+def lateness(since: tuple[float, int], until: tuple[float, int], sleeps: int = 0) -> float:
+    """Seconds the calling thread was kept from running between two :func:`referee_mark`\ s,
+    ``sleeps`` of its voluntary switches meanwhile being its own waits (a ``poll`` for the
+    bot): its run-queue wait, and its waits for the GIL while another thread of this process
+    held it (a thread that got no CPU while holding it keeps every other thread waiting,
+    though none of them is on a run queue).  CPython waits for the GIL in steps of at most
+    the switch interval, each one voluntary switch, so every further switch is counted as
+    one interval: what the thread waited, to within one interval per wait."""
+    extra = max(0, until[1] - since[1] - sleeps)
+    return max(0.0, until[0] - since[0]) + extra * sys.getswitchinterval()
 
 
 @functools.lru_cache(maxsize=1)
