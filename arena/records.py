@@ -1,7 +1,14 @@
 """Game records: one JSON object per game, appended to ``games.jsonl`` crash-safely.
 
 A record is the single source of truth about a game; standings, ratings, charts and reports
-are all computed from a list of records (see ``arena.ratings`` and ``arena.report``).
+are all computed from records (see ``arena.ratings`` and ``arena.report``).
+
+The file is read and written a line (or a row) at a time, never whole (issue 39):
+:func:`iter_records` and :func:`iter_lines` read it, skipping a torn last line;
+:func:`scan_records` gives every line with its offset and record; :func:`repair_lines`
+moves the lines that are not records aside (:func:`repair_records` keeps a list of the
+rest); :func:`write_games_csv` and :func:`atomic_write_chunks` write through a temporary
+file as their input comes.
 """
 
 from __future__ import annotations
@@ -11,14 +18,17 @@ import io
 import json
 import os
 import tempfile
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 from arena.errors import ArenaError
 from arena.protocol import SETUP, split_setup
 
 SCHEMA = 1
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -158,13 +168,17 @@ def append_record(path: str | os.PathLike[str], record: GameRecord) -> None:
     data = (record.to_json() + "\n").encode("utf-8")
     fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        _write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the descriptor ``fd``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def parse_record(line: bytes | str) -> GameRecord:
@@ -182,11 +196,127 @@ def parse_record(line: bytes | str) -> GameRecord:
         raise ValueError(f"not a game record ({type(e).__name__}: {e})") from None
 
 
+# ---------------------------------------------------------------------------------------
+# Reading games.jsonl a line at a time (never the whole file, never a list of its records)
+# ---------------------------------------------------------------------------------------
+
+
+def _file_lines(path: Path) -> Iterator[bytes]:
+    """The lines of ``path`` as read, each with its newline (the last one may have none);
+    nothing for a file that does not exist.
+
+    :raises ArenaError: the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as f:
+            yield from f
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise ArenaError(f"cannot read {path}: {e.strerror}") from None
+
+
+def scan_records(path: str | os.PathLike[str]
+                 ) -> Iterator[tuple[int, bytes, Optional[GameRecord]]]:
+    """``(offset, line, record)`` of every line of a ``games.jsonl`` file that is not blank,
+    read one at a time: where the line starts, the line without its newline, and its record
+    (:func:`parse_record`), None when it does not parse.  No line is skipped as torn (see
+    :func:`repair_lines`, which moves such lines aside).
+
+    :raises ArenaError: the file cannot be read.
+    """
+    offset = 0
+    for line in _file_lines(Path(path)):
+        size = len(line)
+        raw = line[:-1] if line.endswith(b"\n") else line
+        if raw.strip():
+            try:
+                record: Optional[GameRecord] = parse_record(raw)
+            except ValueError:
+                record = None
+            yield offset, raw, record
+        offset += size
+
+
+def ends_open(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` is not empty and does not end with a newline (a torn
+    last write, or a hand edit).
+
+    :raises ArenaError: the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as f:
+            if f.seek(0, os.SEEK_END) == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise ArenaError(f"cannot read {path}: {e.strerror}") from None
+
+
+def iter_lines(path: str | os.PathLike[str], parse: Callable[[bytes], T]) -> Iterator[T]:
+    """``parse(line)`` of every line of a ``games.jsonl`` file that is not blank (the line
+    without its newline), read one line at a time.
+
+    A line ``parse`` refuses (``ValueError``) is skipped when it is torn (a crash
+    mid-write): among the file's last two (the last two elements of the file split at
+    newlines: its last line, or the one before a last line without its newline) and not
+    ending with ``}``; any other is an :class:`ArenaError` naming the file and line with
+    ``parse``'s error.
+
+    :raises ArenaError: a line that is not torn does not parse, or the file cannot be read.
+    """
+    p = Path(path)
+    lines = _file_lines(p)
+    ahead: deque[bytes] = deque()
+    n = 0
+    while True:
+        line = ahead.popleft() if ahead else next(lines, b"")
+        if not line:
+            return
+        n += 1
+        raw = line[:-1] if line[-1:] == b"\n" else line
+        try:
+            item = parse(raw)
+        except ValueError as e:
+            if not raw.strip():
+                continue  # a blank line
+            while len(ahead) < 2:  # only for a line that does not parse: look ahead
+                more = next(lines, b"")
+                if not more:
+                    break
+                ahead.append(more)
+            last = not ahead or (len(ahead) == 1 and not ahead[0].endswith(b"\n"))
+            if last and not raw.endswith(b"}"):
+                continue  # a torn final line
+            raise ArenaError(f"{p}:{n}: not a game record ({e})") from None
+        yield item
+
+
+def iter_records(path: str | os.PathLike[str]) -> Iterator[GameRecord]:
+    """The records of a ``games.jsonl`` file, read one line at a time; a torn last line (a
+    crash mid-write) is skipped, any other line that is not a record is an
+    :class:`ArenaError` (:func:`iter_lines`)."""
+    return iter_lines(path, parse_record)
+
+
+def read_records(path: str | os.PathLike[str]) -> list[GameRecord]:
+    """All records of a ``games.jsonl`` file (see :func:`iter_records`)."""
+    return list(iter_records(path))
+
+
+# ---------------------------------------------------------------------------------------
+# Repairing games.jsonl: the lines that are not records moved aside
+# ---------------------------------------------------------------------------------------
+
+
 def set_aside_unreadable(path: str | os.PathLike[str],
                          side: str | os.PathLike[str]) -> int:
     """Move the lines of ``path`` that are not records to the end of ``side`` and return how
-    many were moved (see :func:`repair_records`)."""
-    return repair_records(path, side)[0]
+    many were moved (see :func:`repair_records`; no record is kept)."""
+    return repair_lines(path, side)[0]
 
 
 def repair_records(path: str | os.PathLike[str],
@@ -202,80 +332,104 @@ def repair_records(path: str | os.PathLike[str],
     (:func:`atomic_write`): a crash in between leaves the moved lines in both files (moved
     again next time), never in neither.  Nothing is written when there is nothing to change.
 
-    The caller must own the file (no one may append to it meanwhile).
+    The caller must own the file (no one may append to it meanwhile).  The file is read a
+    line at a time (:func:`repair_lines`); only the list returned holds every record.
+
+    :raises ArenaError: a file cannot be read or written.
+    """
+    records: list[GameRecord] = []
+    moved, _ = repair_lines(path, side, lambda record, _offset: records.append(record))
+    return moved, records
+
+
+def repair_lines(path: str | os.PathLike[str], side: str | os.PathLike[str],
+                 keep: Optional[Callable[[GameRecord, int], object]] = None
+                 ) -> tuple[int, bool]:
+    """:func:`repair_records` a line at a time: ``keep(record, offset)`` is called for every
+    record of ``path`` as it is read (``offset``: where its line started before any rewrite);
+    returns how many lines were moved to ``side`` and whether ``path`` was rewritten (then
+    the offsets have changed: read it again).  One pass when nothing has to change (the
+    common case); else one more, :func:`rewrite_records`.
+
+    :raises ArenaError: a file cannot be read or written.
+    """
+    moved = 0
+    for offset, _raw, record in scan_records(path):
+        if record is None:
+            moved += 1
+        elif keep is not None:
+            keep(record, offset)
+    if not moved and not ends_open(path):
+        return 0, False
+    return rewrite_records(path, side), True
+
+
+def rewrite_records(path: str | os.PathLike[str], side: str | os.PathLike[str]) -> int:
+    """Move the lines of ``path`` that are not records to the end of ``side`` and replace
+    ``path`` by its record lines, each ended by a newline (blank lines dropped), in one pass
+    streamed through a temporary file (:func:`atomic_write_chunks`); ``side`` is synced
+    before ``path`` is replaced.  Returns how many lines were moved (see
+    :func:`repair_records`, which rewrites only when something has to change).
 
     :raises ArenaError: a file cannot be read or written.
     """
     p = Path(path)
+    moved = _Appender(Path(side))
+
+    def record_lines() -> Iterator[bytes]:
+        for _offset, raw, record in scan_records(p):
+            if record is None:
+                moved.add(raw + b"\n")
+            else:
+                yield raw + b"\n"
+        moved.sync()  # before atomic_write_chunks replaces path
+
     try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        return 0, []
-    except OSError as e:
-        raise ArenaError(f"cannot read {p}: {e.strerror}") from None
-    keep: list[bytes] = []
-    records: list[GameRecord] = []
-    moved: list[bytes] = []
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            records.append(parse_record(raw))
-        except ValueError:
-            moved.append(raw)
-        else:
-            keep.append(raw)
-    if not moved and (not data or data.endswith(b"\n")):
-        return 0, records
-    if moved:
-        _append_lines(Path(side), moved)
-    try:
-        atomic_write(p, b"".join(line + b"\n" for line in keep))
+        atomic_write_chunks(p, record_lines())
     except OSError as e:
         raise ArenaError(f"cannot rewrite {p}: {e.strerror}") from None
-    return len(moved), records
+    finally:
+        moved.close()
+    return moved.count
 
 
-def _append_lines(path: Path, lines: list[bytes]) -> None:
-    """Append ``lines`` (each given its newline) to ``path`` and fsync it."""
-    data = b"".join(line + b"\n" for line in lines)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+class _Appender:
+    """Lines appended to a file (opened on the first one), synced by :meth:`sync`.
+
+    :raises ArenaError: the file cannot be written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._fd: Optional[int] = None
+
+    def add(self, data: bytes) -> None:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        raise ArenaError(f"cannot write {path}: {e.strerror}") from None
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                                   | os.O_CLOEXEC, 0o644)
+            _write_all(self._fd, data)
+        except OSError as e:
+            raise ArenaError(f"cannot write {self.path}: {e.strerror}") from None
+        self.count += 1
+
+    def sync(self) -> None:
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as e:
+                raise ArenaError(f"cannot write {self.path}: {e.strerror}") from None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
-def iter_records(path: str | os.PathLike[str]) -> Iterator[GameRecord]:
-    """The records of a ``games.jsonl`` file; a torn last line (a crash mid-write) is skipped."""
-    p = Path(path)
-    try:
-        lines = p.read_bytes().split(b"\n")
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise ArenaError(f"cannot read {p}: {e.strerror}") from None
-    last = len(lines) - 1
-    for n, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            yield parse_record(raw)
-        except ValueError as e:
-            if n >= last - 1 and not raw.endswith(b"}"):
-                continue  # torn final line
-            raise ArenaError(f"{p}:{n + 1}: not a game record ({e})") from None
-
-
-def read_records(path: str | os.PathLike[str]) -> list[GameRecord]:
-    """All records of a ``games.jsonl`` file (see :func:`iter_records`)."""
-    return list(iter_records(path))
+# ---------------------------------------------------------------------------------------
+# Tables and atomic writes
+# ---------------------------------------------------------------------------------------
 
 
 #: the columns of ``games.csv`` (and of :func:`records_table`)
@@ -284,16 +438,21 @@ GAMES_CSV_COLUMNS = ("game_id", "tournament", "round", "pair", "variant", "white
                      "opening", "seed", "started", "finished", "host", "worker")
 
 
-def record_rows(records: Iterable[GameRecord]) -> list[dict[str, Any]]:
-    """One plain row per game (the columns of :data:`GAMES_CSV_COLUMNS`)."""
-    return [{
+def record_row(r: GameRecord) -> dict[str, Any]:
+    """One game as a plain row (the columns of :data:`GAMES_CSV_COLUMNS`)."""
+    return {
         "game_id": r.game_id, "tournament": r.tournament, "round": r.round, "pair": r.pair,
         "variant": r.variant, "white": r.white.name, "black": r.black.name,
         "result": r.result, "white_score": r.score("white"), "black_score": r.score("black"),
         "termination": r.termination, "forfeit": r.forfeit, "plies": r.plies,
         "opening": " ".join(r.opening), "seed": r.seed, "started": r.started,
         "finished": r.finished, "host": r.host, "worker": r.worker,
-    } for r in records]
+    }
+
+
+def record_rows(records: Iterable[GameRecord]) -> list[dict[str, Any]]:
+    """One plain row per game (:func:`record_row`)."""
+    return [record_row(r) for r in records]
 
 
 def records_table(records: list[GameRecord]) -> Any:
@@ -314,14 +473,24 @@ def spreadsheet_safe(value: Any) -> Any:
 
 def write_games_csv(path: str | os.PathLike[str], records: Iterable[GameRecord]) -> None:
     """``games.csv``: one row per game, names made :func:`spreadsheet_safe`, written with the
-    csv module (no pandas: a run's tables cost no import of it) and atomically."""
+    csv module (no pandas: a run's tables cost no import of it) and atomically, a row at a
+    time (``records`` are read once, in their order, and never held together)."""
+    atomic_write_chunks(path, _csv_lines(records))
+
+
+def _csv_lines(records: Iterable[GameRecord]) -> Iterator[bytes]:
+    """The lines of ``games.csv`` (:func:`write_games_csv`), encoded, one at a time."""
     out = io.StringIO(newline="")
     writer = csv.writer(out)
     writer.writerow(GAMES_CSV_COLUMNS)
-    for row in record_rows(records):
+    yield out.getvalue().encode("utf-8")
+    for record in records:
+        out.seek(0)
+        out.truncate()
+        row = record_row(record)
         writer.writerow(["" if row[c] is None else spreadsheet_safe(row[c])
                          for c in GAMES_CSV_COLUMNS])
-    atomic_write(path, out.getvalue().encode("utf-8"))
+        yield out.getvalue().encode("utf-8")
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
@@ -329,11 +498,19 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
 
     A crash leaves either the old file or the new one, never half of one.
     """
+    atomic_write_chunks(path, (data,))
+
+
+def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
+    """:func:`atomic_write` of the concatenated ``chunks``, written as they come (never
+    joined in memory): a temporary file in ``path``'s folder, synced, then ``os.replace``.
+    An error (from writing, or from ``chunks``) leaves the old file and no temporary one."""
     folder, name = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in chunks:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)

@@ -13,25 +13,22 @@ million games of two bots hold a few dozen of them).  Outcomes are what
 :class:`arena.rounds.Planner` read, so the standings of outcomes are those of the records.
 
 :func:`load_finished` reads ``games.jsonl`` line by line (never a list of its records),
-moving the lines that are not records aside as :func:`arena.records.repair_records` does;
-:func:`read_at` reads the records back, in any order, one at a time, and
-:func:`write_games_csv` writes ``games.csv`` from them without holding them.
+moving the lines that are not records aside (:func:`arena.records.repair_lines`, the rules
+of :func:`arena.records.repair_records`); :func:`read_at` reads the records back, in any
+order, one at a time (:func:`arena.records.write_games_csv` writes ``games.csv`` from them
+without holding them).
 """
 
 from __future__ import annotations
 
-import csv
 import itertools
-import os
-import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, MutableMapping, Optional
 
 from arena.errors import ArenaError
-from arena.records import (GAMES_CSV_COLUMNS, GameRecord, PlayerInfo, parse_record,
-                           record_rows, spreadsheet_safe)
+from arena.records import GameRecord, PlayerInfo, parse_record, repair_lines, scan_records
 
-__all__ = ["Finished", "load_finished", "outcome_key", "read_at", "write_games_csv"]
+__all__ = ["Finished", "load_finished", "outcome_key", "read_at"]
 
 #: the packed integer of a game: ``((place + 1) << _PLACE_SHIFT) | (offset << _KIND_BITS) |
 #: kind``: its place in the schedule (0: not known yet), where its record starts in
@@ -195,140 +192,18 @@ def read_at(path: Path, offsets: Iterable[int]) -> Iterator[GameRecord]:
 def load_finished(path: Path, side: Path) -> tuple[int, Finished]:
     """How many lines of ``games.jsonl`` at ``path`` that are not records were moved to
     ``side``, and the finished games of the file, read one line at a time (never a list of
-    its records).  The lines are moved as :func:`arena.records.repair_records` moves them:
-    every line that parses stays, byte for byte, in its order; a last line without its
-    newline is given one when it parses and moved aside when it does not; ``side`` is
-    appended to and synced before ``path`` is replaced; nothing is written when nothing has
-    to change.  The caller owns the file (its lock).
+    its records).  The lines are moved by :func:`arena.records.repair_lines`, by the rules
+    of :func:`arena.records.repair_records`; the file is read once when nothing has to
+    change, and read again after a rewrite (its offsets moved).  The caller owns the file
+    (its lock).
 
     :raises ArenaError: a file cannot be read or written.
     """
     finished = Finished()
-    bad = _scan(path, finished)
-    if bad or _ends_open(path):  # rare: a crash's torn line, a hand edit
-        _rewrite(path, side)
+    moved, rewritten = repair_lines(path, side, finished.add)
+    if rewritten:  # rare: a crash's torn line, a hand edit
         finished = Finished()
-        _scan(path, finished)
-    return bad, finished
-
-
-def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` of every non-blank line of ``path`` (with its newline, if any)."""
-    try:
-        with open(path, "rb") as f:
-            offset = 0
-            for raw in f:
-                if raw.strip():
-                    yield offset, raw
-                offset += len(raw)
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise ArenaError(f"cannot read {path}: {e.strerror}") from None
-
-
-def _scan(path: Path, finished: Finished) -> int:
-    """Add every record of ``path`` to ``finished``; the number of lines that are not
-    records."""
-    bad = 0
-    for offset, raw in _raw_lines(path):
-        try:
-            record = parse_record(raw)
-        except ValueError:
-            bad += 1
-            continue
-        finished.add(record, offset)
-    return bad
-
-
-def _ends_open(path: Path) -> bool:
-    """Whether ``path`` is not empty and does not end with a newline (a torn last write)."""
-    try:
-        with open(path, "rb") as f:
-            if f.seek(0, os.SEEK_END) == 0:
-                return False
-            f.seek(-1, os.SEEK_END)
-            return f.read(1) != b"\n"
-    except FileNotFoundError:
-        return False
-    except OSError as e:
-        raise ArenaError(f"cannot read {path}: {e.strerror}") from None
-
-
-def _rewrite(path: Path, side: Path) -> None:
-    """Move the lines of ``path`` that are not records to the end of ``side`` (synced), then
-    replace ``path`` by its record lines (each ended by a newline), streamed through a
-    temporary file."""
-    moved = [raw.rstrip(b"\n") for _, raw in _raw_lines(path) if not _parses(raw)]
-    if moved:
-        data = b"".join(line + b"\n" for line in moved)
-        try:
-            fd = os.open(side, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as e:
-            raise ArenaError(f"cannot write {side}: {e.strerror}") from None
-    try:
-        _replace_streamed(path, (raw.rstrip(b"\n") + b"\n" for _, raw in _raw_lines(path)
-                                 if _parses(raw)))
-    except OSError as e:
-        raise ArenaError(f"cannot rewrite {path}: {e.strerror}") from None
-
-
-def _parses(raw: bytes) -> bool:
-    try:
-        parse_record(raw)
-    except ValueError:
-        return False
-    return True
-
-
-def _replace_streamed(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write ``chunks`` to ``path`` through a temporary file in its folder, synced, then
-    ``os.replace`` (a crash leaves the old file or the new one)."""
-    folder, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def write_games_csv(path: Path, records: Iterable[GameRecord]) -> None:
-    """``games.csv`` as :func:`arena.records.write_games_csv` writes it (the same bytes),
-    one record at a time: the rows are never all in memory."""
-    folder, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(GAMES_CSV_COLUMNS)
-            for record in records:
-                for row in record_rows([record]):
-                    writer.writerow(["" if row[c] is None else spreadsheet_safe(row[c])
-                                     for c in GAMES_CSV_COLUMNS])
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        for offset, _raw, record in scan_records(path):
+            if record is not None:
+                finished.add(record, offset)
+    return moved, finished

@@ -23,11 +23,9 @@ import os
 from array import array
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
-from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
-from arena.errors import ArenaError
-from arena.records import GameRecord, MoveInfo, PlayerInfo, parse_record
+from arena.records import GameRecord, MoveInfo, PlayerInfo, iter_lines, parse_record
 
 __all__ = ["Game", "GameTallies", "KeptGames", "VariantTally", "PairStats", "stream_games",
            "stream_lines",
@@ -167,51 +165,23 @@ def stream_lines(path: str | os.PathLike[str], *, full: bool = False
                  ) -> Iterator[Union[GameRecord, dict[str, Any]]]:
     """:func:`stream_games`' games as they were read: each line's JSON object (checked to
     have a record's shape), or its :class:`GameRecord` (``full``, or a line whose shape
-    only :meth:`GameRecord.from_dict` can judge)."""
-    p = Path(path)
-    try:
-        f = open(p, "rb")
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise ArenaError(f"cannot read {p}: {e.strerror}") from None
+    only :meth:`GameRecord.from_dict` can judge).  The lines are read, and torn or broken
+    ones judged, by :func:`arena.records.iter_lines` (the reader of
+    :func:`arena.records.iter_records`)."""
+    if full:
+        return iter_lines(path, parse_record)
     decode = json.JSONDecoder().decode  # json.loads' own decoder, without its type checks
-    with f:
-        lines = iter(f)
-        n = -1
-        ahead: list[bytes] = []
-        while True:
-            line = ahead.pop(0) if ahead else next(lines, b"")
-            if not line:
-                return
-            n += 1
-            raw = line[:-1] if line[-1:] == b"\n" else line
-            try:
-                data: Any = decode(raw.decode("utf-8"))
-            except ValueError:  # not JSON, or not UTF-8: parse_record says which
-                if not raw.strip():
-                    continue
-                data = None
-            if not full and _looks_like_record(data):
-                yield data
-                continue
-            if data is None and not raw.strip():
-                continue
-            try:
-                record = parse_record(raw)  # its error, word for word
-            except ValueError as e:
-                while len(ahead) < 2:
-                    more = next(lines, b"")
-                    if not more:
-                        break
-                    ahead.append(more)
-                # a torn final line: the file's last line, or the one before a last line
-                # without its newline (the last two elements of the file split at newlines)
-                last = not ahead or (len(ahead) == 1 and not ahead[0].endswith(b"\n"))
-                if last and not raw.endswith(b"}"):
-                    continue
-                raise ArenaError(f"{p}:{n + 1}: not a game record ({e})") from None
-            yield record
+
+    def parse(raw: bytes) -> Union[GameRecord, dict[str, Any]]:
+        try:
+            data: Any = decode(raw.decode("utf-8"))
+        except ValueError:  # not JSON, or not UTF-8: parse_record says which
+            data = None
+        if _looks_like_record(data):
+            return data  # type: ignore[no-any-return]
+        return parse_record(raw)  # the record, or its error word for word
+
+    return iter_lines(path, parse)
 
 
 # ---------------------------------------------------------------------------------------

@@ -66,10 +66,10 @@ from arena.pgn import add_game, catch_up, open_pgn
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging, log_clock
 from arena.protocol import escape_controls
 from arena.records import (GameRecord, append_record, atomic_write, read_records,
-                           repair_records)
+                           repair_records, write_games_csv)
 from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.rounds import Planner, bracket_standings, knockout_places
-from arena.runstate import Finished, load_finished, read_at, write_games_csv
+from arena.runstate import Finished, load_finished, read_at
 from arena.tallies import GameTallies, tally_games
 from arena.schedule import (PendingSlots, config_slots, count_games, pairing_key,
                             pairing_order)

@@ -152,7 +152,7 @@ def export_competition(folder: str | os.PathLike[str], out: str | os.PathLike[st
         competition folder; and as :func:`load_competition`.
     """
     from arena.export import format_games
-    from arena.records import atomic_write, write_games_csv
+    from arena.records import atomic_write, atomic_write_chunks, write_games_csv
     from arena.standings import compute_standings, write_standings_csv
     from arena.tournament import GAMES_CSV, STANDINGS_FILE
 
@@ -172,8 +172,8 @@ def export_competition(folder: str | os.PathLike[str], out: str | os.PathLike[st
     except OSError as e:
         raise ArenaError(f"cannot write beside {out}: {e.strerror}") from None
     try:
-        atomic_write(tmp / GAMES_FILE,
-                     "".join(r.to_json() + "\n" for r in records).encode("utf-8"))
+        atomic_write_chunks(tmp / GAMES_FILE,
+                            ((r.to_json() + "\n").encode("utf-8") for r in records))
         write_games_csv(tmp / GAMES_CSV, records)
         rounds = (final_rounds(folder, number, db_url=db_url)
                   if chosen == "final" and number is not None else [])
@@ -188,7 +188,7 @@ def export_competition(folder: str | os.PathLike[str], out: str | os.PathLike[st
         else:
             standings = compute_standings(records)
         write_standings_csv(tmp / STANDINGS_FILE, standings)
-        atomic_write(tmp / PGN_FILE, "".join(format_games(records)).encode("utf-8"))
+        atomic_write_chunks(tmp / PGN_FILE, (g.encode("utf-8") for g in format_games(records)))
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 would hide the results from others
         _check_empty(dest, out)
         os.replace(tmp, dest)  # onto an empty folder too; a folder filled meanwhile: refused
