@@ -27,8 +27,8 @@
    once more at the end of the run, then left for the next;
 6. writes ``standings.csv`` (from the outcomes) and ``games.csv`` (the records read back
    from ``games.jsonl`` one at a time, in playing order) and, when the ratings area provides
-   it, the Elo table (from the games' tallies) and the report (the records read back once
-   more; it keeps only the games it lists).
+   it, the Elo table (from the games' tallies, counted in the same pass) and the report (the
+   records read back once more; it keeps only the games it lists).
 
 Stopping: SIGINT (Ctrl-C) or SIGTERM sets a flag the loop checks between games; the games in
 flight are abandoned: the executor is closed with ``cancel`` (the local pool's workers get
@@ -70,7 +70,7 @@ from arena.records import (GameRecord, append_record, atomic_write, read_records
 from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.rounds import Planner, bracket_standings, knockout_places
 from arena.runstate import Finished, load_finished, read_at
-from arena.tallies import GameTallies, tally_games
+from arena.tallies import GameTallies
 from arena.schedule import (PendingSlots, config_slots, count_games, pairing_key,
                             pairing_order)
 from arena.standings import (Standing, compute_standings, format_standings,
@@ -557,13 +557,18 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
             result.standings = bracket_standings(result.standings,
                                                  knockout_places(planner, done))
         if not result.interrupted:
-            _write_tables(folder, _read_back(games_path, done, entries), result.standings)
-            if config.report and result.complete:
+            # one pass over the records read back writes games.csv and counts the Elo
+            # table's tallies (when there is a report): no step holds every record
+            tallies = GameTallies() if config.report and result.complete else None
+            failed: list[Exception] = []
+            _write_tables(folder, _tallied(_read_back(games_path, done, entries), tallies,
+                                           failed), result.standings)
+            if tallies is not None:
                 try:
-                    # the Elo table from the games' tallies, the report from the records
-                    # read back once more (it keeps only those it lists): neither holds
-                    # every record (arena.tallies, arena.report)
-                    result.elo = elo_table(tally_games(_read_back(games_path, done, entries)))
+                    if failed:
+                        raise failed[0]
+                    result.elo = elo_table(tallies.finish())
+                    # a pass of its own: the report pulls its records, after games.csv is saved
                     result.report = write_report(config, folder,
                                                  _read_back(games_path, done, entries))
                 except Exception as e:  # the games and tables are saved: say so, go on
@@ -583,6 +588,20 @@ def _read_back(games_path: Path, done: Finished, entries: list[int]) -> Iterator
     """The records of ``entries`` (of :meth:`Finished.ordered`) read back from
     ``games.jsonl``, in that order, one at a time."""
     return read_at(games_path, map(done.offset_of, entries))
+
+
+def _tallied(records: Iterable[GameRecord], tallies: Optional[GameTallies],
+             failed: list[Exception]) -> Iterator[GameRecord]:
+    """``records`` as they come, each counted in ``tallies`` too (None: not counted); a game
+    the tallies refuse ends the counting, its error kept in ``failed`` (raised where the
+    report's errors are caught: the tables are written regardless)."""
+    for record in records:
+        if tallies is not None and not failed:
+            try:
+                tallies.add(record)
+            except Exception as e:
+                failed.append(e)
+        yield record
 
 
 def _play_rounds(config: TournamentConfig, planner: Planner, games: GameExecutor,

@@ -294,3 +294,38 @@ def test_the_elo_table_of_the_tallies_is_that_of_the_records(tmp_path: Path) -> 
     text = elo_table(records)
     assert text is not None and "r1" in text
     assert elo_table(tally_games(iter(records))) == text
+
+
+def test_the_end_of_run_pass_writes_games_csv_and_counts_the_elo_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """games.csv and the Elo table's tallies come from one pass over the records read back:
+    the same table as from the list of records; a game the tallies refuse fails the report
+    only (games.csv is written all the same)."""
+    from arena.tallies import GameTallies
+    from arena.tournament import elo_table
+
+    path = _write(tmp_path, "one", games=2, bots=2)
+    path.write_text(path.read_text().replace("report: false", "report: true"))
+    result = run_tournament(load_config(path), console=io.StringIO())
+    assert result.complete and result.report is not None and result.report.is_file()
+    records = read_records(result.folder / "games.jsonl")
+    assert result.elo is not None and result.elo == elo_table(records)
+    reference = tmp_path / "reference.csv"
+    order = {s.game_id: s.index for s in load_config(path).schedule()}
+    write_games_csv(reference, sorted(records, key=lambda r: order[r.game_id]))
+    assert (result.folder / "games.csv").read_bytes() == reference.read_bytes()
+
+    class Refusing(GameTallies):
+        def add(self, item: Any) -> None:
+            raise ValueError("not countable")
+
+    import arena.tournament
+
+    monkeypatch.setattr(arena.tournament, "GameTallies", Refusing)  # the runner's tallies
+    path = _write(tmp_path, "two", games=2, bots=2)
+    path.write_text(path.read_text().replace("report: false", "report: true"))
+    failed = run_tournament(load_config(path), console=io.StringIO())
+    assert failed.complete and failed.report is None and failed.elo is None
+    assert (failed.folder / "games.csv").read_bytes().count(b"\n") == 1 + 2
+    assert "the report failed (ValueError('not countable'))" in \
+        (failed.folder / "arena.log").read_text()
