@@ -107,6 +107,9 @@ def test_sprt_runs_arena_sprt_with_the_same_settings(workdir: Path) -> None:
     folder = workdir / "results" / "tiny-sprt"
     assert len((folder / "games.jsonl").read_text().splitlines()) == 2
     assert (folder / "sprt.json").exists() and pgn_games(workdir / "out.pgn") == 2
+    # arena sprt, run from arena run, keeps arena's help options in this process too
+    code, out, err = arena("sprt", "-h")
+    assert code == 0 and "-h, -help, --help" in out, err
 
 
 # -- the mapping table of docs/TOURNAMENTS.md ----------------------------------------------

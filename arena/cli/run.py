@@ -208,5 +208,8 @@ def _sprt(translation: Any, *, workers: int | None, verbose: int, as_yaml: bool)
     if as_yaml:
         click.echo("arena sprt " + " ".join(shlex.quote(a) for a in args))
         raise SystemExit(0)
-    code = sprt.main(args=args, prog_name="arena sprt", standalone_mode=False)
+    # its own context, with arena's help options: click keeps a command's help option once
+    # made, so a context without them would take -h/-help from arena sprt in this process
+    code = sprt.main(args=args, prog_name="arena sprt", standalone_mode=False,
+                     help_option_names=ctx.help_option_names)
     raise SystemExit(code if isinstance(code, int) else 0)
