@@ -1172,8 +1172,10 @@ def test_the_pages_work_under_the_csp_in_a_browser(site: Site, driver: Any) -> N
     assert driver.execute_script("return window.notReloaded === true;")
     assert [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#moves li")] == moves[:6]
     assert _violations(driver) == []
-    site.games.finish(gid, moves[:6])  # finished: the page becomes its viewer
-    _wait("the viewer", lambda: driver.find_elements(By.CSS_SELECTOR, "svg.board"))
+    site.games.finish(gid, moves[:6])  # finished: the page reloads as its viewer
+    # (the live board is an svg.board too: wait for the reload, not for a board)
+    _wait("the viewer", lambda: driver.execute_script(
+        "return window.notReloaded === undefined && !!document.getElementById('viewer');"))
     assert _violations(driver) == []
     # the watch itself: a script without the nonce is blocked, and reported
     driver.execute_script("var s = document.createElement('script');"
