@@ -275,23 +275,22 @@ def test_a_bot_gone_before_its_first_line_is_a_start_failure_not_a_hang(tmp_path
 # --------------------------------------------------------------------------------------
 
 
-def _gil_holder(seconds: float) -> Callable[[], object]:
+class _GilHolder:
     """An ``after_send`` that starts a thread keeping the GIL for about ``seconds``: the
     builtin ``sum`` of a ``range`` runs in C and never offers it (as a referee thread of a
     pool, a spawn or a stderr reader does when it gets no CPU on a busy machine)."""
-    t0 = time.perf_counter()
-    sum(range(200_000))
-    n = int(200_000 * seconds / max(time.perf_counter() - t0, 1e-6))
-    started: list[threading.Thread] = []
 
-    def start() -> None:
-        thread = threading.Thread(target=sum, args=(range(n),), daemon=True)
-        started.append(thread)
+    def __init__(self, seconds: float) -> None:
+        t0 = time.perf_counter()
+        sum(range(200_000))
+        self.n = int(200_000 * seconds / max(time.perf_counter() - t0, 1e-6))
+        self.threads: list[threading.Thread] = []
+
+    def __call__(self) -> None:
+        thread = threading.Thread(target=sum, args=(range(self.n),), daemon=True)
+        self.threads.append(thread)
         thread.start()
         time.sleep(0)  # let it take the GIL before the referee goes to wait
-
-    start.threads = started  # type: ignore[attr-defined]
-    return start
 
 
 def _own_move(spec: BotSpec, started: Callable[[BotSpec], BotProcess], hold_s: float,
@@ -299,10 +298,10 @@ def _own_move(spec: BotSpec, started: Callable[[BotSpec], BotProcess], hold_s: f
     bp = started(spec)
     pos = Position(NMM)
     bp.go(pos.to_text(), [], Go(movetime=movetime_ms), 10.0, own_limit_s=10.0)  # warmed up
-    hold = _gil_holder(hold_s)
+    hold = _GilHolder(hold_s)
     bp.go(pos.to_text(), [], Go(movetime=movetime_ms), 10.0, own_limit_s=10.0,
           after_send=hold)
-    for thread in hold.threads:  # type: ignore[attr-defined]
+    for thread in hold.threads:
         thread.join()
     own = bp.last_own
     assert own is not None
