@@ -1020,6 +1020,15 @@ class BotProcess:
         """
         self._send([P.format_gameover(result, reason or "-")], time.monotonic() + 0.05)
 
+    def set_up(self, position_text: str) -> None:
+        """Say ``setup <position text>`` (the game, started by :meth:`new_game`, begins from
+        that position).  Nothing is read: the bot answers the next ``position``/``go``.
+
+        :raises BotError: the line cannot be written in a second (the bot has gone, or does
+            not read its input).
+        """
+        self._send([P.format_setup(position_text)], time.monotonic() + 1.0)
+
     def pause(self) -> None:
         """Freeze the bot's processes, its children too, until :meth:`resume` (a bot kept
         between the games of a pairing uses no CPU while it waits; see

@@ -40,7 +40,7 @@ from arena.errors import (BotCrashed, BotError, BotStartError, BotTimeout, Confi
 from arena.adjudication import Adjudication, Adjudicator, Verdict
 from arena.hints import LEGAL_MOVES_HINT
 from arena.openings import check_opening, start_and_opening  # noqa: F401 (check_opening: moved)
-from arena.protocol import SEED_MAX, Go, escape_controls, format_setup, gameover_reason
+from arena.protocol import SEED_MAX, Go, escape_controls, gameover_reason
 from arena.records import GameRecord, MoveInfo, PlayerInfo
 from arena.rules import COLOR_NAMES, Position, Termination
 from arena.verdicts import (IN_TIME, UNJUDGED, illegal_move_text, judge_own, starved,
@@ -202,8 +202,7 @@ class BotPlayer(Player):
             self.last_own = self.process.last_own
 
     def set_up(self, position_text: str) -> None:
-        # (bot.py has no public way to send a line that asks nothing: its own writer)
-        self.process._send([format_setup(position_text)], time.monotonic() + 1.0)
+        self.process.set_up(position_text)
 
     def take_cpu(self) -> Optional[float]:
         """The last move's CPU ms, read from the bot's process tree now if it was put off."""
