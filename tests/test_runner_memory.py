@@ -92,11 +92,13 @@ def test_a_resume_streams_games_jsonl(tmp_path: Path, monkeypatch: pytest.Monkey
         raise AssertionError("the runner read every record into a list")
 
     import arena.records
+    import arena.resultsfolder
     import arena.tournament
 
     for module, name in ((arena.records, "read_records"), (arena.records, "repair_records"),
                          (arena.tournament, "read_records"),
-                         (arena.tournament, "repair_records"),
+                         (arena.resultsfolder, "repair_records"),
+                         (arena.resultsfolder, "read_repaired_games"),
                          (arena.tournament, "read_repaired_games")):
         monkeypatch.setattr(module, name, refused)
     second = run_tournament(load_config(path), console=io.StringIO())
