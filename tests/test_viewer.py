@@ -157,6 +157,44 @@ def test_arena_show(tournament: tuple[Path, list[GameRecord]]) -> None:
         assert res.exit_code == 2 and message in res.output
 
 
+def test_arena_show_reads_the_folder_a_line_at_a_time_and_names_pages_as_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ids whose page names collide ("a/b" and "a:b" both make "a-b"): the second page is
+    # "a-b-2", as the report names it; games numbered by pair within their round
+    recs = [make_record("alice", "bob", 1.0, round=1, pair=2, game_id="a/b"),
+            make_record("bob", "alice", 0.0, round=1, pair=1, game_id="a:b"),
+            make_record("carol", "bob", 0.5, round=1, pair=1, game_id="z/c"),
+            make_record("bob", "carol", 0.5, round=2, pair=1, game_id="z/d")]
+    for r in recs:
+        append_record(tmp_path / "games.jsonl", r)
+    pages, titles = page_names(recs), game_titles(recs)
+    assert pages["a:b"] == "games/a-b-2.html"
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("arena show read every record into a list")
+
+    import arena.records
+    import arena.report
+    import arena.report.results
+
+    for module, name in ((arena.records, "read_records"), (arena.report, "load_games"),
+                         (arena.report.results, "read_records"),
+                         (arena.report.results, "load_games")):
+        monkeypatch.setattr(module, name, refused)
+    for r in recs:
+        for name in (r.game_id, pages[r.game_id][6:-5]):
+            res = CliRunner().invoke(cli, ["show", str(tmp_path), name])
+            assert res.exit_code == 0, (name, res.output)
+            assert res.output.splitlines()[0] == titles[r.game_id]
+            assert f"game {r.game_id}," in res.output
+    res = CliRunner().invoke(cli, ["show", str(tmp_path), "games/"])  # in every page's path
+    assert res.exit_code == 2 and "4 games match 'games/': a/b, a:b, z/c, z/d" in res.output
+    res = CliRunner().invoke(cli, ["show", str(tmp_path), "a-b"])  # a page, part of another
+    assert res.exit_code == 0 and res.output.splitlines()[0] == titles["a/b"]
+    res = CliRunner().invoke(cli, ["show", str(tmp_path), "q"])
+    assert res.exit_code == 2 and "no game 'q'" in res.output and "(e.g. a/b)" in res.output
+
+
 # ---------------------------------------------------------------------------------------
 # In a real browser
 # ---------------------------------------------------------------------------------------

@@ -23,26 +23,24 @@ def show(results: str, game: str, ply: Optional[int]) -> None:
     (nine-mens-morris-r1-p2-g0) or a part of either that names one game.
     """
     from arena.export import eval_text
-    from arena.report import clean_text, load_games
-    from arena.report.viewer import (ending_text, game_titles, page_names, position_at,
-                                     replay)
+    from arena.report import clean_text
+    from arena.report.results import find_games, game_number
+    from arena.report.viewer import ending_text, game_title, position_at, replay
     from arena.rules import COLOR_NAMES
 
-    records = load_games(results)
-    pages = page_names(records)
-    exact = [r for r in records if game in (r.game_id, pages[r.game_id][6:-5])]
-    found = exact or [r for r in records if game in r.game_id or game in pages[r.game_id]]
-    if not found:
-        raise Failure(f"no game {game!r} in {results} (e.g. {records[0].game_id})")
-    if len(found) > 1:
-        names = ", ".join(r.game_id for r in found[:5])
-        raise Failure(f"{len(found)} games match {game!r}: {names}{', ...' if len(found) > 5 else ''}")
-    r = found[0]
+    search = find_games(results, game)  # a line at a time: any size of folder
+    if not search.count:
+        raise Failure(f"no game {game!r} in {results} (e.g. {search.first_id})")
+    if search.count > 1:
+        names = ", ".join(g.game_id for g in search.found)
+        more = ", ..." if search.count > len(search.found) else ""
+        raise Failure(f"{search.count} games match {game!r}: {names}{more}")
+    r = search.found[0].full()
     if ply is not None and ply > r.plies:
         raise Failure(f"--ply: game {r.game_id} has {r.plies} moves")
     pos = position_at(r, ply)
     echo = click.echo
-    echo(clean_text(game_titles(records)[r.game_id]))
+    echo(clean_text(game_title(r, game_number(results, r))))
     echo(clean_text(f"game {r.game_id}, {r.variant}: white {r.white.name}, black {r.black.name}"))
     ending = clean_text(ending_text(r))
     said = r.detail and r.detail.lower() not in ending.lower()

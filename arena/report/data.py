@@ -25,7 +25,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Union
 
-from arena.protocol import escape_controls
 from arena.records import GameRecord, PlayerInfo
 from arena.report.forfeits import ForfeitGroup, ForfeitGrouper
 from arena.tallies import Game, GameTallies
@@ -142,13 +141,9 @@ class ReportData:
 
 
 def _title(r: GameRecord, number: int) -> str:
-    from arena.report.viewer import variant_title
+    from arena.report.viewer import game_title
 
-    parts = [f"{r.white.name} vs {r.black.name}", variant_title(r.variant)]
-    if r.round is not None:
-        parts.append(f"round {r.round}")
-    parts.append(f"game {number}")
-    return escape_controls(", ".join(parts))
+    return game_title(r, number)
 
 
 def _order(g: Union[Game, GameRecord]) -> tuple[bool, int, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Union
 
 from arena.errors import ArenaError
@@ -54,6 +55,71 @@ def stream_folder(results: str | os.PathLike[str], *, full: bool = False) -> Ite
         yield game
     if empty:
         raise ArenaError(f"no games in {p}")
+
+
+#: the matching games a :class:`GameSearch` keeps (it counts the rest)
+SEARCH_KEPT = 5
+
+
+@dataclass
+class GameSearch:
+    """The games of a results folder that a text names (:func:`find_games`): ``found`` the
+    first :data:`SEARCH_KEPT` of them (those named exactly, when any is), ``count`` how many
+    there are, ``first_id`` the folder's first game (an example for a message)."""
+
+    found: list[Game] = field(default_factory=list)
+    count: int = 0
+    first_id: str = ""
+
+
+def find_games(results: str | os.PathLike[str], text: str) -> GameSearch:
+    """The games of ``results`` that ``text`` names, read a line at a time (memory: each
+    game's page name, not its record): a game id or the name of its viewer page
+    (:func:`arena.report.viewer.page_names`, ``nine-mens-morris-r1-p2-g0``) names a game
+    exactly; else every game whose id or page path contains ``text`` matches.
+
+    :raises ArenaError: the folder or file is missing, unreadable, corrupt or empty.
+    """
+    from arena.report.text import slug
+    from arena.report.viewer import GAMES_FOLDER
+
+    used: set[str] = set()
+    exact, partial = GameSearch(), GameSearch()
+    first_id = None
+    for g in stream_folder(results):
+        gid = g.game_id
+        if first_id is None:
+            first_id = gid
+        base = name = slug(gid)  # as arena.report.text.page_paths names the pages, in order
+        k = 1
+        while name.lower() in used:
+            k += 1
+            name = f"{base}-{k}"
+        used.add(name.lower())
+        if text in (gid, name):
+            into = exact
+        elif text in gid or text in f"{GAMES_FOLDER}/{name}.html":
+            into = partial
+        else:
+            continue
+        into.count += 1
+        if len(into.found) < SEARCH_KEPT:
+            into.found.append(g)
+    out = exact if exact.count else partial
+    out.first_id = first_id or ""
+    return out
+
+
+def game_number(results: str | os.PathLike[str], game: Union[Game, GameRecord]) -> int:
+    """``game``'s number in its variant and round, as the report's titles give it
+    (:func:`arena.report.viewer.game_titles`: by pair, then id), read a line at a time."""
+    key = (game.pair is None, game.pair or 0, game.game_id)
+    before = 0
+    for g in stream_folder(results):
+        if g.variant == game.variant and g.round == game.round and (
+                (g.pair is None, g.pair or 0, g.game_id) < key):
+            before += 1
+    return before + 1
 
 
 def load_tallies(results: str | os.PathLike[str], *, keep_games: bool = False) -> GameTallies:

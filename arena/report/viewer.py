@@ -197,14 +197,16 @@ def game_titles(records: Sequence[GameRecord]) -> dict[str, str]:
     for group in groups.values():
         group.sort(key=lambda r: (r.pair is None, r.pair or 0, r.game_id))
         number.update({r.game_id: k for k, r in enumerate(group, 1)})
-    out = {}
-    for r in records:
-        parts = [f"{r.white.name} vs {r.black.name}", variant_title(r.variant)]
-        if r.round is not None:
-            parts.append(f"round {r.round}")
-        parts.append(f"game {number[r.game_id]}")
-        out[r.game_id] = escape_controls(", ".join(parts))
-    return out
+    return {r.game_id: game_title(r, number[r.game_id]) for r in records}
+
+
+def game_title(record: GameRecord, number: int) -> str:
+    """The title of game ``number`` of its variant and round (:func:`game_titles`)."""
+    parts = [f"{record.white.name} vs {record.black.name}", variant_title(record.variant)]
+    if record.round is not None:
+        parts.append(f"round {record.round}")
+    parts.append(f"game {number}")
+    return escape_controls(", ".join(parts))
 
 
 def page_names(records: Sequence[GameRecord]) -> dict[str, str]:
