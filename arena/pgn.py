@@ -45,16 +45,34 @@ def _unescape(value: str) -> str:
 
 def games_in(path: Path) -> set[tuple[str, str]]:
     """The ``(Event, GameId)`` of every game of the PGN file at ``path`` that has both tags
-    (none when there is no such file)."""
+    (none when there is no such file), read a line at a time (memory: the pairs, not the
+    file).  A game is a block of lines that starts with ``[`` after a line of white space
+    (or the file's start); its first ``Event`` and first ``GameId`` tag lines count."""
+    out: set[tuple[str, str]] = set()
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        f = open(path, encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        return set()
-    out = set()
-    for block in re.split(r"\n\s*\n(?=\[)", text):
-        event, game = _EVENT.search(block), _GAME_ID.search(block)
-        if event and game:
-            out.add((_unescape(event.group(1)), _unescape(game.group(1))))
+        return out
+    event: Optional[str] = None
+    game: Optional[str] = None
+    with f:
+        after_blank = False
+        for line in f:
+            text = line[:-1] if line.endswith("\n") else line
+            if not text.strip():
+                after_blank = True
+                continue
+            if after_blank and text.startswith("["):  # a new game's tags
+                if event is not None and game is not None:
+                    out.add((event, game))
+                event = game = None
+            after_blank = False
+            if event is None and (m := _EVENT.fullmatch(text)):
+                event = _unescape(m.group(1))
+            elif game is None and (m := _GAME_ID.fullmatch(text)):
+                game = _unescape(m.group(1))
+    if event is not None and game is not None:
+        out.add((event, game))
     return out
 
 

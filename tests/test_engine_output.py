@@ -217,6 +217,40 @@ def test_append_and_catch_up_leave_other_games_alone(live: dict[str, Any],
         ("live", r.game_id) for r in records}
 
 
+def _games_in_whole_file(path: Path) -> set[tuple[str, str]]:
+    """The reference: games_in as it was, the whole file read and split into games."""
+    import re
+
+    from arena.pgn import _EVENT, _GAME_ID, _unescape
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    out = set()
+    for block in re.split(r"\n\s*\n(?=\[)", text):
+        event, game = _EVENT.search(block), _GAME_ID.search(block)
+        if event and game:
+            out.add((_unescape(event.group(1)), _unescape(game.group(1))))
+    return out
+
+
+def test_games_in_reads_a_line_at_a_time_as_the_whole_file_was_read(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    pieces = ['[Event "e{k}"]', '[GameId "g{k}"]', '[Event "q\\"uote{k}"]', '[GameId "a\\\\b"]',
+              '[Site "?"]', ' [Event "indented{k}"]', '[GameId "g{k}"] x', "1. d6 f4 {{[x]}} 1-0",
+              "[not a tag", "", "", " ", "\t", "\u2028", "\r", "\xff"]
+    seen = 0
+    for k in range(400):
+        lines = [rng.choice(pieces).format(k=rng.randrange(5)) for _ in range(rng.randrange(1, 30))]
+        end = rng.choice(["\n", "\r\n", ""])
+        path = tmp_path / f"{k}.pgn"
+        path.write_bytes((end or "\n").join(lines).encode("utf-8", "surrogateescape") + end.encode())
+        want = _games_in_whole_file(path)
+        assert games_in(path) == want, path.read_bytes()
+        seen += len(want)
+    assert seen > 200  # the files hold games, not only noise
+
+
 @pytest.mark.parametrize("value, message", [
     ("[1]", "pgn_out: expected a file path for the PGN file, got [1]"),
     ('""', "pgn_out: expected a file path for the PGN file"),
