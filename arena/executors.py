@@ -147,7 +147,8 @@ def wrap_executor(executor: Executor, workers: int) -> FuturesExecutor:
 
 
 #: what a fork server loads once, for the workers it forks (see :func:`process_pool`)
-FORKSERVER_PRELOAD = ["arena.jobs", "arena.referee", "arena.check", "arena.server.live"]
+FORKSERVER_PRELOAD = ["arena.jobs", "arena.referee", "arena.check", "arena.live",
+                      "arena.server.live"]
 
 
 def process_pool(workers: int, *, threaded: bool = False, nice: int = 0) -> ProcessPoolExecutor:

@@ -48,6 +48,7 @@ from arena.bot import BotSpec
 from arena.clock import TimeControl
 from arena.errors import ArenaError, BotError, ConfigError
 from arena.jobs import KeptBots
+from arena.live import LIVE, PlyWriter, end_live, game_header, start_live
 from arena.lock import FolderLock
 from arena.openings import Book, BookOrder, book_opening
 from arena.preflight import bot_label, preflight_all
@@ -223,6 +224,8 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
         if abandon.is_set() or stop.is_set():
             raise _Abandoned
 
+    live = None if games_file is None else games_file.parent / LIVE  # (arena watch)
+
     def play(k: int, game: int, opening: tuple[str, ...]) -> GameRecord:
         from arena.referee import play_game
 
@@ -231,10 +234,20 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
         if kept is not None:
             a, b = (kept.take(tag, spec, run.isolation) for spec in (run.a, run.b))
         white, black = (a, b) if game == 0 else (b, a)
+        game_id = sprt_game_id(tag, k, game)
+        on_move: Callable[[Position, Any], None] = check
+        if live is not None:  # each ply to its file as well
+            names = (run.a.name, run.b.name) if game == 0 else (run.b.name, run.a.name)
+            writer = PlyWriter(str(live / f"{2 * k + game}.jsonl"), game_header(
+                game_id, run.variant_of(k), *names, opening, tournament=tag, round=k, pair=k))
+
+            def on_move(position: Position, info: Any) -> None:
+                check(position, info)
+                writer(position, info)
         try:
             rec = play_game(white, black, run.variant_of(k), run.time_control, opening=opening,
-                            game_id=sprt_game_id(tag, k, game),
-                            seed=derive_seed(seed, "game", k, game), on_move=check,
+                            game_id=game_id,
+                            seed=derive_seed(seed, "game", k, game), on_move=on_move,
                             isolation=run.isolation, adjudicate=run.adjudicate)
         finally:
             if kept is not None:
@@ -251,6 +264,8 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
     finished: dict[tuple[int, int], GameRecord] = {}
     next_pair = 1
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sprt-game")
+    if live is not None:
+        start_live(live)
     try:
         while True:
             while not exhausted and not stop.is_set() and len(running) < workers:
@@ -286,6 +301,8 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
                     continue
                 if games_file is not None:
                     append_record(games_file, rec)
+                if live is not None:  # saved: no longer in progress
+                    end_live(live, f"{2 * job[0] + job[1]}.jsonl")
                 add_game(pgn_file, rec)  # if any
                 finished[job] = rec
                 if on_game is not None:
@@ -297,6 +314,8 @@ def play_pairs(run: SprtRun, *, seed: int, max_pairs: int, workers: int,
         pool.shutdown(wait=True)
         if kept is not None:
             kept.close_all()
+        if live is not None:
+            end_live(live)
 
 
 def prepare_folder(folder: Path, shown: str, run: SprtRun, seed: Optional[int], restart: bool,

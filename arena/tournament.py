@@ -59,6 +59,7 @@ from arena.errors import ArenaError, BotError
 from arena.executors import (ExecutorKind, GameExecutor, StallWatch, after_loss, executor_kind,
                              wrap_executor)
 from arena.jobs import KEPT, GameJob
+from arena.live import LIVE, PlyWriter, end_live, game_header, start_live
 from arena.pgn import add_game, catch_up, open_pgn
 from arena.progress import FORFEIT_KEY, ConsoleHandler, Progress, RunLogging, log_clock
 from arena.protocol import escape_controls
@@ -72,7 +73,7 @@ from arena.report.forfeits import forfeit_bot, forfeit_reason
 from arena.rounds import Planner, bracket_standings, knockout_places
 from arena.runstate import Finished, load_finished, read_at
 from arena.tallies import GameTallies
-from arena.schedule import (PendingSlots, config_slots, count_games, pairing_key,
+from arena.schedule import (PendingSlots, Slot, config_slots, count_games, pairing_key,
                             pairing_order)
 from arena.standings import (Standing, compute_standings, format_standings,
                              write_standings_csv)
@@ -243,6 +244,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                                                 done.ordered(s.game_id for s in slots)))
         if pending:
             progress.redraw()
+            _start_live(config, folder)
             games = given if given is not None else kind.open(config)
             with StopFlag() as stop:
                 clean = False
@@ -258,6 +260,7 @@ def _run_locked(config: TournamentConfig, *, restart: bool, kind: ExecutorKind,
                     if given is None:  # ours: wait for it, or stop its games
                         games.close(cancel=not clean)
                     KEPT.close_all()  # bots kept by games played on this process's threads
+                    end_live(folder / LIVE)  # games abandoned in flight: not in progress
             progress.close()
             if result.interrupted:
                 log.warning("interrupted: %d of %d games saved in %s; run again to resume",
@@ -433,7 +436,8 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
                 job = GameJob(slot, bots[slot.white], bots[slot.black], config.time_control,
                               config.name, config.isolation, restart=config.restart,
                               pairing=pairing_key(slot), last=pending.ends_pairing(slot),
-                              adjudicate=config.adjudicate)
+                              adjudicate=config.adjudicate,
+                              on_move=_ply_writer(config, games_path.parent, slot))
             in_flight[games.submit(job)] = job
         if not in_flight:  # waiting for the executor, nothing to wait on
             stop.event.wait(0.25)
@@ -476,6 +480,7 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
                 continue
             offset = _size(games_path)  # where its line starts (this process alone appends)
             append_record(games_path, record)
+            end_live(games_path.parent / LIVE, _live_file(slot))  # saved: not in progress
             add_game(config.pgn_out, record)  # with its record: a resume adds no copy
             done.add(record, offset)
             done.set_place(record.game_id, slot.index)
@@ -490,6 +495,30 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
                     record.black.name, record.result, record.termination,
                     f": {record.detail}" if record.forfeit else "", extra=extra)
             progress.add(record)
+
+
+def _live_file(slot: Slot) -> str:
+    return f"{slot.index}.jsonl"
+
+
+def _ply_writer(config: TournamentConfig, folder: Path, slot: Slot) -> Optional[PlyWriter]:
+    """The referee's ``on_move`` for ``slot``'s game: each ply appended to its file in
+    ``RESULTS/live/`` (:mod:`arena.live`, for ``arena watch``), on this machine's workers
+    only (a Dask worker's files would be on its own machine)."""
+    if config.executor.kind != "local":
+        return None
+    players = config.players
+    header = game_header(slot.game_id, slot.variant, players[slot.white],
+                         players[slot.black], slot.opening, tournament=config.name,
+                         round=slot.round, pair=slot.pair)
+    return PlyWriter(str(folder / LIVE / _live_file(slot)), header)
+
+
+def _start_live(config: TournamentConfig, folder: Path) -> None:
+    """``RESULTS/live/`` made (for :func:`_ply_writer`), emptied of an earlier run's files."""
+    if config.executor.kind == "local" and not start_live(folder / LIVE):
+        log.warning("cannot create %s: arena watch will not show the games in progress",
+                    folder / LIVE)
 
 
 def _size(path: Path) -> int:

@@ -27,7 +27,7 @@ from arena.sprtrun import sprt_game_id
 from arena.tallies import tally_file
 from arena.tournament import run_tournament
 from arena.watch import follow
-from arena.watch.follow import Follower, Series, Tail
+from arena.watch.follow import UPSET_GAP, Follower, Series, Tail
 from tests.synth_records import make_record, round_robin
 from tests.test_tournament import SMALL, write_config
 
@@ -205,7 +205,7 @@ def test_an_upset_is_flagged_by_the_current_elo(tmp_path: Path) -> None:
     _append(games, b"".join(_lines([make_record("weak", "strong", 1.0, game_id="shock")])))
     assert f.poll()
     state = f.state()
-    assert state["last_upset"]["id"] == "shock" and state["last_upset"]["gap"] > 0
+    assert state["last_upset"]["id"] == "shock" and state["last_upset"]["gap"] >= UPSET_GAP
     assert state["recent"][-1]["id"] == "shock" and state["recent"][-1]["upset"]
     assert sum(g["upset"] for g in state["recent"]) == 1
 

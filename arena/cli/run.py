@@ -11,6 +11,7 @@ import click
 from arena import ranges as R
 from arena.cli.common import (Failure, fresh_option, pgn_out_option, verbose_option,
                               warn_isolation)
+from arena.cli.watch import watch_option
 
 
 #: ``ctx.meta`` key of the cutechess options picked out of the arguments
@@ -72,6 +73,7 @@ def _epilog() -> str:
               help="format.rounds instead of the file's (a Swiss's rounds; default for a "
                    "Swiss: ceil(log2 N) + 2).")
 @pgn_out_option("(as the file's pgn_out; the earlier games it lacks first)")
+@watch_option("RESULTS")
 @click.option("--as-yaml", is_flag=True,
               help="With cutechess options: print the tournament file they make (checked; "
                    "with -sprt, the arena sprt command) and exit.")
@@ -79,7 +81,7 @@ def _epilog() -> str:
 def run(config_file: str | None, fresh: bool, restart_alias: bool, workers: int | None,
         output: str | None, executor: str | None, scheduler: str | None,
         ship_bots: bool | None, format_: str | None, rounds: int | None,
-        pgn_out: str | None, as_yaml: bool, verbose: int) -> None:
+        pgn_out: str | None, watch: bool, as_yaml: bool, verbose: int) -> None:
     """Run the tournament described by TOURNAMENT.yaml, or resume it; or the one given by
     cutechess-cli's options (below).
 
@@ -94,6 +96,7 @@ def run(config_file: str | None, fresh: bool, restart_alias: bool, workers: int 
     import sys
     from pathlib import Path
 
+    from arena.cli.watch import start_beside, stop_beside
     from arena.config import load_config, with_executor
     from arena.tournament import (INTERRUPTED_STATUS, LOG_FILE, format_standings,
                                    run_tournament)
@@ -123,6 +126,7 @@ def run(config_file: str | None, fresh: bool, restart_alias: bool, workers: int 
     warn_isolation(config.isolation)
     from arena.errors import ArenaError
 
+    page = start_beside(config.output) if watch else None
     try:
         result = run_tournament(config, restart=fresh or restart_alias,
                                 log_level=(logging.DEBUG if verbose >= 2 else
@@ -131,6 +135,9 @@ def run(config_file: str | None, fresh: bool, restart_alias: bool, workers: int 
         if groups and "new name" in str(e):  # a changed command line: its name is -event's
             raise Failure(f"{e} (-event NAME; or --fresh)") from None
         raise
+    finally:
+        if page is not None:
+            stop_beside(page)
     if result.interrupted:
         click.echo(f"interrupted: {result.finished}/{result.total} games saved in "
                    f"{result.folder}; run the same command again to resume", err=True)

@@ -12,6 +12,7 @@ from arena.cli.common import (Failure, adjudication_options, enable_verbose, eng
                               fresh_option, limit_options, parse_adjudication_options,
                               parse_isolation, pgn_out_option, read_only_option, time_control,
                               verbose_option, with_time_options)
+from arena.cli.watch import watch_option
 from arena.clock import SPRT_MOVETIME_MS
 from arena.protocol import SEED_MAX
 
@@ -98,6 +99,7 @@ def _bot_arg(text: str) -> BotSpec:
                    f"{R.WORKERS_PER_CPU} per CPU core).")
 @read_only_option
 @adjudication_options
+@watch_option("OUT; needs --out")
 @verbose_option
 def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: float,
          model: str, variants: tuple[str, ...], movetime: int | None, clock: str | None,
@@ -108,7 +110,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
          restart_alias: bool,
          restart_bots: str, read_only: tuple[str, ...], adj_draw: str | None,
          adj_resign: str | None, adj_max_turns: int | None, adj_tablebase: str | None,
-         verbose: int) -> None:
+         watch: bool, verbose: int) -> None:
     """Is A better than B?  Play colour-swapped pairs until a sequential test decides.
 
     A and B are bot folders, optionally with options: bots/alphabeta:Depth=3 (checked
@@ -131,6 +133,7 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
     import sys
     from pathlib import Path
 
+    from arena.cli.watch import start_beside, stop_beside
     from arena.openings import load_book
     from arena.sprtrun import SprtRun, run_sprt
     from arena.variants import load_variant
@@ -169,9 +172,16 @@ def sprt(bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float, beta: f
                   adjudicate=parse_adjudication_options(adj_draw, adj_resign, adj_max_turns,
                                                         adj_tablebase))
     run.new_test()  # bad hypotheses are refused before any bot starts
+    if watch and out is None:
+        raise Failure("--watch follows the folder of --out DIR: give --out too")
     enable_verbose(verbose)
-    outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
-                       folder=None if out is None else Path(out), shown=out or "",
-                       restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr,
-                       pgn_out=None if pgn_out is None else Path(pgn_out))
+    page = start_beside(Path(out)) if watch and out is not None else None
+    try:
+        outcome = run_sprt(run, max_pairs=max_pairs, workers=workers, seed=seed,
+                           folder=None if out is None else Path(out), shown=out or "",
+                           restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr,
+                           pgn_out=None if pgn_out is None else Path(pgn_out))
+    finally:
+        if page is not None:
+            stop_beside(page)
     sys.exit(outcome.status)

@@ -8,6 +8,7 @@ import click
 from arena import ranges as R
 from arena.cli.common import (Failure, enable_verbose, fresh_option, parse_isolation,
                               time_control, verbose_option, with_time_options)
+from arena.cli.watch import watch_option
 from arena.clock import SPRT_MOVETIME_MS
 from arena.protocol import SEED_MAX
 
@@ -55,12 +56,14 @@ PAIRS = R.Range(1, 1000, "pairs")
               metavar="DIR",
               help="Instead of tuning: write DIR/tune.png (each parameter over the "
                    "iterations) and DIR/tuned.yaml (the values, for a tournament's bots).")
+@watch_option("OUT")
 @verbose_option
 def tune(bot: str | None, params: tuple[str, ...], iterations: int, pairs: int,
          opponent: str | None, variant: str, movetime: int | None, clock: str | None,
          handshake: int, margin: int, cpu_clock: bool, charge: str, isolation: str | None,
          opening_turns: int, seed: int | None, out: str | None, fresh: bool,
-         restart_alias: bool, workers: int, report_dir: str | None, verbose: int) -> None:
+         restart_alias: bool, workers: int, report_dir: str | None, watch: bool,
+         verbose: int) -> None:
     """Tune BOT's spin options by SPSA, as fishtest and OpenBench do.
 
     BOT is a bot folder, optionally with fixed options: bots/alphabeta:Depth=3.  Each
@@ -111,6 +114,13 @@ def tune(bot: str | None, params: tuple[str, ...], iterations: int, pairs: int,
                   opening_turns=opening_turns, isolation=parse_isolation(isolation))
     folder = out if out is not None else f"tune-{Path(spec.path).name}"
     enable_verbose(verbose)
-    outcome = run_tune(run, Path(folder), workers=workers, seed=seed, shown=folder,
-                       restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr)
+    from arena.cli.watch import start_beside, stop_beside
+
+    page = start_beside(Path(folder)) if watch else None
+    try:
+        outcome = run_tune(run, Path(folder), workers=workers, seed=seed, shown=folder,
+                           restart=fresh or restart_alias, out=sys.stdout, console=sys.stderr)
+    finally:
+        if page is not None:
+            stop_beside(page)
     sys.exit(outcome.status)

@@ -51,8 +51,9 @@ that is not finite is None).  Every key is always there (None where it does not 
   rate_all` (``arena rate``'s tables), fitted again at most every ``elo_every`` seconds;
 * ``recent``: the last :data:`RECENT_GAMES` games, newest last, each ``{"id", "variant",
   "white", "black", "result", "termination", "plies", "upset"}``, ``upset`` True when the
-  winner's Elo (in the last fit, its variant's table) is below the loser's;
-  ``last_upset``: the last game whose winner was rated below its loser when it arrived (an
+  winner's Elo (in the last fit, its variant's table) is :data:`UPSET_GAP` or more below the
+  loser's;
+  ``last_upset``: the last game whose winner was rated so far below its loser when it arrived (an
   entry of the same shape plus ``"gap"``, the Elo difference), None before any;
 * ``sprt`` (an SPRT only): ``{"a", "b", "model", "elo0", "elo1", "alpha", "beta", "lower",
   "upper" (the LLR bounds), "pairs" (pairs counted), "llr": [[games, llr], ...], "elo":
@@ -91,12 +92,15 @@ from arena.tallies import Game, GameTallies, VariantTally
 from arena.tuning.folder import PAIRS_FILE, TRAJECTORY_FILE, TUNE_FILE, PairResult
 from arena.tuning.spsa import Spsa
 
-__all__ = ["Follower", "Series", "Tail", "SERIES_POINTS", "RECENT_GAMES"]
+__all__ = ["Follower", "Series", "Tail", "SERIES_POINTS", "RECENT_GAMES", "UPSET_GAP"]
 
 #: the most points a series keeps (beyond, every other one, twice the step)
 SERIES_POINTS = 2000
 #: the games listed in ``recent``
 RECENT_GAMES = 10
+#: an upset: a win by a bot rated at least this many Elo below its opponent (a smaller gap
+#: is well inside the fit's error, whatever the games)
+UPSET_GAP = 50.0
 #: per kind, the file that holds its settings (the first found decides the kind)
 _KIND_FILES = (("tournament", CONFIG_FILE), ("sprt", SPRT_FILE), ("tune", TUNE_FILE))
 
@@ -424,7 +428,7 @@ class Follower:
                  "black": game.black, "result": game.result,
                  "termination": game.termination, "plies": game.plies}
         gap = self._gap(entry)
-        if gap is not None and gap > 0:
+        if gap is not None and gap >= UPSET_GAP:
             self._last_upset = {**entry, "upset": True, "gap": gap}
         self._recent.append(entry)
         if self._sprt is not None:
@@ -433,7 +437,7 @@ class Follower:
 
     def _gap(self, entry: dict[str, Json]) -> Optional[float]:
         """The loser's Elo less the winner's in the last fit (None for a draw or where
-        either has none): above 0 for an upset."""
+        either has none): an upset from :data:`UPSET_GAP` on."""
         winner = {"1-0": "white", "0-1": "black"}.get(entry["result"])
         if winner is None:
             return None
@@ -517,7 +521,7 @@ class Follower:
         else:
             standings, crosstable = old["standings"], old["crosstable"]
         total, finished, title = self._progress()
-        recent = [{**e, "upset": (self._gap(e) or 0.0) > 0} for e in self._recent]
+        recent = [{**e, "upset": (self._gap(e) or 0.0) >= UPSET_GAP} for e in self._recent]
         return {"kind": self.kind, "title": title, "folder": str(self.folder),
                 "games": self.games, "total": total, "finished": finished,
                 "updated": self.updated,

@@ -1,0 +1,103 @@
+"""The games in progress of a results folder, for the watch page.
+
+The runner writes a ply file per game being played (``RESULTS/live/<n>.jsonl``,
+:mod:`arena.live`) and removes it once the game's record is in ``games.jsonl``.  Each game is
+read back into a record in progress (:func:`arena.live.live_record`) and shown as the
+report's viewer shows a game (:func:`arena.report.viewer.game_data`): the page draws the
+board of its last ply, and the viewer itself opens on a click.  The files count only while
+the folder's runner holds its lock (:func:`runner_pid`): a run killed mid-game leaves files
+that show nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from arena.live import LIVE, live_record, read_live
+from arena.lock import LOCK_FILE
+from arena.records import GameRecord
+
+#: the most games in progress shown (a run's workers; more would not fit a projector)
+MAX_BOARDS = 16
+
+
+def runner_pid(folder: Path) -> Optional[int]:
+    """The pid of the process that holds ``folder``'s lock (an ``arena run``, ``sprt`` or
+    ``tune`` writing it), or None when none does: the pid the holder wrote into the lock
+    file, if that process is alive.  (The lock itself is not tried: taking it, even for a
+    moment, could refuse a runner starting then; see :mod:`arena.lock`.)"""
+    try:
+        text = (folder / LOCK_FILE).read_text(encoding="ascii", errors="replace")[:32]
+        pid = int(text.split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    if pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        return pid
+    return pid
+
+
+def _index(path: Path) -> int:
+    try:
+        return int(path.stem)
+    except ValueError:
+        return -1
+
+
+def live_files(folder: Path) -> list[Path]:
+    """The ply files of the games in progress, in schedule order."""
+    try:
+        paths = [p for p in (folder / LIVE).glob("*.jsonl") if _index(p) >= 0]
+    except OSError:
+        return []
+    return sorted(paths, key=_index)[:MAX_BOARDS]
+
+
+def live_game(path: Path) -> Optional[GameRecord]:
+    """The game in progress in the ply file at ``path`` as a record (result ``*``), None
+    when it has no header yet."""
+    header, plies = read_live(path)
+    if header is None:
+        return None
+    return live_record(header, plies)
+
+
+def _board(record: GameRecord, n: int) -> dict[str, Any]:
+    """What a live board on the page shows: the last ply of the viewer's data, each
+    side's last search, and the game's names."""
+    from arena.report.viewer import game_data, variant_title
+
+    title = f"{record.white.name} vs {record.black.name}"
+    data = game_data(record, title)
+    plies = data["plies"]
+    last_search: list[Optional[dict[str, Any]]] = [None, None]
+    for p in plies[1:]:
+        if p.get("e") is not None and p.get("by") in (0, 1):
+            last_search[p["by"]] = p["e"]
+    return {"n": n, "id": data["id"], "white": data["white"], "black": data["black"],
+            "variant": variant_title(record.variant), "round": record.round,
+            "points": data["points"], "edges": data["edges"], "plies": len(plies) - 1,
+            "ply": plies[-1], "previous": plies[-2] if len(plies) > 1 else None,
+            "search": last_search, "error": data["error"]}
+
+
+def live_boards(folder: Path) -> list[dict[str, Any]]:
+    """The boards of the games in progress (none when no runner holds the folder)."""
+    if runner_pid(folder) is None:
+        return []
+    out = []
+    for path in live_files(folder):
+        record = live_game(path)
+        if record is not None:
+            out.append(_board(record, _index(path)))
+    return out
+
+
+__all__ = ["MAX_BOARDS", "live_boards", "live_files", "live_game", "runner_pid"]
