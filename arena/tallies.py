@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 from arena.records import GameRecord, MoveInfo, PlayerInfo, iter_lines, parse_record
 
 __all__ = ["Game", "GameTallies", "KeptGames", "VariantTally", "PairStats", "stream_games",
-           "stream_lines",
+           "stream_lines", "parse_game_line",
            "tally_games", "tally_file", "CLUSTER_KEY"]
 
 #: per result, the index of its count in a pair's counts: White won, drawn, Black won, other
@@ -170,18 +170,27 @@ def stream_lines(path: str | os.PathLike[str], *, full: bool = False
     :func:`arena.records.iter_records`)."""
     if full:
         return iter_lines(path, parse_record)
-    decode = json.JSONDecoder().decode  # json.loads' own decoder, without its type checks
+    return iter_lines(path, parse_game_line)
 
-    def parse(raw: bytes) -> Union[GameRecord, dict[str, Any]]:
-        try:
-            data: Any = decode(raw.decode("utf-8"))
-        except ValueError:  # not JSON, or not UTF-8: parse_record says which
-            data = None
-        if _looks_like_record(data):
-            return data  # type: ignore[no-any-return]
-        return parse_record(raw)  # the record, or its error word for word
 
-    return iter_lines(path, parse)
+_decode = json.JSONDecoder().decode  # json.loads' own decoder, without its type checks
+
+
+def parse_game_line(raw: bytes) -> Union[GameRecord, dict[str, Any]]:
+    """One line of ``games.jsonl`` as :func:`stream_lines` reads it: its JSON object when it
+    has a record's shape (checked without building the record), else its
+    :class:`GameRecord` (:func:`arena.records.parse_record`, which also raises its errors
+    word for word).  ``Game(None, data)`` or ``Game(record, None)`` of it is the game.
+
+    :raises ArenaError: the line is not a record (as :func:`~arena.records.parse_record`).
+    """
+    try:
+        data: Any = _decode(raw.decode("utf-8"))
+    except ValueError:  # not JSON, or not UTF-8: parse_record says which
+        data = None
+    if _looks_like_record(data):
+        return data  # type: ignore[no-any-return]
+    return parse_record(raw)  # the record, or its error word for word
 
 
 # ---------------------------------------------------------------------------------------

@@ -81,14 +81,14 @@ from typing import Any, Callable, Iterator, Optional
 
 from arena.errors import ArenaError
 from arena.ratings import SprtTest, pentanomial_estimate, rate_all, sprt_decision
-from arena.records import parse_record
+from arena.records import GameRecord
 from arena.resultsfolder import CONFIG_FILE, GAMES_FILE
 from arena.rounds import RoundsFileError, folder_ranking
 from arena.schedule import FORMAT_KINDS, Format, count_games
 from arena.sprtrun import SPRT_FILE, sprt_game_id
 from arena.standings import (DEFAULT_TIEBREAKS, Place, against_points, places, ranking,
                              tally_rows)
-from arena.tallies import Game, GameTallies, VariantTally
+from arena.tallies import Game, GameTallies, VariantTally, parse_game_line
 from arena.tuning.folder import PAIRS_FILE, TRAJECTORY_FILE, TUNE_FILE, PairResult
 from arena.tuning.spsa import Spsa
 
@@ -418,7 +418,8 @@ class Follower:
         if not raw.strip():
             return False
         try:
-            game = Game(parse_record(raw), None)
+            item = parse_game_line(raw)  # the tallies' reader: no record built for most
+            game = Game(item, None) if isinstance(item, GameRecord) else Game(None, item)
             self.tallies.add(game)
         except (ValueError, TypeError, KeyError, AttributeError, ArenaError):
             self._games_bad += 1
