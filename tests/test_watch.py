@@ -259,8 +259,10 @@ def test_the_server_shows_games_in_the_viewer_and_refuses_the_rest(
     status, headers, body = _get(url, "/")
     assert status == 200 and b"/watch.js" in body
     assert "script-src 'self'" in headers["content-security-policy"]
-    for path in ("/watch.js", "/watch.css", "/viewer.css"):
-        assert _get(url, path)[0] == 200
+    for path, ctype in (("/watch.js", "text/javascript"), ("/watch.css", "text/css"),
+                        ("/viewer.css", "text/css"), ("/board.js", "text/javascript")):
+        status, headers, body = _get(url, path)
+        assert status == 200 and headers["content-type"].startswith(ctype) and body
     state = _until("a game in progress", lambda: (s := _state(url))["live"] and s)
     game = state["live"][0]["id"]
     status, headers, body = _get(url, "/game?id=" + game.replace("/", "%2F"))

@@ -11,8 +11,6 @@
 (function () {
   "use strict";
   var G = JSON.parse(document.getElementById("game-data").textContent);
-  var SVGNS = "http://www.w3.org/2000/svg";
-  var FILES = "abcdefg", STEP = 60, PAD = 40, R = 17;
   var NAMES = ["white", "black"], MARK = ["W", "B"];
   var last = G.plies.length - 1, cur = last, timer = null;
   var root = document.getElementById("viewer");
@@ -24,16 +22,7 @@
     if (parent) { parent.appendChild(e); }
     return e;
   }
-  function svg(tag, attrs, parent) {
-    var e = document.createElementNS(SVGNS, tag);
-    for (var k in attrs) { e.setAttribute(k, attrs[k]); }
-    if (parent) { parent.appendChild(e); }
-    return e;
-  }
-  function xy(i) {
-    var p = G.points[i];
-    return [PAD + STEP * FILES.indexOf(p[0]), PAD + STEP * (7 - Number(p[1]))];
-  }
+  var svg = MorrisBoard.svg;  /* board.js, inlined before this script */
   function ms(v) {
     if (v === null || v === undefined) { return ""; }
     return v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms";
@@ -95,28 +84,7 @@
     return {label: label, dots: dots};
   }).reverse();
 
-  var size = 2 * PAD + 6 * STEP;
-  var board = svg("svg", {class: "board", viewBox: "0 0 " + size + " " + size,
-                          role: "img", "aria-label": "board"}, col);
-  G.edges.forEach(function (e) {
-    var a = xy(e[0]), b = xy(e[1]);
-    svg("line", {class: "edge", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, board);
-  });
-  var files = {}, ranks = {};
-  G.points.forEach(function (p, i) {
-    var c = xy(i);
-    svg("circle", {class: "spot", cx: c[0], cy: c[1], r: 5}, board);
-    files[p[0]] = c[0]; ranks[p[1]] = c[1];
-  });
-  Object.keys(files).forEach(function (f) {
-    var t = svg("text", {class: "label", x: files[f] - 4, y: size - 8}, board);
-    t.textContent = f;
-  });
-  Object.keys(ranks).forEach(function (r) {
-    var t = svg("text", {class: "label", x: 8, y: ranks[r] + 5}, board);
-    t.textContent = r;
-  });
-  var layer = svg("g", {id: "men"}, board);
+  var drawn = MorrisBoard.create(col, G.points, G.edges, "men");  /* board.js */
 
   /* -- the evaluation graph: every score from White's view, a forced result at the edge --- */
   var GW = 440, GH = 110, GP = 6, gpoints = [], gmarker = null, scale = 0;
@@ -270,46 +238,8 @@
     n = Math.max(0, Math.min(last, isNaN(n) ? 0 : n));
     cur = n;
     var p = G.plies[n];
-    while (layer.firstChild) { layer.removeChild(layer.firstChild); }
-    (p.ml || []).forEach(function (ends) {  /* a mill the move formed, under the men */
-      var a = xy(ends[0]), b = xy(ends[1]);
-      svg("line", {class: "mill", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, layer);
-    });
-    var marked = [];
-    for (var i = 0; i < p.b.length; i++) {
-      var ch = p.b.charAt(i);
-      if (ch === ".") { continue; }
-      var c = xy(i);
-      if (ch === "X") {  /* a man captured while placing: its point stays blocked */
-        marked.push(G.points[i]);
-        svg("rect", {class: "marked", x: c[0] - 13, y: c[1] - 13, width: 26, height: 26, rx: 3,
-                     "data-marked": G.points[i]}, layer);
-        svg("path", {class: "markx", d: "M" + (c[0] - 8) + " " + (c[1] - 8) + "l16 16m0 -16l-16 16"},
-            layer);
-        continue;
-      }
-      svg("circle", {class: "man " + ch, cx: c[0], cy: c[1], r: R, "data-point": G.points[i],
-                     "data-color": ch}, layer);
-    }
-    var caps = [], removal = p.d === null, victim = p.v;  /* v: set with any capture */
-    if (n > 0) {
-      if (p.s !== undefined) {
-        var s = xy(p.s);
-        svg("circle", {class: "from", cx: s[0], cy: s[1], r: R + 3}, layer);
-      }
-      if (!removal) {
-        var d = xy(p.d);
-        svg("circle", {class: "last", cx: d[0], cy: d[1], r: R + 4}, layer);
-      }
-      p.c.forEach(function (i) {
-        var c = xy(i);
-        caps.push(G.points[i]);
-        svg("circle", {class: "captured " + MARK[victim], cx: c[0], cy: c[1], r: R,
-                       "data-captured": G.points[i], "data-color": MARK[victim]}, layer);
-        svg("path", {class: "cross", d: "M" + (c[0] - 9) + " " + (c[1] - 9) + "l18 18m0 -18l-18 18"},
-            layer);
-      });
-    }
+    var shown = MorrisBoard.draw(drawn, p, n > 0);
+    var caps = shown.caps, marked = shown.marked, removal = p.d === null, victim = p.v;
     [0, 1].forEach(function (color) {
       var onBoard = p.b.split(MARK[color]).length - 1;
       var who = color === 0 ? G.white : G.black;

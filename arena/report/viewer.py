@@ -6,8 +6,9 @@ for a point marked by ``placement_mill=mark``), the men in hand, the move, who p
 captures (whose men they were, and how many came from the opponent's hand, ``x*``), who is to
 move next (not always the other side: removal-only turns, ``second_moves_first``), its time,
 and the board's geometry (points on the 7x7 grid of :mod:`arena.board`, lines from the
-adjacency).  The script and style (``viewer.js``, ``viewer.css`` next to this module, vanilla,
-no library) are inlined in every page, so a page opens from disk with no network and stays
+adjacency).  The script and style (``board.js``, the board's drawing, shared with ``arena
+watch``; ``viewer.js``; ``viewer.css``; next to this module, vanilla, no library) are inlined
+in every page, so a page opens from disk with no network and stays
 valid when copied alone.
 
 What a bot said of its search for a move (its ``info`` fields, :attr:`MoveInfo.info`) goes
@@ -336,7 +337,7 @@ def script_json(data: Any) -> str:
 
 @lru_cache(maxsize=None)
 def _asset(name: str) -> str:
-    """``viewer.js`` or ``viewer.css`` as inlined in every page: lines without their
+    """``board.js``, ``viewer.js`` or ``viewer.css`` as inlined in every page: lines without their
     indentation, comment lines dropped (a quarter lighter; neither file breaks a string or a
     comment across lines, except the comments whose every line starts with ``/*`` or ``*``)."""
     text = resources.files("arena.report").joinpath(name).read_text(encoding="utf-8")
@@ -356,7 +357,7 @@ def render_game_page(record: GameRecord, title: str, back: str = "../report.html
         "</head>\n<body>\n<div id=\"viewer\"><noscript>The game viewer needs JavaScript."
         "</noscript></div>\n"
         f"<script id=\"game-data\" type=\"application/json\">{script_json(data)}</script>\n"
-        f"<script>\n{_asset('viewer.js')}</script>\n</body>\n</html>\n")
+        f"<script>\n{_asset('board.js')}{_asset('viewer.js')}</script>\n</body>\n</html>\n")
 
 
 def write_game_pages(folder: str | os.PathLike[str], records: Sequence[GameRecord],

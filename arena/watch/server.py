@@ -9,8 +9,8 @@ Routes (GET and HEAD; anything else is 405):
   (503 beyond; the browser's ``EventSource`` retries by itself);
 * ``/game?id=GAME`` — one game in the report's viewer (:func:`arena.report.viewer.
   render_game_page`): a game in progress as far as it has been played, or a finished one;
-* ``/watch.js``, ``/watch.css`` — the page's script and style; ``/viewer.css`` the report
-  viewer's (the boards look as the report draws them).
+* ``/watch.js``, ``/watch.css`` — the page's script and style; ``/board.js`` and
+  ``/viewer.css`` the report viewer's (the boards are drawn as the report draws them).
 
 One thread (:class:`Watcher`) reads the folder every :data:`POLL_S` seconds while someone
 looks (a page asked within :data:`IDLE_S` seconds, or a stream is open) and keeps the state
@@ -242,8 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif url.path in ("/watch.js", "/watch.css"):
             name = url.path[1:]
             self._send(HTTPStatus.OK, _asset(name), _TYPES[name])
-        elif url.path == "/viewer.css":  # the report's board, as the report draws it
-            self._send(HTTPStatus.OK, _report_asset("viewer.css"), _TYPES["watch.css"])
+        elif url.path in ("/viewer.css", "/board.js"):  # the board as the report draws it
+            name = url.path[1:]
+            self._send(HTTPStatus.OK, _report_asset(name), _TYPES["watch." + name.split(".")[1]])
         elif url.path == "/state":
             self._send(HTTPStatus.OK, watcher.text().encode("utf-8"),
                        "application/json; charset=utf-8")

@@ -1,12 +1,10 @@
 /* arena watch: follows /events (server-sent events, one JSON state per change) and draws it.
  * Vanilla JavaScript, no library.  Text from bots and names is only ever set with
  * textContent or as an attribute's value; no handler is written inline (the page runs
- * under a CSP without inline script).  The boards are drawn as the report's viewer draws
- * them (viewer.css: the same classes), from the viewer's own data for the last ply. */
+ * under a CSP without inline script).  The boards are the report viewer's (board.js and
+ * viewer.css, served beside this script), drawn from the viewer's own data for the last ply. */
 (function () {
   "use strict";
-  var SVGNS = "http://www.w3.org/2000/svg";
-  var FILES = "abcdefg", STEP = 60, PAD = 40, R = 17;
   var NAMES = ["white", "black"];
   var params = new URLSearchParams(location.search);
   var projector = params.get("layout") === "projector";
@@ -27,12 +25,7 @@
     if (parent) { parent.appendChild(e); }
     return e;
   }
-  function svg(tag, attrs, parent) {
-    var e = document.createElementNS(SVGNS, tag);
-    for (var k in attrs) { e.setAttribute(k, attrs[k]); }
-    if (parent) { parent.appendChild(e); }
-    return e;
-  }
+  var svg = MorrisBoard.svg;
   function show(id, on) { $(id).hidden = !on; }
   function num(v, digits) {
     if (v === null || v === undefined || (typeof v === "number" && isNaN(v))) { return "–"; }
@@ -46,9 +39,6 @@
   }
 
   /* -- the boards of the games in progress ---------------------------------------------- */
-  function xy(name) {
-    return [PAD + STEP * FILES.indexOf(name.charAt(0)), PAD + STEP * (7 - Number(name.slice(1)))];
-  }
   function scoreText(e) {
     if (!e) { return ""; }
     var s = e.w !== undefined ? "+M" + e.w : e.l !== undefined ? "-M" + e.l :
@@ -67,42 +57,6 @@
     });
     return best;
   }
-  function drawBoard(game) {
-    var size = 2 * PAD + 6 * STEP, p = game.ply;
-    var board = svg("svg", {class: "board", viewBox: "0 0 " + size + " " + size, role: "img",
-                            "aria-label": "board after ply " + game.plies});
-    game.edges.forEach(function (e) {
-      var a = xy(game.points[e[0]]), b = xy(game.points[e[1]]);
-      svg("line", {class: "edge", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, board);
-    });
-    game.points.forEach(function (name, i) {
-      var c = xy(name), ch = p.b.charAt(i);
-      svg("circle", {class: "spot", cx: c[0], cy: c[1], r: 5}, board);
-      if (ch === "W" || ch === "B") {
-        svg("circle", {class: "man " + ch, cx: c[0], cy: c[1], r: R, "data-point": name,
-                       "data-color": ch}, board);
-      } else if (ch === "X") {
-        svg("rect", {class: "marked", x: c[0] - 12, y: c[1] - 12, width: 24, height: 24}, board);
-      }
-    });
-    (p.ml || []).forEach(function (m) {
-      var a = xy(game.points[m[0]]), b = xy(game.points[m[1]]);
-      svg("line", {class: "mill", x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, board);
-    });
-    if (p.s !== undefined && p.s !== null) {
-      var f = xy(game.points[p.s]);
-      svg("circle", {class: "from", cx: f[0], cy: f[1], r: R + 4}, board);
-    }
-    if (p.d !== undefined && p.d !== null) {
-      var d = xy(game.points[p.d]);
-      svg("circle", {class: "last", cx: d[0], cy: d[1], r: R + 4}, board);
-    }
-    (p.c || []).forEach(function (k) {
-      var c = xy(game.points[k]);
-      svg("path", {class: "cross", d: "M" + (c[0] - 10) + " " + (c[1] - 10) + "l20 20m0 -20l-20 20"}, board);
-    });
-    return board;
-  }
   function drawGame(game) {
     var box = el("article", {class: "game", "data-game": game.id, "data-ply": game.plies,
                              "aria-label": game.white + " vs " + game.black});
@@ -112,7 +66,9 @@
     el("span", {class: toMove === 1 ? "tomove" : null, title: "black"}, game.black + " \u25cf", who);
     var link = el("a", {class: "open", href: "/game?id=" + encodeURIComponent(game.id),
                         title: "open this game in the viewer"}, null, box);
-    link.appendChild(drawBoard(game));
+    var board = MorrisBoard.create(link, game.points, game.edges);  /* the report's board.js */
+    board.svg.setAttribute("aria-label", "board after ply " + game.plies);
+    MorrisBoard.draw(board, game.ply, game.plies > 0);
     var v = whiteView(game);
     var bar = el("div", {class: "evalbar", title: v === null ? "no score sent yet" :
                          "White's view of the last score: " + signed(v)}, null, box);
