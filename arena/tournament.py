@@ -420,6 +420,61 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
     later: list[GameJob] = []
     retried: set[str] = set()
     waiting = StallWatch(games, config.cluster_wait, progress, result, WorkerFailure)
+
+    def take(future: Future[GameRecord]) -> None:
+        """Save (or set aside, or leave for later) the game of a finished ``future``."""
+        job = in_flight.pop(future)
+        slot = job.slot
+        try:
+            record = future.result()
+        except Exception as e:
+            broken = games.broken(e)
+            if broken is not None:
+                raise WorkerFailure(f"{broken}; finished games are saved in "
+                                    f"{games_path.parent}: run again to resume") from None
+            if not games.is_lost(e):  # a referee bug, not a bot's doing: the next run
+                result.failed += 1
+                log.error("game %s failed in the referee: %r", slot.game_id, e)
+                return
+            verdict = after_loss(games, job, e)  # (logged there)
+            if isinstance(verdict, GameJob):  # played again, on another worker
+                result.replayed += 1
+                again.append(verdict)
+                return
+            if verdict is None:  # not played; left for the next run
+                result.lost += 1
+                return
+            record = verdict  # given up: the forfeit the executor made of it
+        if record.game_id in done:  # a copy of a game played twice: saved once
+            log.info("game %s came back a second time; it is saved once", record.game_id)
+            return
+        if record.void and slot.game_id not in retried:  # once more, at the end
+            later.append(job)
+            return
+        if record.void:  # not a fair result: left for the next run
+            result.void += 1
+            log.warning("game %s could not be judged (%s); it is left unplayed for the "
+                        "next run: run again on a quieter machine, or with fewer workers",
+                        record.game_id, record.void)
+            return
+        offset = _size(games_path)  # where its line starts (this process alone appends)
+        append_record(games_path, record)
+        end_live(games_path.parent / LIVE, _live_file(slot))  # saved: not in progress
+        add_game(config.pgn_out, record)  # with its record: a resume adds no copy
+        done.add(record, offset)
+        done.set_place(record.game_id, slot.index)
+        result.played += 1
+        result.finished += 1
+        bot = forfeit_bot(record)
+        # the console shows one bot's identical forfeits once, then counts them
+        extra = None if bot is None else {
+            FORFEIT_KEY: (bot, record.termination, forfeit_reason(record))}
+        log.log(logging.WARNING if record.forfeit else logging.INFO,
+                "game %s: %s - %s %s (%s)%s", record.game_id, record.white.name,
+                record.black.name, record.result, record.termination,
+                f": {record.detail}" if record.forfeit else "", extra=extra)
+        progress.add(record)
+
     while (again or pending or in_flight or later) and not stop:
         if later and not (again or pending or in_flight):
             log.warning("%d game(s) the machine was too busy to judge are played once more",
@@ -443,58 +498,10 @@ def _loop(config: TournamentConfig, games: GameExecutor, pending: PendingSlots,
             stop.event.wait(0.25)
             continue
         finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
-        for future in sorted(finished, key=lambda f: in_flight[f].slot.index):
-            job = in_flight.pop(future)
-            slot = job.slot
-            try:
-                record = future.result()
-            except Exception as e:
-                broken = games.broken(e)
-                if broken is not None:
-                    raise WorkerFailure(f"{broken}; finished games are saved in "
-                                        f"{games_path.parent}: run again to resume") from None
-                if not games.is_lost(e):  # a referee bug, not a bot's doing: the next run
-                    result.failed += 1
-                    log.error("game %s failed in the referee: %r", slot.game_id, e)
-                    continue
-                verdict = after_loss(games, job, e)  # (logged there)
-                if isinstance(verdict, GameJob):  # played again, on another worker
-                    result.replayed += 1
-                    again.append(verdict)
-                    continue
-                if verdict is None:  # not played; left for the next run
-                    result.lost += 1
-                    continue
-                record = verdict  # given up: the forfeit the executor made of it
-            if record.game_id in done:  # a copy of a game played twice: saved once
-                log.info("game %s came back a second time; it is saved once", record.game_id)
-                continue
-            if record.void and slot.game_id not in retried:  # once more, at the end
-                later.append(job)
-                continue
-            if record.void:  # not a fair result: left for the next run
-                result.void += 1
-                log.warning("game %s could not be judged (%s); it is left unplayed for the "
-                            "next run: run again on a quieter machine, or with fewer workers",
-                            record.game_id, record.void)
-                continue
-            offset = _size(games_path)  # where its line starts (this process alone appends)
-            append_record(games_path, record)
-            end_live(games_path.parent / LIVE, _live_file(slot))  # saved: not in progress
-            add_game(config.pgn_out, record)  # with its record: a resume adds no copy
-            done.add(record, offset)
-            done.set_place(record.game_id, slot.index)
-            result.played += 1
-            result.finished += 1
-            bot = forfeit_bot(record)
-            # the console shows one bot's identical forfeits once, then counts them
-            extra = None if bot is None else {
-                FORFEIT_KEY: (bot, record.termination, forfeit_reason(record))}
-            log.log(logging.WARNING if record.forfeit else logging.INFO,
-                    "game %s: %s - %s %s (%s)%s", record.game_id, record.white.name,
-                    record.black.name, record.result, record.termination,
-                    f": {record.detail}" if record.forfeit else "", extra=extra)
-            progress.add(record)
+        batch = sorted(finished, key=lambda f: in_flight[f].slot.index, reverse=True)
+        finished.clear()  # a finished future holds its record: none is kept past its turn
+        while batch:
+            take(batch.pop())
 
 
 def _live_file(slot: Slot) -> str:

@@ -281,9 +281,15 @@ class _GilHolder:
     pool, a spawn or a stderr reader does when it gets no CPU on a busy machine)."""
 
     def __init__(self, seconds: float) -> None:
-        t0 = time.perf_counter()
-        sum(range(200_000))
-        self.n = int(200_000 * seconds / max(time.perf_counter() - t0, 1e-6))
+        # sized by the fastest of a few timings of a sum long enough to run at its long-run
+        # speed (a short one runs slower per number, and one slowed by another process
+        # would make the hold shorter than asked: the test would prove nothing)
+        sample, fastest = 2_000_000, float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            sum(range(sample))
+            fastest = min(fastest, time.perf_counter() - t0)
+        self.n = int(sample * seconds / max(fastest, 1e-6))
         self.threads: list[threading.Thread] = []
 
     def __call__(self) -> None:
