@@ -57,7 +57,7 @@
     });
     return best;
   }
-  function drawGame(game) {
+  function drawGame(game, pairs) {  /* pairs: an SPRT's games, numbered by pair */
     var box = el("article", {class: "game", "data-game": game.id, "data-ply": game.plies,
                              "aria-label": game.white + " vs " + game.black});
     var who = el("div", {class: "who"}, null, box);
@@ -78,15 +78,16 @@
     var s = [0, 1].map(function (c) { return NAMES[c] + " " + (scoreText(game.search[c]) || "–"); });
     el("div", {class: "search", title: "each side's last score/depth, from its own view"},
        s.join(" \u00b7 "), box);
-    el("div", {class: "meta"}, game.variant + (game.round !== null ? ", round " + game.round : "") +
+    el("div", {class: "meta"}, game.variant + (game.round !== null ? (pairs ? ", pair " :
+       ", round ") + game.round : "") +
        " \u00b7 ply " + game.plies + (game.ply.m ? ": " + NAMES[game.ply.by] + " " + game.ply.m : ""),
        box);
     return box;
   }
-  function drawBoards(live) {
+  function drawBoards(live, kind) {
     var boxes = $("boards");
     boxes.textContent = "";
-    live.forEach(function (g) { boxes.appendChild(drawGame(g)); });
+    live.forEach(function (g) { boxes.appendChild(drawGame(g, kind === "sprt")); });
     show("boards-section", live.length > 0);
   }
 
@@ -287,7 +288,7 @@
   function draw(s) {
     var f = s.follow || {};
     drawStatus(s);
-    drawBoards(s.live || []);
+    drawBoards(s.live || [], f.kind);
     drawSprt(f);
     drawTune(f);
     drawStandings(f);
