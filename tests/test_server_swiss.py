@@ -310,11 +310,14 @@ def test_a_nine_participant_swiss_final_on_a_real_server(tmp_path: Path) -> None
             return f if f["status"] == "running" and len(rounds) >= 2 and not rounds[-1][
                 "complete"] and rounds[-1]["results"] != [[0, 0, 0]] * 4 else None
 
-        seen = _wait("a game of round 2 stored", mid_round, 240)
+        # (bounds, not durations: a loaded machine plays a round of 8 games of 50 ms moves on
+        # 2 workers several times slower; each wait ends as soon as it is met)
+        seen = _wait("a game of round 2 stored", mid_round, 600, state=lambda: server.get(
+            "/api/final"))
         server.kill()  # mid-round: the recorded rounds are the truth at the restart
         server.start()
         final = _wait("the final", lambda: (lambda f: f if f["status"] == "done" else None)(
-            server.get("/api/final")), 240)
+            server.get("/api/final")), 600, state=lambda: server.get("/api/final"))
         listed = server.get("/api/games?kind=final")
         _, page = server.request("GET", "/final")
     finally:
