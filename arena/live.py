@@ -60,9 +60,13 @@ class PlyWriter:
             row["opening"] = True
         if info.info:
             row["info"] = info.info
-        text = json.dumps(row) + "\n"
+        try:
+            text = json.dumps(row) + "\n"
+        except (TypeError, ValueError):  # (the info of a bot is parsed, but never trusted)
+            row.pop("info", None)
+            text = json.dumps(row) + "\n"
         if ply == 1 and self.header is not None:
-            text = json.dumps({"header": self.header}) + "\n" + text
+            text = json.dumps({"header": self.header}, default=str) + "\n" + text
         data = text.encode("utf-8")
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,

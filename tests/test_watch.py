@@ -83,6 +83,9 @@ def test_a_ply_file_keeps_the_latest_play_and_trusts_no_value(tmp_path: Path) ->
     assert read_live(tmp_path / "none.jsonl") == (None, [])
     writer = PlyWriter(str(tmp_path / "no-such-folder" / "2.jsonl"))  # never raises
     writer(pos, MoveInfo("d6", 1.0))
+    odd = PlyWriter(str(tmp_path / "3.jsonl"))  # an info it cannot write: the move all the same
+    odd(pos, MoveInfo("b4", 2.0, info={"score": object()}))
+    assert read_live(tmp_path / "3.jsonl")[1] == [{"move": "b4", "ms": 2.0, "ply": 3}]
 
 
 # -- the runner writes them ----------------------------------------------------------------
