@@ -143,3 +143,28 @@ def _read_pid(fd: int) -> Optional[int]:
     except OSError:
         return None
     return int(text) if text.isdigit() else None
+
+
+def holder_pid(folder: str | os.PathLike[str]) -> Optional[int]:
+    """The pid the holder of ``folder``'s lock wrote into it, if that process is alive; None
+    when no process holds it (a released lock holds no pid).  The lock is not tried: taking
+    it, even for a moment, could refuse a runner starting then.  Call it from a process that
+    does not hold the lock: closing a descriptor of the file would drop this process's own
+    lock (see the module's docstring)."""
+    try:
+        fd = os.open(os.path.join(folder, LOCK_FILE), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        pid = _read_pid(fd)
+    finally:
+        os.close(fd)
+    if pid is None or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        return pid
+    return pid

@@ -11,12 +11,11 @@ that show nothing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Optional
 
 from arena.live import LIVE, live_record, read_live
-from arena.lock import LOCK_FILE
+from arena.lock import holder_pid
 from arena.records import GameRecord
 
 #: the most games in progress shown (a run's workers; more would not fit a projector)
@@ -25,23 +24,9 @@ MAX_BOARDS = 16
 
 def runner_pid(folder: Path) -> Optional[int]:
     """The pid of the process that holds ``folder``'s lock (an ``arena run``, ``sprt`` or
-    ``tune`` writing it), or None when none does: the pid the holder wrote into the lock
-    file, if that process is alive.  (The lock itself is not tried: taking it, even for a
-    moment, could refuse a runner starting then; see :mod:`arena.lock`.)"""
-    try:
-        text = (folder / LOCK_FILE).read_text(encoding="ascii", errors="replace")[:32]
-        pid = int(text.split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    if pid <= 0:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:  # alive, another user's
-        return pid
-    return pid
+    ``tune`` writing it), or None when none does (:func:`arena.lock.holder_pid`; the watch
+    page runs in a process of its own, never the runner's)."""
+    return holder_pid(folder)
 
 
 def _index(path: Path) -> int:

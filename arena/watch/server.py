@@ -24,6 +24,7 @@ Bound to the loopback interface, it answers only requests addressed to a loopbac
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -157,10 +158,12 @@ class Watcher:
             self._looked = time.monotonic()
 
 
+@functools.lru_cache(maxsize=None)
 def _asset(name: str) -> bytes:
     return resources.files("arena.watch").joinpath(name).read_bytes()
 
 
+@functools.lru_cache(maxsize=None)
 def _report_asset(name: str) -> bytes:
     return resources.files("arena.report").joinpath(name).read_bytes()
 
