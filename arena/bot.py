@@ -107,7 +107,12 @@ class Handshake:
 
 
 class _StderrTail:
-    """Drains a stderr pipe on a thread, keeping only the last ``cap`` bytes."""
+    """Drains a stderr pipe on a thread, keeping only the last ``cap`` bytes.
+
+    The thread sleeps until the bot writes to its stderr or :meth:`stop` wakes it (a pipe
+    of its own), never on a timer: a thread of the referee's process that wakes while a bot
+    thinks may take the GIL and be pre-empted holding it on a loaded machine, and the
+    referee's wait for it would make a reply late that came in time."""
 
     def __init__(self, fd: int, cap: int, label: str) -> None:
         self.fd = fd
@@ -119,15 +124,23 @@ class _StderrTail:
         self._lock = threading.Lock()
         self._stop = False
         self._reading = False  # between a read and its bytes joining the buffer
+        self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self._thread = threading.Thread(target=self._run, name=f"stderr-{label}", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        try:
+            self._drain()
+        finally:
+            os.close(self._wake_r)
+
+    def _drain(self) -> None:
         poller = select.poll()
         poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        poller.register(self._wake_r, select.POLLIN)
         debug = log.isEnabledFor(logging.DEBUG)
         while not self._stop:
-            if not poller.poll(200) or self._stop:
+            if not poller.poll() or self._stop:
                 continue
             self._reading = True
             try:
@@ -181,6 +194,13 @@ class _StderrTail:
         """Stop draining, after waiting up to ``wait_s`` for the end of the stream."""
         self._thread.join(wait_s)
         self._stop = True
+        if self._wake_w >= 0:
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:
+                pass
+            os.close(self._wake_w)
+            self._wake_w = -1
         self._thread.join(0.5)
 
 

@@ -51,9 +51,12 @@ def judge_own(t: OwnTime, allowed_ms: float, tc: TimeControl, *,
       CPU while it was ready to run (a wall-clock spinner then overran on its own time
       too, unless it overran by less than ``1 / SHARE_MIN`` times the deadline): in time
       if it answered, late at the wall-clock cap;
-    * else a move that used more than its allowance (the margin is the referee's, for the
-      pipe) is **late**: a game is never excused for a move whose own time alone is over
-      the allowance;
+    * else a move that used more CPU than its allowance (the margin is the referee's, for
+      the pipe) is **late**: a game is never excused for a move whose CPU time alone is over
+      the allowance.  Its CPU time, not its own time: with so little of a CPU the rest of the
+      own time (a first move's page faults, the referee's lateness to within its
+      measurement) grows with the load, and a correct bot was once charged 111 ms of its
+      own time for 50 ms of CPU at 9 % of a CPU;
     * else the machine gave the bot too little CPU to tell a bot that thinks in its time
       from one that spins on the wall clock: **not judged** (the game is played again, and
       a check that cannot judge says so instead of passing).
@@ -70,9 +73,10 @@ def judge_own(t: OwnTime, allowed_ms: float, tc: TimeControl, *,
             return IN_TIME, ""
         return LATE, (f"no bestmove within the wall-clock cap ({t.wall_ms:.0f} ms), having "
                       f"used {shown} with {t.share:.0%} of a CPU")
-    if t.own_ms > allowed_ms:
-        return LATE, (f"took {shown}: more than its {allowed_ms:.0f} ms (the margin is the "
-                      f"referee's, for the pipe), with {t.share:.0%} of a CPU")
+    if t.cpu_ms > allowed_ms:
+        return LATE, (f"used {t.cpu_ms:.0f} ms of CPU: more than its {allowed_ms:.0f} ms (the "
+                      f"margin is the referee's, for the pipe), with {t.share:.0%} of a CPU; "
+                      f"it took {shown}")
     return UNJUDGED, (f"not judged: the machine gave the bot {t.share:.0%} of a CPU while it "
                       f"was ready to run ({t.bot_wait_ms:.0f} ms waiting for one of "
                       f"{t.wall_ms:.0f} ms; {t.own_ms:.0f} ms of its own time): too little to "
