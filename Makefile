@@ -24,8 +24,8 @@ $(BASE): pyproject.toml
 	touch $(BASE)
 
 $(STAMP): $(BASE)
-	@echo "pip install -e '.[test,cluster,server]' (into $(VENV))"
-	@$(PIP) install --quiet -e '.[test,cluster,server]' $(QUIET)
+	@echo "pip install -e '.[test,cluster,server,rl]' (into $(VENV))"
+	@$(PIP) install --quiet -e '.[test,cluster,server,rl]' $(QUIET)
 	touch $(STAMP)
 
 # The demo includes bots/c-first, a C bot compiled by its `build:` step; where no C compiler

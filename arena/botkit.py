@@ -328,6 +328,32 @@ class _FunctionBot(Bot):
         return self._choose(position, clock)
 
 
+class PolicyBot(Bot):
+    """A learned policy as a bot: ``policy(observation, mask) -> action`` over
+    :mod:`arena.encoding`'s observations and actions (the ones :mod:`arena.env` trains
+    on), asked action by action until its turn is complete.  An action the mask forbids is
+    a bug in the bot, not hidden: ``choose`` raises (with ``forgiving``, a random move)."""
+
+    def __init__(self, policy: Callable[..., object], name: str = "policy",
+                 author: str = "unknown", options: Sequence[OptionDecl] = ()) -> None:
+        self.name, self.author, self.option_decls = name, author, tuple(options)
+        super().__init__()
+        self.policy = policy
+
+    def choose(self, position: Position, clock: Clock) -> Choice:
+        from arena.encoding import policy_move  # numpy: only for the bots that use it
+
+        return policy_move(position, self.policy)
+
+
+def run_policy(policy: Callable[..., object], *, name: str = "policy",
+               author: str = "unknown", options: Sequence[OptionDecl] = (),
+               **kwargs: object) -> None:
+    """:func:`run` for a learned policy (:class:`PolicyBot`): a trained agent's bot.py
+    loads its weights from a file in its folder and calls this (docs/LEARNING.md)."""
+    run(PolicyBot(policy, name, author, options), **kwargs)  # type: ignore[arg-type]
+
+
 # --------------------------------------------------------------------------------------
 # The protocol session
 # --------------------------------------------------------------------------------------
