@@ -1,15 +1,15 @@
 # %% [markdown]
 # # A learned bot, from an empty policy to a refereed tournament
 #
-# `python docs/examples/learned/train.py [--episodes N] [--out FOLDER]` trains the bot in
-# `docs/examples/learned/bot` (about a minute on two cores), checks it against random play
-# in the environment, and writes its weights to `FOLDER/policy.npz` (default: the bot's own
-# folder).  Then `arena run` enters it in a tournament like any bot (last cell).
+# `python docs/examples/learned/train.py [--episodes N] [--out FOLDER]` trains the bot of
+# this folder (`docs/examples/learned`, seconds on two cores), checks it against random
+# play in the environment, and writes its weights to `FOLDER/policy.npz` (default: this
+# folder; another folder gets a copy of the bot's files).  Then `arena run` enters it in a tournament like any bot (last cell).
 #
 # The environment is `arena.env.MorrisGym`: the learner's side of a game of six men's
 # morris against an opponent (here random legal moves), with the observations, action mask
 # and action numbers of `arena.encoding`.  The policy is linear in a dozen features of
-# each legal action (`bot/features.py`: does it close a mill, block one, take a man from a
+# each legal action (`features.py`: does it close a mill, block one, take a man from a
 # threatening line...), a softmax over the legal actions; REINFORCE with a running
 # baseline learns the weights from the games' results alone: +1 a win, -1 a loss.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "bot"))
+sys.path.insert(0, str(HERE))
 
 from features import NAMES, SIZE, Features, probabilities  # noqa: E402
 
@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=3000)
     parser.add_argument("--eval-games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=HERE / "bot",
+    parser.add_argument("--out", type=Path, default=HERE,
                         help="where the bot's weights go (a copy of the bot folder if not it)")
     args = parser.parse_args()
     if args.episodes < 1 or args.eval_games < 0:
@@ -111,11 +111,12 @@ def main() -> None:
     # %% [markdown]
     # ## The trained agent as a bot
     # The bot folder holds bot.yaml, bot.py (`arena.botkit.run_policy`), features.py and the
-    # weights: `arena check` and `arena run` take it like any other bot.
+    # weights (this script rides along in it, unused by the bot): `arena check` and `arena run` take it like any other bot.
     out = args.out.resolve()
-    if out != (HERE / "bot").resolve():
-        shutil.copytree(HERE / "bot", out, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "policy.npz"))
+    if out != HERE:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("bot.yaml", "bot.py", "features.py"):
+            shutil.copy2(HERE / name, out / name)
     np.savez(out / "policy.npz", theta=theta, variant=VARIANT)
     print(f"wrote {out / 'policy.npz'}; now: arena run tournaments/learned.yaml")
 

@@ -1,7 +1,7 @@
 """What the learned bot sees of each action: a few numbers per legal action, computed from
 arena.encoding's observation (the men on each point) and the board's lines.  The policy is
 linear in them: ``score(a) = theta · features(a)``, softmax over the legal actions.  Shared
-by the bot (bot.py) and its training script (../train.py)."""
+by the bot (bot.py) and its training script (train.py)."""
 
 from __future__ import annotations
 

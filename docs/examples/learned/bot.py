@@ -1,6 +1,6 @@
 """learned: a linear softmax policy over a few features of each action, its weights
 (policy.npz, next to this file) trained by REINFORCE against random play
-(../train.py).  It plays the action its policy likes best."""
+(train.py).  It plays the action its policy likes best."""
 
 from pathlib import Path
 
