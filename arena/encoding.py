@@ -116,6 +116,7 @@ class Turn:
     board_caps: int = 0
     hand_caps: int = 0
     _left: list[RawMove] = field(default_factory=list)
+    _allowed: Optional[list[int]] = None
 
     def __post_init__(self) -> None:
         if not self.legal:
@@ -137,6 +138,11 @@ class Turn:
 
     def allowed(self) -> list[int]:
         """The actions allowed next, in increasing order."""
+        if self._allowed is None:
+            self._allowed = self._find_allowed()
+        return self._allowed
+
+    def _find_allowed(self) -> list[int]:
         a = self.actions
         out: set[int] = set()
         if self.head is None:
@@ -172,6 +178,7 @@ class Turn:
         a = self.actions
         if action not in self.allowed():
             raise ValueError(f"action {action} ({a.describe(action)}) is not allowed here")
+        self._allowed = None
         n = a.n
         if action == a.done:
             return next(raw for raw in self._left if self._exact(raw))
