@@ -65,6 +65,7 @@ class MorrisEnv(AECEnv):
         self.truncations = {a: False for a in AGENTS}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in AGENTS}
         self.agent_selection = AGENTS[0]
+        self.turns = 0
 
     def observation_space(self, agent: str) -> Any:
         return self.observation_spaces[agent]

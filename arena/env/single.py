@@ -90,8 +90,10 @@ class PolicyOpponent(Opponent):
 
 class BotOpponent(Opponent):
     """A bot folder, played through the referee's own player (:class:`BotPlayer`): started
-    for each game, sandboxed at ``isolation`` (default: the best level here), ``movetime_ms``
-    a move on the own clock's wall cap."""
+    for each game, sandboxed at ``isolation`` (default: the best level here), told
+    ``go movetime <movetime_ms>`` and given ten times that (and a second) before it loses
+    on time: generous, as training runs beside other work; a bot's own time limits are
+    ``arena check``'s and ``arena run``'s business."""
 
     def __init__(self, folder: str | Path, *, movetime_ms: int = 100,
                  isolation: Any = None, handshake_s: float = 30.0) -> None:
