@@ -367,7 +367,7 @@ def referee_mark() -> tuple[float, int]:
 
 
 def lateness(since: tuple[float, int], until: tuple[float, int], sleeps: int = 0) -> float:
-    """Seconds the calling thread was kept from running between two :func:`referee_mark`\ s,
+    r"""Seconds the calling thread was kept from running between two :func:`referee_mark`\ s,
     ``sleeps`` of its voluntary switches meanwhile being its own waits (a ``poll`` for the
     bot): its run-queue wait, and its waits for the GIL while another thread of this process
     held it (a thread that got no CPU while holding it keeps every other thread waiting,
