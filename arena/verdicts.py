@@ -44,19 +44,18 @@ def judge_own(t: OwnTime, allowed_ms: float, tc: TimeControl, *,
     its wall time (a bot that watches the wall clock, ``while time.time() < stop``, answers at
     the same wall time however little CPU it got).  So:
 
-    * own time over the deadline (allowance + margin): **late**, whatever the load;
-    * answered with a wall time (less the referee's own wait) within the deadline: **in
-      time**, whatever the load;
-    * in between, the own time is trusted when the bot got at least :data:`SHARE_MIN` of a
-      CPU while it was ready to run (a wall-clock spinner then overran on its own time
-      too, unless it overran by less than ``1 / SHARE_MIN`` times the deadline): in time
-      if it answered, late at the wall-clock cap;
-    * else a move that used more CPU than its allowance (the margin is the referee's, for
-      the pipe) is **late**: a game is never excused for a move whose CPU time alone is over
-      the allowance.  Its CPU time, not its own time: with so little of a CPU the rest of the
-      own time (a first move's page faults, the referee's lateness to within its
-      measurement) grows with the load, and a correct bot was once charged 111 ms of its
-      own time for 50 ms of CPU at 9 % of a CPU;
+    * answered with a wall time (less the referee's own wait) within the deadline
+      (allowance + margin): **in time**, whatever the load;
+    * the own time is trusted when the bot got at least :data:`SHARE_MIN` of a CPU while
+      it was ready to run: over the deadline, **late**; within it, in time if it answered
+      (a wall-clock spinner then overran on its own time too, unless it overran by less
+      than ``1 / SHARE_MIN`` times the deadline), late at the wall-clock cap;
+    * with less, only the CPU time is: a move that used more CPU than its allowance (the
+      margin is the referee's, for the pipe) is **late**, whatever the load.  The rest of
+      the own time (off a CPU and off the run queue: sleeping, a first move's page faults,
+      the referee's lateness to within its measurement) grows with the load when a bot gets
+      so little CPU: a correct bot burning 50 ms a move was charged 111 ms of own time at
+      9 % of a CPU, and 219 ms at 18 % on its first move, in loaded test runs;
     * else the machine gave the bot too little CPU to tell a bot that thinks in its time
       from one that spins on the wall clock: **not judged** (the game is played again, and
       a check that cannot judge says so instead of passing).
@@ -64,11 +63,12 @@ def judge_own(t: OwnTime, allowed_ms: float, tc: TimeControl, *,
     limit = allowed_ms + tc.margin_ms
     shown = (f"{t.own_ms:.0f} ms of its own time (of {t.wall_ms:.0f} ms, "
              f"{t.waited_ms:.0f} spent waiting for a CPU)")
-    if t.own_ms > limit:
+    trusted = t.share >= SHARE_MIN
+    if trusted and t.own_ms > limit:
         return LATE, f"took {shown}, the limit was {limit:.0f} ms"
     if answered and t.bot_wall_ms <= limit:
         return IN_TIME, ""
-    if t.share >= SHARE_MIN:
+    if trusted:
         if answered:
             return IN_TIME, ""
         return LATE, (f"no bestmove within the wall-clock cap ({t.wall_ms:.0f} ms), having "

@@ -157,6 +157,11 @@ def test_the_own_clock_judges_what_the_bot_did_and_says_when_it_cannot() -> None
         # time at 9 % of a CPU; on a quiet machine it answers in about 60 ms
         (_t(670, 111, 0.09, cpu=50), UNJUDGED),
         (_t(670, 150, 0.09, cpu=40), UNJUDGED),  # a sleeper or a slow page-in: cannot be told
+        # the same bot's first move in another loaded run (L6): 54 ms of CPU, 219 ms of own
+        # time (over the 200 ms limit) at 18 % of a CPU: its own time is not trusted there
+        (_t(459, 219, 0.18, cpu=54), UNJUDGED),
+        (_t(900, 360, 0.1, cpu=2), UNJUDGED),  # a starved sleeper: never passed, not failed
+        (_t(360, 360, 1.0, cpu=2), LATE),      # a sleeper that got every CPU it asked for
     ]
     for reading, expected in cases:
         verdict, why = judge_own(reading, 100, TC)
@@ -319,7 +324,8 @@ def test_a_run_plays_unjudged_games_once_more_then_leaves_them(
     lost = [(r.game_id, r.detail, r.replays, [(m.move, m.wall_ms, m.cpu_ms, m.wait_ms)
                                                for m in r.moves[-3:]])
             for r in saved if r.termination == "timeout"]
-    assert not lost, lost  # a correct bot: never (its verdict, replays and last moves shown)
+    if lost:  # a correct bot: never (its verdict, replays and last moves shown in full)
+        pytest.fail(f"a correct bot lost on time: {lost!r}")
 
 
 @needs_schedstat
