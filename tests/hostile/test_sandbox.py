@@ -543,6 +543,31 @@ def _watchdog_of(referee: int) -> list[int]:
     return found
 
 
+def test_a_sweep_finds_a_sandbox_removed_under_some_controllers_only(tmp_path: Path) -> None:
+    """A dead referee's sandbox whose folder is gone under one controller (an earlier sweep
+    removed it there while a member was still exiting elsewhere) is still found by the next
+    sweep, and its other folders removed (L6: the watchdog's sweep left one behind)."""
+    from arena.sandbox.cgroups import Cgroups, remove_cgroups
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its pid names the dead referee
+    name = f"{gone.pid}-partial-{os.getpid()}"
+    try:
+        made = Cgroups(name, Limits())
+    except OSError as e:
+        pytest.skip(f"no writable cgroups here: {e}")
+    dirs = sorted(set(made.dirs.values()), key=str)
+    if len(dirs) < 2:
+        made.remove()
+        pytest.skip("one cgroup hierarchy here: a sandbox cannot be half removed")
+    dirs[0].rmdir()
+    try:
+        assert remove_cgroups(lambda n: n == name) == 1
+        assert not any(d.exists() for d in dirs), [d for d in dirs if d.exists()]
+    finally:
+        made.remove()
+
+
 @pytest.mark.parametrize("watchdog", [True, False], ids=["watchdog", "watchdog-killed"])
 def test_a_killed_referees_orphans_are_swept(tmp_path: Path, watchdog: bool) -> None:
     """At basic, the parent-death signal kills the bot itself; a grandchild outlives the
