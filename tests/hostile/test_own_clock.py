@@ -162,6 +162,9 @@ def test_the_own_clock_judges_what_the_bot_did_and_says_when_it_cannot() -> None
         (_t(459, 219, 0.18, cpu=54), UNJUDGED),
         (_t(900, 360, 0.1, cpu=2), UNJUDGED),  # a starved sleeper: never passed, not failed
         (_t(360, 360, 1.0, cpu=2), LATE),      # a sleeper that got every CPU it asked for
+        # a weighted sleeper under load (L8): 3 ms waited of 208, yet 16 % "of a CPU" (it
+        # runs for a moment only): its own time is trusted, and over the limit
+        (_t(208, 205, 0.16, cpu=1), LATE),
     ]
     for reading, expected in cases:
         verdict, why = judge_own(reading, 100, TC)
