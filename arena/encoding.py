@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from arena.rules import HAND_SHIFT, Move, Position, RawMove
+from arena.rules import HAND_SHIFT, Move, Position, RawMove, bits
 
 _BOARD = (1 << HAND_SHIFT) - 1
 
@@ -150,7 +150,7 @@ class Turn:
                 if d >= 0:
                     out.add(a.place(d) if s < 0 else a.move(s, d))
                 else:  # a removal-only turn starts at its first removal
-                    out.update(a.remove(p) for p in _bit_indices(caps & _BOARD))
+                    out.update(a.remove(p) for p in bits(caps & _BOARD))
                     if caps >> HAND_SHIFT:
                         out.add(a.hand)
             return sorted(out)
@@ -158,7 +158,7 @@ class Turn:
         for raw in self._left:
             caps = raw[2]
             extra = caps & _BOARD & ~self.board_caps
-            out.update(a.remove(p) for p in _bit_indices(extra))
+            out.update(a.remove(p) for p in bits(extra))
             if caps >> HAND_SHIFT > self.hand_caps:
                 out.add(a.hand)
             more = more or bool(extra) or caps >> HAND_SHIFT > self.hand_caps
@@ -205,22 +205,13 @@ class Turn:
         a = self.actions
         s, d, caps = raw
         out = [] if d < 0 else [a.place(d) if s < 0 else a.move(s, d)]
-        out += [a.remove(p) for p in _bit_indices(caps & _BOARD)]
+        out += [a.remove(p) for p in bits(caps & _BOARD)]
         out += [a.hand] * (caps >> HAND_SHIFT)
         probe = Turn(self.actions, self.legal)
         for i, action in enumerate(out):
             if probe.choose(action) is not None:
                 return out[:i + 1]
         return out + [a.done]
-
-
-def _bit_indices(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def observe(position: Position, me: int, turn: Optional[Turn] = None) -> np.ndarray:
@@ -230,11 +221,11 @@ def observe(position: Position, me: int, turn: Optional[Turn] = None) -> np.ndar
     v = position.variant
     obs = np.zeros((n, PLANES), dtype=np.float32)
     them = 1 - me
-    for i in _bit_indices(position.men[me]):
+    for i in bits(position.men[me]):
         obs[i, 0] = 1.0
-    for i in _bit_indices(position.men[them]):
+    for i in bits(position.men[them]):
         obs[i, 1] = 1.0
-    for i in _bit_indices(position.marks):
+    for i in bits(position.marks):
         obs[i, 2] = 1.0
     mine = turn is not None and position.turn == me
     if mine and turn is not None and turn.head is not None:
@@ -243,7 +234,7 @@ def observe(position: Position, me: int, turn: Optional[Turn] = None) -> np.ndar
             obs[s, 3] = 1.0
         if d >= 0:
             obs[d, 4] = 1.0
-        for i in _bit_indices(turn.board_caps):
+        for i in bits(turn.board_caps):
             obs[i, 5] = 1.0
     men = float(v.men)
     phase = position.phase(me)
@@ -257,6 +248,15 @@ def observe(position: Position, me: int, turn: Optional[Turn] = None) -> np.ndar
         position.pending[me] / men,
         min(1.0, position.quiet / quiet_cap) if quiet_cap else 0.0)
     return obs
+
+
+def observation(position: Position, me: int, turn: Optional[Turn],
+                actions: Actions) -> dict[str, np.ndarray]:
+    """What an agent reads (PettingZoo's classic games' form): ``observation``
+    (:func:`observe`) and ``action_mask`` (all zeros unless ``turn`` is ``me``'s)."""
+    mine = turn if turn is not None and position.turn == me else None
+    mask = mine.mask() if mine is not None else np.zeros(actions.size, dtype=np.int8)
+    return {"observation": observe(position, me, mine), "action_mask": mask}
 
 
 def policy_move(position: Position, policy: Callable[[np.ndarray, np.ndarray], Any]) -> Move:
@@ -281,5 +281,5 @@ def move_of(position: Position, raw: RawMove) -> Move:
         position.pop()
 
 
-__all__ = ["Actions", "PLANES", "PLANE_NAMES", "Turn", "actions_for", "move_of", "observe",
-           "policy_move"]
+__all__ = ["Actions", "PLANES", "PLANE_NAMES", "Turn", "actions_for", "move_of", "observation",
+           "observe", "policy_move"]

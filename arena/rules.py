@@ -189,7 +189,8 @@ def _board_text(white: int, black: int, size: int) -> str:
     return "".join(chunks)[:size]
 
 
-def _bits(mask: int) -> Iterator[int]:
+def bits(mask: int) -> Iterator[int]:
+    """The indices of the set bits of ``mask``, lowest first (points of a bitmask)."""
     while mask:
         low = mask & -mask
         yield low.bit_length() - 1
@@ -326,7 +327,7 @@ class Position:
             removable = self._removable(left) if k else 0
             if optional or not removable:
                 found.add(taken)
-            for i in _bits(removable):
+            for i in bits(removable):
                 b = 1 << i
                 walk(left & ~b, k - 1, taken | b)
 
@@ -345,18 +346,18 @@ class Position:
         empty = self._full & ~(own | self.men[1 - t] | self.marks)
         v = self.variant
         if self.hand[t]:
-            for d in _bits(empty):
+            for d in bits(empty):
                 yield -1, d
             if not v.move_in_placement:
                 return
         if self.hand[t] == 0 and v.flying and own.bit_count() <= v.fly_at:
-            for s in _bits(own):
-                for d in _bits(empty):
+            for s in bits(own):
+                for d in bits(empty):
                     yield s, d
         else:
             adj = self._adj
-            for s in _bits(own):
-                for d in _bits(adj[s] & empty):
+            for s in bits(own):
+                for d in bits(adj[s] & empty):
                     yield s, d
 
     def _formed(self, own_after: int, dst: int) -> tuple[int, int]:
@@ -390,7 +391,7 @@ class Position:
         any of them."""
         t = self.turn
         if k < 0:
-            own = list(_bits(self.men[t]))
+            own = list(bits(self.men[t]))
             return [(-1, -1, sum(1 << i for i in chosen))
                     for chosen in itertools.combinations(own, min(-k, len(own))) if chosen]
         return [(-1, -1, caps) for caps in self._capture_sets(self.men[1 - t], k, optional=False)
@@ -401,9 +402,9 @@ class Position:
         one of its own men (men in mills too), then moves."""
         t = self.turn
         near = 0
-        for s in _bits(self.men[t]):
+        for s in bits(self.men[t]):
             near |= self._adj[s]
-        return [(-1, -1, 1 << i) for i in _bits(self.men[1 - t] & near)]
+        return [(-1, -1, 1 << i) for i in bits(self.men[1 - t] & near)]
 
     def _generate(self, src: int, dst_mask: int) -> list[RawMove]:
         """:meth:`generate_raw` restricted to the moves from ``src`` (-1: placing, -2: any
@@ -730,7 +731,7 @@ class Position:
             names = self._names
             move = Move(None if s < 0 else names[s], None if d < 0 else names[d],
                         (FROM_HAND,) * (caps >> HAND_SHIFT)
-                        + tuple(names[i] for i in _bits(caps & self._full)))
+                        + tuple(names[i] for i in bits(caps & self._full)))
             if len(self._moves) < _MOVE_CACHE_SIZE:
                 self._moves[raw] = move
         return move
@@ -783,7 +784,7 @@ class Position:
         """The mills numbered in the mask ``nums`` as text: ``-``, or ``a1a4a7,d1d2d3``."""
         if not nums:
             return "-"
-        return ",".join("".join(self.topology.mask_points(self._mills[n])) for n in _bits(nums))
+        return ",".join("".join(self.topology.mask_points(self._mills[n])) for n in bits(nums))
 
     @classmethod
     def from_text(cls, variant: Variant | str, text: str) -> Position:
@@ -1081,7 +1082,7 @@ def _explain_mills(pos: Position, move: Move, src: int, dst: int, caps: int,
     count -= spent.bit_count()
     again = nums & pos.forbidden[t]
     if again:
-        mill = " ".join(topo.mask_points(pos._mills[next(_bits(again))]))
+        mill = " ".join(topo.mask_points(pos._mills[next(bits(again))]))
         return (f"{head} re-forms the mill {mill} that {me} broke on its previous move, which "
                 "this variant forbids")
     # a legal turn with the same men moving, with captures if the text had some

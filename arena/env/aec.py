@@ -19,13 +19,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-from arena.encoding import PLANES, Turn, actions_for, observe
+from arena.encoding import Turn, actions_for, observation
+from arena.env.spaces import action_space, observation_space
 from arena.errors import ArenaError
 from arena.rules import Position
 from arena.variants import Variant, get_variant
 
 try:
-    from gymnasium import spaces
     from pettingzoo import AECEnv
     from pettingzoo.utils import wrappers
 except ImportError as e:  # pragma: no cover - exercised where the extra is missing
@@ -49,15 +49,10 @@ class MorrisEnv(AECEnv):
         self.render_mode = render_mode
         self.position = Position(self.variant)
         self.actions = actions_for(self.position)
-        n = self.actions.n
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        box = spaces.Box(low=-1.0, high=1.0, shape=(n, PLANES), dtype=np.float32)
-        self.observation_spaces = {a: spaces.Dict({
-            "observation": box,
-            "action_mask": spaces.Box(low=0, high=1, shape=(self.actions.size,), dtype=np.int8),
-        }) for a in AGENTS}
-        self.action_spaces = {a: spaces.Discrete(self.actions.size) for a in AGENTS}
+        self.observation_spaces = {a: observation_space(self.actions) for a in AGENTS}
+        self.action_spaces = {a: action_space(self.actions) for a in AGENTS}
         self.turn: Optional[Turn] = None
         self.rewards = {a: 0.0 for a in AGENTS}
         self._cumulative_rewards = {a: 0.0 for a in AGENTS}
@@ -114,11 +109,7 @@ class MorrisEnv(AECEnv):
         self.agent_selection = AGENTS[pos.turn]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        me = AGENTS.index(agent)
-        turn = self.turn if self.turn is not None and AGENTS[self.position.turn] == agent else None
-        mask = (turn.mask() if turn is not None
-                else np.zeros(self.actions.size, dtype=np.int8))
-        return {"observation": observe(self.position, me, turn), "action_mask": mask}
+        return observation(self.position, AGENTS.index(agent), self.turn, self.actions)
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

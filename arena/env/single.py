@@ -22,14 +22,14 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from arena.encoding import PLANES, Turn, actions_for, move_of, observe, policy_move
+from arena.encoding import Turn, actions_for, move_of, observation, policy_move
+from arena.env.spaces import action_space, observation_space
 from arena.errors import ArenaError, BotError, MoveError
 from arena.rules import Position
 from arena.variants import Variant, get_variant
 
 try:
     import gymnasium
-    from gymnasium import spaces
 except ImportError as e:  # pragma: no cover - exercised where the extra is missing
     raise ArenaError(f"arena.env needs Gymnasium (the rl extra: pip install "
                      f"'morris-arena[rl]'): {e}") from None
@@ -160,20 +160,15 @@ class MorrisGym(gymnasium.Env):
         self.render_mode = render_mode
         self.position = Position(self.variant)
         self.actions = actions_for(self.position)
-        n = self.actions.n
-        self.observation_space = spaces.Dict({
-            "observation": spaces.Box(-1.0, 1.0, shape=(n, PLANES), dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, shape=(self.actions.size,), dtype=np.int8)})
-        self.action_space = spaces.Discrete(self.actions.size)
+        self.observation_space = observation_space(self.actions)
+        self.action_space = action_space(self.actions)
         self.me = 0
         self.turn: Optional[Turn] = None
         self.moves: list[str] = []
         self.turns = 0
 
     def _obs(self) -> dict[str, np.ndarray]:
-        turn = self.turn
-        mask = turn.mask() if turn is not None else np.zeros(self.actions.size, dtype=np.int8)
-        return {"observation": observe(self.position, self.me, turn), "action_mask": mask}
+        return observation(self.position, self.me, self.turn, self.actions)
 
     def reset(self, *, seed: Optional[int] = None,
               options: Optional[dict[str, Any]] = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
