@@ -177,11 +177,13 @@ def test_a_starved_bot_is_replayed_under_the_wall_clock_and_fine_under_the_cpu_c
     record = play_game(bot, random_bot, "nine-mens-morris", wall_tc, seed=3, quit_grace_s=0.1,
                        term_grace_s=0.1, replays=2, isolation=none)
     assert record.termination == "timeout" and record.forfeit == "white", record.detail
-    assert len(record.replays) == 2 and all("for one" in r for r in record.replays)
-    assert "starved a bot in all 3 plays" in record.void and "not counted" in record.void
+    assert len(record.replays) == 2 and all("for one" in r for r in record.replays), (
+        record.replays, record.detail)
+    assert "starved a bot in all 3 plays" in record.void and "not counted" in record.void, (
+        record.void, record.replays)
     cpu_tc = TimeControl(movetime_ms=100, handshake_ms=20000, margin_ms=10, clock="cpu")
     moves = first_moves(bot, random_bot, cpu_tc, 10, seed=3, isolation=none)
-    assert len(moves) == 10, "the bot lost under the CPU clock"
+    assert len(moves) == 10, ("the bot lost under the CPU clock", moves)
     mine = moves[0::2]
     assert all(m.wait_ms is not None for m in moves)
     assert sum(m.wait_ms or 0 for m in mine) > 0.3 * sum(m.cpu_ms or 0 for m in mine), (
