@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from arena.encoding import Turn, actions_for, observation
-from arena.env.spaces import action_space, observation_space
+from arena.env.spaces import action_space, end_info, observation_space, reward_of
 from arena.errors import ArenaError
 from arena.rules import Position
 from arena.variants import Variant, get_variant
@@ -97,13 +97,9 @@ class MorrisEnv(AECEnv):
             return
         if outcome is not None:
             self.turn = None
-            if outcome.winner is not None:
-                self.rewards[AGENTS[outcome.winner]] = 1.0
-                self.rewards[AGENTS[1 - outcome.winner]] = -1.0
+            self.rewards = {a: reward_of(outcome, i) for i, a in enumerate(AGENTS)}
             self.terminations = {a: True for a in AGENTS}
-            for a in AGENTS:
-                self.infos[a] = {"result": outcome.result,
-                                 "termination": outcome.termination.value}
+            self.infos = {a: end_info(outcome) for a in AGENTS}
             return
         self.turn = Turn.of(pos)
         self.agent_selection = AGENTS[pos.turn]

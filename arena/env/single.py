@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from arena.encoding import Turn, actions_for, move_of, observation, policy_move
-from arena.env.spaces import action_space, observation_space
+from arena.env.spaces import action_space, end_info, observation_space, reward_of
 from arena.errors import ArenaError, BotError, MoveError
 from arena.rules import Position
 from arena.variants import Variant, get_variant
@@ -189,8 +189,7 @@ class MorrisGym(gymnasium.Env):
             self.turn = None
             outcome = pos.outcome()
             if outcome is not None:
-                reward = 0.0 if outcome.winner is None else 1.0 if outcome.winner == self.me else -1.0
-                return reward, {"result": outcome.result, "termination": outcome.termination.value}
+                return reward_of(outcome, self.me), end_info(outcome)
             if self.max_turns is not None and self.turns >= self.max_turns:
                 return 0.0, {"truncated": True}
             if pos.turn == self.me:

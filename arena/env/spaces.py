@@ -1,5 +1,6 @@
-"""The Gymnasium spaces of a board's observations and actions (:mod:`arena.encoding`),
-shared by :class:`arena.env.MorrisEnv` and :class:`arena.env.MorrisGym`."""
+"""The Gymnasium spaces of a board's observations and actions (:mod:`arena.encoding`), and
+what an ended game gives each player, shared by :class:`arena.env.MorrisEnv` and
+:class:`arena.env.MorrisGym`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from arena.encoding import PLANES, Actions
 from arena.errors import ArenaError
+from arena.rules import Outcome
 
 try:
     from gymnasium import spaces
@@ -29,4 +31,16 @@ def action_space(actions: Actions) -> Any:
     return spaces.Discrete(actions.size)
 
 
-__all__ = ["action_space", "observation_space"]
+def reward_of(outcome: Outcome, player: int) -> float:
+    """+1 for the winner, -1 for the loser, 0 each for a draw."""
+    if outcome.winner is None:
+        return 0.0
+    return 1.0 if outcome.winner == player else -1.0
+
+
+def end_info(outcome: Outcome) -> dict[str, Any]:
+    """The result and the termination word, as ``games.jsonl`` records them."""
+    return {"result": outcome.result, "termination": outcome.termination.value}
+
+
+__all__ = ["action_space", "end_info", "observation_space", "reward_of"]
