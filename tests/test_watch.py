@@ -88,6 +88,47 @@ def test_a_ply_file_keeps_the_latest_play_and_trusts_no_value(tmp_path: Path) ->
     assert read_live(tmp_path / "3.jsonl")[1] == [{"move": "b4", "ms": 2.0, "ply": 3}]
 
 
+def test_the_boards_read_a_ply_file_again_only_once_it_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.lock import LOCK_FILE
+    from arena.watch import live as watch_live
+
+    variant = get_variant("nine-mens-morris")
+    (tmp_path / "live").mkdir()
+    (tmp_path / LOCK_FILE).write_text(f"{os.getpid()}\n")  # a runner (alive) holds the folder
+    writer = PlyWriter(str(tmp_path / "live" / "0.jsonl"), game_header("g/0", variant, "a", "b", []))
+    pos = Position(variant)
+    reads: list[Path] = []
+    real = watch_live.live_game
+    monkeypatch.setattr(watch_live, "live_game", lambda path: reads.append(path) or real(path))
+
+    def play(text: str) -> None:
+        nonlocal pos
+        pos.push(pos.parse_move(text))
+        writer(pos, MoveInfo(text, 1.0))
+
+    play("d6")
+    play("f4")
+    cache: watch_live.BoardCache = {}
+    first = watch_live.live_boards(tmp_path, cache)
+    assert [(b["id"], b["plies"]) for b in first] == [("g/0", 2)] and len(reads) == 1
+    assert watch_live.live_boards(tmp_path, cache) == first and len(reads) == 1  # unchanged
+    play("b4")
+    third = watch_live.live_boards(tmp_path, cache)
+    assert third[0]["plies"] == 3 and third[0]["ply"]["b"] == pos.points_text()
+    assert len(reads) == 2 and third == watch_live.live_boards(tmp_path)  # as read afresh
+    (tmp_path / "live" / "0.jsonl").unlink()  # its record saved
+    assert watch_live.live_boards(tmp_path, cache) == [] and cache == {}
+    writer = PlyWriter(str(tmp_path / "live" / "0.jsonl"),  # a new game, a file of that name
+                       game_header("g/1", variant, "a", "b", []))
+    pos = Position(variant)
+    play("d2")
+    assert [(b["id"], b["plies"]) for b in watch_live.live_boards(tmp_path, cache)] == [
+        ("g/1", 1)] and len(reads) == 4
+    (tmp_path / LOCK_FILE).write_text("")  # the run ended: no boards, nothing kept
+    assert watch_live.live_boards(tmp_path, cache) == [] and cache == {}
+
+
 # -- the runner writes them ----------------------------------------------------------------
 
 

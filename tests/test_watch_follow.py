@@ -210,6 +210,44 @@ def test_an_upset_is_flagged_by_the_current_elo(tmp_path: Path) -> None:
     assert sum(g["upset"] for g in state["recent"]) == 1
 
 
+def test_the_games_the_page_links_are_opened_at_their_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.report import results
+    from arena.watch.server import game_page
+
+    games = tmp_path / "games.jsonl"
+    records = round_robin({"a": 0, "b": 50, "c": 100}, 12, seed=3)  # 36 games
+    _append(games, b"".join(_lines(records)))
+    f = Follower(tmp_path, elo_every=0.0)
+    f.poll()
+    data = games.read_bytes()
+    recent = [e["id"] for e in f.state()["recent"]]
+    assert recent == [r.game_id for r in records[-len(recent):]]
+    for game_id in recent:  # each linked game is found where its line begins
+        at = f.offset_of(game_id)
+        assert at is not None and (at == 0 or data[at - 1:at] == b"\n")
+        assert json.loads(data[at:data.index(b"\n", at)])["game_id"] == game_id
+    assert f.offset_of(records[0].game_id) is None  # long gone from the page: not kept
+    assert len(f._where) <= 2 * len(recent) + 1  # noqa: SLF001 - bounded however long the run
+
+    def shown(page: Optional[str]) -> str:
+        assert page is not None
+        return json.loads(page.split('type="application/json">', 1)[1].split("</script>")[0])["id"]
+
+    last = records[-1]
+    searches: list[str] = []
+    search = results.find_games
+    monkeypatch.setattr(results, "find_games", lambda *a: searches.append(a[1]) or search(*a))
+    assert shown(game_page(tmp_path, last.game_id, f.offset_of(last.game_id))) == last.game_id
+    assert searches == []  # read at its offset, not searched for
+    other = f.offset_of(recent[0])  # a wrong or stale offset: the line is checked, then searched
+    assert shown(game_page(tmp_path, last.game_id, other)) == last.game_id
+    assert shown(game_page(tmp_path, records[0].game_id, None)) == records[0].game_id
+    assert game_page(tmp_path, "no-such-game", other) is None
+    assert game_page(tmp_path, last.game_id, 10 ** 9) is not None  # past the end: searched
+    assert searches == [last.game_id, records[0].game_id, "no-such-game", last.game_id]
+
+
 # -- SPRT: synthetic ---------------------------------------------------------------------------
 
 

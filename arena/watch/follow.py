@@ -149,6 +149,8 @@ class Tail:
         self.path = path
         self.offset = 0
         self.ident: Optional[tuple[int, int]] = None
+        #: where the line :meth:`lines` gave last begins in the file
+        self.line_start = 0
 
     def replaced(self) -> bool:
         """Whether the file went away, shrank or is another file (inode) than the one read
@@ -189,6 +191,7 @@ class Tail:
             for line in f:
                 if not line.endswith(b"\n"):
                     return  # a write in progress: read once complete
+                self.line_start = self.offset
                 self.offset += len(line)
                 yield line[:-1]
 
@@ -402,6 +405,9 @@ class Follower:
         self._games_bad = 0
         self._recent: deque[dict[str, Json]] = deque(maxlen=RECENT_GAMES)
         self._last_upset: Optional[dict[str, Json]] = None
+        # where the games the page links (the recent ones, the last upset) begin in
+        # games.jsonl, so that opening one reads one line, not the whole file
+        self._where: dict[str, int] = {}
         self._sprt: Optional[_SprtCount] = None
         if self.kind == "sprt" and self.settings is not None:
             try:
@@ -432,9 +438,21 @@ class Follower:
         if gap is not None and gap >= UPSET_GAP:
             self._last_upset = {**entry, "upset": True, "gap": gap}
         self._recent.append(entry)
+        self._where[game.game_id] = self._games_tail.line_start
+        if len(self._where) > 2 * RECENT_GAMES:
+            keep = {e["id"] for e in self._recent}
+            if self._last_upset is not None:
+                keep.add(self._last_upset["id"])
+            self._where = {k: v for k, v in self._where.items() if k in keep}
         if self._sprt is not None:
             self._sprt.add(game)
         return True
+
+    def offset_of(self, game_id: str) -> Optional[int]:
+        """Where ``game_id``'s line begins in ``games.jsonl``, for the games the page links
+        (the recent ones and the last upset); None for the others (and where the file was
+        read again since: check the line's id)."""
+        return self._where.get(game_id)
 
     def _gap(self, entry: dict[str, Json]) -> Optional[float]:
         """The loser's Elo less the winner's in the last fit (None for a draw or where

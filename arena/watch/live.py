@@ -73,16 +73,40 @@ def _board(record: GameRecord, n: int) -> dict[str, Any]:
             "search": last_search, "error": data["error"]}
 
 
-def live_boards(folder: Path) -> list[dict[str, Any]]:
-    """The boards of the games in progress (none when no runner holds the folder)."""
+#: a board kept between reads, by its ply file: (the file's size and mtime, the board)
+BoardCache = dict[Path, tuple[tuple[int, int], Optional[dict[str, Any]]]]
+
+
+def live_boards(folder: Path, cache: Optional[BoardCache] = None) -> list[dict[str, Any]]:
+    """The boards of the games in progress (none when no runner holds the folder).  With a
+    ``cache`` (kept by the caller between reads), a ply file that did not change since the
+    last read is not read and replayed again."""
     if runner_pid(folder) is None:
+        if cache:
+            cache.clear()
         return []
-    out = []
+    out, seen = [], set()
     for path in live_files(folder):
-        record = live_game(path)
-        if record is not None:
-            out.append(_board(record, _index(path)))
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        stamp = (st.st_size, st.st_mtime_ns)
+        kept = cache.get(path) if cache is not None else None
+        if kept is not None and kept[0] == stamp:
+            board = kept[1]
+        else:
+            record = live_game(path)
+            board = None if record is None else _board(record, _index(path))
+            if cache is not None:
+                cache[path] = (stamp, board)
+        seen.add(path)
+        if board is not None:
+            out.append(board)
+    if cache is not None:
+        for gone in set(cache) - seen:
+            del cache[gone]
     return out
 
 
-__all__ = ["MAX_BOARDS", "live_boards", "live_files", "live_game", "runner_pid"]
+__all__ = ["MAX_BOARDS", "BoardCache", "live_boards", "live_files", "live_game", "runner_pid"]

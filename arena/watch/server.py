@@ -36,8 +36,10 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlsplit
 
+from arena.records import GameRecord
+from arena.resultsfolder import GAMES_FILE
 from arena.watch.follow import Follower
-from arena.watch.live import live_boards, live_files, live_game, runner_pid
+from arena.watch.live import BoardCache, live_boards, live_files, live_game, runner_pid
 
 log = logging.getLogger("arena.watch")
 
@@ -76,6 +78,7 @@ class Watcher:
         self.folder = folder
         self.poll_s = poll_s
         self.follower = Follower(folder)
+        self._boards: BoardCache = {}  # the boards of unchanged ply files, not replayed again
         self.version = 0
         self._text = ""
         self._body = ""
@@ -92,7 +95,7 @@ class Watcher:
         try:
             self.follower.poll()
             state = {"folder": str(self.folder), "running": runner_pid(self.folder),
-                     "follow": self.follower.state(), "live": live_boards(self.folder)}
+                     "follow": self.follower.state(), "live": live_boards(self.folder, self._boards)}
             body = json.dumps(state, separators=(",", ":"), allow_nan=False, default=str)
         except Exception as e:  # noqa: BLE001 - a folder mid-write, a bug: keep the last state
             log.warning("could not read %s: %r", self.folder, e)
@@ -171,9 +174,10 @@ def _report_asset(name: str) -> bytes:
 _TYPES = {"watch.js": "text/javascript; charset=utf-8", "watch.css": "text/css; charset=utf-8"}
 
 
-def game_page(folder: Path, game_id: str) -> Optional[str]:
+def game_page(folder: Path, game_id: str, offset: Optional[int] = None) -> Optional[str]:
     """The report's viewer page of ``game_id``: in progress (its ply file) or finished (its
-    record in ``games.jsonl``); None when there is no such game."""
+    record in ``games.jsonl``, read at ``offset`` when the follower knows where it begins,
+    else searched for a line at a time); None when there is no such game."""
     from arena.errors import ArenaError
     from arena.report.results import find_games
     from arena.report.viewer import render_game_page
@@ -183,16 +187,35 @@ def game_page(folder: Path, game_id: str) -> Optional[str]:
         if record is not None and record.game_id == game_id:
             title = f"{record.white.name} vs {record.black.name} (in progress)"
             return render_game_page(record, title, back="/", back_text="watch page")
-    try:
-        search = find_games(folder, game_id)
-    except ArenaError:
-        return None
-    exact = [g for g in search.found if g.game_id == game_id]
-    if not exact:
-        return None
-    record = exact[0].full()
+    record = _record_at(folder, offset, game_id) if offset is not None else None
+    if record is None:
+        try:
+            search = find_games(folder, game_id)
+        except ArenaError:
+            return None
+        exact = [g for g in search.found if g.game_id == game_id]
+        if not exact:
+            return None
+        record = exact[0].full()
     return render_game_page(record, f"{record.white.name} vs {record.black.name}",
                             back="/", back_text="watch page")
+
+
+def _record_at(folder: Path, offset: int, game_id: str) -> Optional[GameRecord]:
+    """The record of the ``games.jsonl`` line that begins at ``offset``, if it is
+    ``game_id``'s (the file may have been replaced since the offset was taken)."""
+    from arena.errors import ArenaError
+    from arena.tallies import Game, parse_game_line
+
+    try:
+        with open(folder / GAMES_FILE, "rb") as f:
+            f.seek(offset)
+            line = f.readline()
+        item = parse_game_line(line)
+        game = Game(item, None) if isinstance(item, GameRecord) else Game(None, item)
+        return game.full() if game.game_id == game_id else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, ArenaError):
+        return None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -255,7 +278,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._events()
         elif url.path == "/game":
             ids = parse_qs(url.query).get("id") or [""]
-            page = game_page(watcher.folder, ids[0][:500])
+            game_id = ids[0][:500]
+            page = game_page(watcher.folder, game_id, watcher.follower.offset_of(game_id))
             if page is None:
                 self._text(HTTPStatus.NOT_FOUND, f"no game {ids[0][:100]!r} here (yet)")
             else:
