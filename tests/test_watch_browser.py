@@ -5,6 +5,7 @@ position changes and the standings' game count grows without a reload; on a runn
 
 from __future__ import annotations
 
+import csv
 import subprocess
 from pathlib import Path
 from typing import Any, Iterator
@@ -12,6 +13,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.test_watch import ARENA, ROOT, _stop, _tournament, _until, _url_of
+from tests.test_watch_follow import KNOCKOUT
 
 pytestmark = pytest.mark.slow
 
@@ -93,5 +95,35 @@ def test_the_page_draws_a_running_sprt(driver: Any, tmp_path: Path) -> None:
         summary = driver.find_element("id", "sprt-summary").text
         assert "random vs random (B)" in summary and "LLR" in summary
         assert driver.execute_script("return window.notReloaded === true;")
+    finally:
+        _stop(run)
+
+
+def test_a_knockouts_page_draws_its_bracket_and_places(driver: Any, tmp_path: Path) -> None:
+    config = tmp_path / "cup.yaml"
+    config.write_text(KNOCKOUT.replace("report: false", "report: false\nisolation: none"),
+                      encoding="utf-8")
+    played = subprocess.run([*ARENA, "run", str(config)], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=300)
+    assert played.returncode == 0, played.stderr[-2000:]
+    with open(tmp_path / "results" / "cup" / "standings.csv", encoding="utf-8") as f:
+        ranks = {r["bot"]: r["place"]
+                 for r in csv.DictReader(f)}
+    run, url = _start([*ARENA, "watch", str(tmp_path / "results" / "cup")], tmp_path)
+    try:
+        driver.get(url)
+        _until("the bracket", lambda: driver.execute_script(
+            "return document.querySelectorAll('#bracket svg title').length;") >= 5)
+        champion = driver.find_element("id", "champion").text
+        assert champion.startswith("Champion: ")
+        assert driver.find_element("id", "standings-note").is_displayed()
+        shown = driver.execute_script(
+            "var out = {}; document.querySelectorAll('#standings tbody tr').forEach(function (r) {"
+            " out[r.children[1].textContent] = r.children[0].textContent; }); return out;")
+        assert shown == ranks and ranks[champion[len("Champion: "):]] == "1"
+        assert "at least" not in driver.find_element("id", "status").text  # finished: counted
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []  # the bracket's inline style is not applied (the page's CSP)
+        driver.save_screenshot(str(tmp_path / "bracket.png"))
     finally:
         _stop(run)

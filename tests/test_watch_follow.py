@@ -396,6 +396,65 @@ def test_a_tournaments_standings_and_elo_are_the_runners_and_arena_rates(workdir
     assert _tables(g.state()) == _tables(state)
 
 
+KNOCKOUT = f"""\
+name: cup
+bots:
+  - {{path: {ROOT}/bots/greedy, name: g1}}
+  - {{path: {ROOT}/bots/random, name: r1}}
+  - {{path: {ROOT}/bots/greedy, name: g2}}
+  - {{path: {ROOT}/bots/random, name: r2}}
+  - {{path: {ROOT}/bots/random, name: r3}}
+variants: [three-mens-morris]
+format: {{type: knockout}}
+games_per_pairing: 2
+time: {{movetime: 500, margin: 500}}
+workers: 2
+seed: 5
+report: false
+"""
+
+
+def test_a_knockout_is_placed_by_its_bracket_as_the_runner_places_it(workdir: Path) -> None:
+    config = load_config(write_config(workdir, KNOCKOUT))
+    result = run_tournament(config, console=io.StringIO())
+    assert result.complete
+    folder = workdir / "results" / "cup"
+    f = Follower(folder)
+    f.poll()
+    state = f.state()
+    runner = result.standings["three-mens-morris"]
+    assert state["total"] is None and state["total_least"] == 4 * 2  # 4 matches, 2 games each
+    assert state["finished"] and state["games"] == result.finished >= 8
+    table = state["standings"][0]
+    assert table["ranked_by"] == "bracket"
+    assert _watched(table["rows"]) == _standings_of(runner)  # the runner's order, not points
+    champion = [r.name for r in runner if r.rank == 1]
+    assert state["bracket"]["champion"] == champion[0] and len(champion) == 1
+    assert sorted(r.rank for r in runner) == [1, 2, 3, 3, 5]  # 5 players: 3 byes in round 1
+    picture = state["bracket"]["svg"]
+    assert picture.startswith("<svg") and all(f"<title>{n}</title>" in picture
+                                              for n in ("g1", "r1", "g2", "r2", "r3"))
+    # replayed a game at a time (the rounds file as the run left it): unfinished until the
+    # last game, placed by the bracket all along, the same at the end
+    copy_of = workdir / "copy"
+    copy_of.mkdir()
+    for name in ("config.json", "rounds.jsonl"):
+        (copy_of / name).write_bytes((folder / name).read_bytes())
+    g = Follower(copy_of, elo_every=0.0)
+    g.poll()
+    assert g.state()["bracket"]["champion"] is None and not g.state()["finished"]
+    lines = (folder / "games.jsonl").read_bytes().splitlines(True)
+    for k, line in enumerate(lines, 1):
+        _append(copy_of / "games.jsonl", line)
+        g.poll()
+        now = g.state()
+        assert now["finished"] == (k == len(lines)) == (now["bracket"]["champion"] is not None)
+        assert now["standings"][0]["ranked_by"] == "bracket"
+        first = [r["name"] for r in now["standings"][0]["rows"] if r["rank"] == 1]
+        assert champion[0] in first  # the champion is never placed below a player still in
+    assert _tables(g.state()) == _tables(state)
+
+
 def test_follows_a_running_tournament_live(workdir: Path) -> None:
     path = write_config(workdir, SMALL.replace("games_per_pairing: 4", "games_per_pairing: 6"))
     folder = workdir / "results" / "small"

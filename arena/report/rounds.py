@@ -309,6 +309,25 @@ def bracket(data: RoundsData, records: Sequence[GameRecord]
     return out, lines[0].name if len(lines) == 1 else None
 
 
+def bracket_places(rounds: Sequence[Sequence[tuple[_Slot, _Slot, Optional[Pairing]]]]
+                   ) -> dict[str, int]:
+    """Each player's place as the bracket (:func:`bracket`) decides it so far, as the runner
+    places a knockout (:func:`arena.rounds.knockout_places`): a round's losers share the
+    place after the players it leaves in (the final's loser 2nd, the semi-finals' 3rd, the
+    quarter-finals' 5th), the champion 1st; the players still in share 1st.  A match's loser
+    is placed as soon as the match is decided."""
+    out: dict[str, int] = {}
+    size = 2 * len(rounds[0]) if rounds else 0
+    for number, matches in enumerate(rounds, 1):
+        for a, b, p in matches:
+            for slot in (a, b):
+                if slot.name is not None:
+                    out.setdefault(slot.name, 1)
+            if p is not None and p.winner is not None:
+                out[p.b if p.winner == p.a else p.a] = (size >> number) + 1
+    return out
+
+
 # the bracket's geometry (SVG user units: pixels at 100%)
 _FONT = 15.0
 _CHAR = 9.4      # width of a character at _FONT in bold, generous (system-ui's wide lowercase)
@@ -355,8 +374,10 @@ def _box(x: float, y: float, width: float, a: _Slot, b: _Slot, p: Optional[Pairi
     return out
 
 
-def bracket_svg(data: RoundsData, records: Sequence[GameRecord], title: str = "Bracket") -> str:
-    """The knockout's bracket as an inline SVG (see the module's docstring)."""
+def bracket_svg(data: RoundsData, records: Sequence[GameRecord], title: str = "Bracket", *,
+                inline_style: bool = True) -> str:
+    """The knockout's bracket as an inline SVG (see the module's docstring); without
+    ``inline_style`` (for a page whose CSP allows none), no minimum width."""
     rounds, champ = bracket(data, records)
     names = [n for n in data.rounds[0].lines if n is not None]
     longest = max((len(_short(n)) for n in names), default=8)
@@ -369,7 +390,7 @@ def bracket_svg(data: RoundsData, records: Sequence[GameRecord], title: str = "B
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="bracket" role="img" '
            f'aria-labelledby="bracket-title bracket-desc" width="{total_w:g}" '
            f'height="{total_h:g}" viewBox="0 0 {total_w:g} {total_h:g}" '
-           f'style="min-width: {_SHRINK * total_w:.0f}px" '
+           + (f'style="min-width: {_SHRINK * total_w:.0f}px" ' if inline_style else "") +
            f'font-family="system-ui, -apple-system, \'Segoe UI\', sans-serif" '
            f'font-size="{_FONT:g}" fill="#222">',
            f'<title id="bracket-title">{_e(title)}</title>',
@@ -482,4 +503,5 @@ def rounds_section(data: Optional[RoundsData], records: Sequence[GameRecord],
 
 
 __all__ = ["MatchRules", "RoundsData", "Pairing", "load_rounds", "rounds_section",
-           "swiss_html", "knockout_html", "bracket", "bracket_svg", "round_name", "points_text"]
+           "swiss_html", "knockout_html", "bracket", "bracket_places", "bracket_svg", "round_name",
+           "points_text"]

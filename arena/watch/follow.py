@@ -31,7 +31,8 @@ that is not finite is None).  Every key is always there (None where it does not 
   match or Swiss: :func:`arena.schedule.count_games` of ``config.json``; a tune: its pairs
   times 2 or 4), None where unknown (a knockout, an SPRT); ``finished``: every scheduled
   game is there (a tournament), the test reached a verdict (an SPRT), the last iteration
-  is there (a tune), else False;
+  is there (a tune), a knockout's champion is decided, else False; ``total_least``
+  (a knockout only, else None): the fewest games it plays (a tied match plays on);
 * ``updated``: when the state last changed (seconds since the epoch, float; None before
   anything was read); ``bad_lines``: lines skipped in all the files read;
 * ``standings``: per variant (in order of first appearance) ``{"variant", "ranked_by"
@@ -39,7 +40,13 @@ that is not finite is None).  Every key is always there (None where it does not 
   same for a shared place), "place" ("5" or "5="), "name", "games", "wins", "draws",
   "losses", "points" (byes included), "score" (percent of the games' points), "forfeits"},
   ...]}``, ranked as the runner ranks its ``standings.csv`` (:func:`arena.standings.places`
-  with the run's tie-breaks, entrants without a game last);
+  with the run's tie-breaks, entrants without a game last); a knockout's are ranked by
+  its bracket (``ranked_by`` ``"bracket"``: a round's losers share the place after the
+  players it leaves in, as :func:`arena.rounds.knockout_places`), once its first round is
+  paired;
+* ``bracket`` (a knockout only, else None): ``{"svg" (the report's bracket picture,
+  :func:`arena.report.rounds.bracket_svg`), "champion" (None before the end)}``, None
+  before its first round is paired;
 * ``crosstable``: per variant ``{"variant", "bots" (the standings' order), "points",
   "games"}``: ``points[i][j]`` what ``bots[i]`` scored against ``bots[j]`` in
   ``games[i][j]`` games (both None where they did not meet, and on the diagonal);
@@ -83,7 +90,7 @@ from arena.errors import ArenaError
 from arena.ratings import SprtTest, pentanomial_estimate, rate_all, sprt_decision
 from arena.records import GameRecord
 from arena.resultsfolder import CONFIG_FILE, GAMES_FILE
-from arena.rounds import RoundsFileError, folder_ranking
+from arena.rounds import RoundsFileError, bracket_standings, folder_ranking
 from arena.schedule import FORMAT_KINDS, Format, count_games
 from arena.sprtrun import SPRT_FILE, sprt_game_id
 from arena.standings import (DEFAULT_TIEBREAKS, Place, against_points, places, ranking,
@@ -91,6 +98,7 @@ from arena.standings import (DEFAULT_TIEBREAKS, Place, against_points, places, r
 from arena.tallies import Game, GameTallies, VariantTally, parse_game_line
 from arena.tuning.folder import PAIRS_FILE, TRAJECTORY_FILE, TUNE_FILE, PairResult
 from arena.tuning.spsa import Spsa
+from arena.watch.bracket import KnockoutView, is_knockout, least_games
 
 __all__ = ["Follower", "Series", "Tail", "SERIES_POINTS", "RECENT_GAMES", "UPSET_GAP"]
 
@@ -366,6 +374,8 @@ class Follower:
             changed = True
         for raw in self._games_tail.lines():
             changed |= self._add_line(raw)
+        if self._knockout is not None and self._knockout.rounds_changed():
+            changed = True  # a round paired: the bracket shows it before its first game
         if self._tune is not None:
             changed |= self._read_tune(self._tune)
         dirty = changed
@@ -418,6 +428,8 @@ class Follower:
         self._elo_at: Optional[float] = None
         self._elo_games = 0
         self._ratings: dict[Optional[str], dict[str, float]] = {}
+        self._knockout = (KnockoutView(self.folder) if self.kind == "tournament"
+                          and is_knockout(self.settings) else None)
 
     def _add_line(self, raw: bytes) -> bool:
         """Count one line of ``games.jsonl``: a record, a blank line (nothing) or a bad one."""
@@ -431,6 +443,8 @@ class Follower:
             self._games_bad += 1
             return True
         self.games += 1
+        if self._knockout is not None:
+            self._knockout.add(game.full())
         entry = {"id": game.game_id, "variant": game.variant, "white": game.white,
                  "black": game.black, "result": game.result,
                  "termination": game.termination, "plies": game.plies}
@@ -540,9 +554,12 @@ class Follower:
         else:
             standings, crosstable = old["standings"], old["crosstable"]
         total, finished, title = self._progress()
+        ko = self._knockout
         recent = [{**e, "upset": (self._gap(e) or 0.0) >= UPSET_GAP} for e in self._recent]
         return {"kind": self.kind, "title": title, "folder": str(self.folder),
                 "games": self.games, "total": total, "finished": finished,
+                "total_least": least_games(self.settings or {}) if ko is not None else None,
+                "bracket": ko.state() if ko is not None else None,
                 "updated": self.updated,
                 "bad_lines": self._games_bad + self._tune_bad,
                 "standings": standings, "crosstable": crosstable, "elo": self._elo,
@@ -555,8 +572,9 @@ class Follower:
         s = self.settings or {}
         if self.kind == "tournament":
             total = _tournament_total(s)
-            return (total, total is not None and self.games >= total,
-                    str(s.get("name") or self.folder.name))
+            done = (self._knockout.champion is not None if self._knockout is not None
+                    else total is not None and self.games >= total)
+            return total, done, str(s.get("name") or self.folder.name)
         if self.kind == "sprt" and self._sprt is not None:
             return None, self._sprt.verdict is not None, f"{self._sprt.a} vs {self._sprt.b}"
         if self.kind == "tune" and self._tune is not None:
@@ -566,6 +584,8 @@ class Follower:
 
     def _tables(self) -> tuple[list[dict[str, Json]], list[dict[str, Json]]]:
         """``standings`` and ``crosstable``, per variant."""
+        if self._knockout is not None:
+            self._knockout.update()
         if not self.games:
             return [], []
         tallies = self._finished_tallies()
@@ -577,9 +597,16 @@ class Follower:
         standings, crosstable = [], []
         for variant in variants:
             table = tallies.table(variant)
-            rows = _standing_rows(table, places(table, tiebreaks=breaks, byes=share), players)
-            standings.append({"variant": variant,
-                              "ranked_by": ranking(table, byes=share), "rows": rows})
+            placed = places(table, tiebreaks=breaks, byes=share)
+            ranked_by = ranking(table, byes=share)
+            if self._knockout is not None and self._knockout.places:  # by the bracket
+                named = {p.name for p in placed}  # and a bye's player before its first game
+                placed += [Place(n, len(placed) + 1, False, 0.0, None, 0.0)
+                           for n in sorted(self._knockout.places) if n not in named]
+                placed = bracket_standings({variant: placed}, self._knockout.places)[variant]
+                ranked_by = "bracket"
+            rows = _standing_rows(table, placed, players)
+            standings.append({"variant": variant, "ranked_by": ranked_by, "rows": rows})
             crosstable.append(_crosstable(table, [r["name"] for r in rows]))
         return standings, crosstable
 

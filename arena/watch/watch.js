@@ -125,7 +125,27 @@
       table(holder, tables.length > 1 ? t.variant : "", ["#", "bot", "games", "won", "drawn",
             "lost", "points", "score"], rows, [1]).setAttribute("data-variant", t.variant);
     });
+    show("standings-note", tables.some(function (t) { return t.ranked_by === "bracket"; }));
     show("standings-section", tables.length > 0);
+  }
+  /* a knockout's bracket: the report's own picture, made by arena watch from the run's
+     files (names escaped there); parsed as SVG, not HTML, and drawn again only when it
+     changed (it comes without an inline style: this page's CSP allows none). */
+  var bracketText = null;
+  function drawBracket(f) {
+    var b = f.bracket;
+    show("bracket-section", !!b);
+    if (!b) { bracketText = null; return; }
+    $("champion").textContent = b.champion ? "Champion: " + b.champion :
+      "No champion yet: a match's winner goes through to the next round.";
+    if (b.svg === bracketText) { return; }
+    var doc = new DOMParser().parseFromString(b.svg, "image/svg+xml");
+    var root = doc.documentElement;
+    if (root.nodeName !== "svg") { return; }  /* not a picture: keep the last one */
+    var box = $("bracket");
+    box.textContent = "";
+    box.appendChild(document.importNode(root, true));
+    bracketText = b.svg;
   }
   function drawElo(f) {
     var box = $("elo");
@@ -276,13 +296,16 @@
     else { el("span", {class: "stopped"}, "not running", st); }
     var kind = {tournament: "tournament", sprt: "SPRT", tune: "SPSA tuning"}[f.kind] || "results";
     st.appendChild(document.createTextNode(" \u00b7 " + kind + " \u00b7 " + (f.games || 0) +
-      (f.total ? " of " + f.total : "") + " games" + (s.live && s.live.length ? " \u00b7 " +
+      (f.total ? " of " + f.total :
+       f.total_least && !f.finished ? " of at least " + f.total_least : "") +
+      " games" + (s.live && s.live.length ? " \u00b7 " +
       s.live.length + " being played" : "") + (f.bad_lines ? " \u00b7 " + f.bad_lines +
       " unreadable lines" : "")));
     st.setAttribute("data-games", f.games || 0);
-    if (f.total) {
+    var total = f.total || (f.finished ? f.games : f.total_least);
+    if (total) {
       show("progress", true);
-      $("progress-bar").style.width = Math.min(100, 100 * (f.games || 0) / f.total).toFixed(1) + "%";
+      $("progress-bar").style.width = Math.min(100, 100 * (f.games || 0) / total).toFixed(1) + "%";
     } else { show("progress", false); }
   }
   function draw(s) {
@@ -291,6 +314,7 @@
     drawBoards(s.live || [], f.kind);
     drawSprt(f);
     drawTune(f);
+    drawBracket(f);
     drawStandings(f);
     drawElo(f);
     drawCross(f);
