@@ -183,6 +183,50 @@ def test_the_runner_writes_each_game_in_progress_and_removes_it(tmp_path: Path) 
     assert list(live.glob("*.jsonl")) == []  # saved games are not in progress
 
 
+def test_a_tune_writes_each_game_in_progress_and_removes_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    _tournament(tmp_path, "unused", bots=1, games=1)  # makes the timed bot's folder
+    opponent = tmp_path / "timed-sleep-0.4"  # 24 ms a move: games long enough to be seen
+    out = tmp_path / "tune"
+    live = out / "live"
+    seen: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    done = threading.Event()
+
+    def look() -> None:
+        while not done.is_set():
+            for path in list(live.glob("*.jsonl")) if live.is_dir() else []:
+                header, plies = read_live(path)
+                if header is not None and plies:
+                    moves = [p["move"] for p in plies]
+                    if len(moves) > len(seen.get(header["game_id"], ({}, []))[1]):
+                        seen[header["game_id"]] = header, moves
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=look)
+    watcher.start()
+    try:
+        res = CliRunner().invoke(cli, [
+            "tune", f"{ROOT}/tests/tune_bots/target:Y=700", "--param", "X=20,0,100,10,0.15",
+            "--opponent", str(opponent), "--iterations", "2", "--pairs", "1",
+            "--variant", "three-mens-morris", "--movetime", "60", "--isolation", "none",
+            "--seed", "3", "-j", "2", "--out", str(out)])
+    finally:
+        done.set()
+        watcher.join()
+    assert res.exit_code == 0, res.output
+    records = {r.game_id: r for r in read_records(out / "games.jsonl")}
+    assert len(records) == 8 and seen and set(seen) <= set(records)
+    for game_id, (header, moves) in seen.items():  # what a page saw is the game as recorded
+        r = records[game_id]
+        assert (header["white"], header["black"], header["round"]) == (
+            r.white.name, r.black.name, r.round)
+        assert moves == [m.move for m in r.moves][:len(moves)]
+    assert list(live.glob("*.jsonl")) == []  # saved games are not in progress
+
+
 # -- the server, beside a real run -----------------------------------------------------------
 
 

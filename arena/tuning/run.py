@@ -50,6 +50,7 @@ from arena.bot import BotSpec
 from arena.errors import ArenaError, BotError, ConfigError
 from arena.executors import FuturesExecutor, GameExecutor
 from arena.jobs import GameJob
+from arena.live import LIVE, PlyWriter, end_live, game_header, start_live
 from arena.lock import FolderLock
 from arena.preflight import bot_label, preflight_all
 from arena.progress import Progress, clock_text
@@ -163,14 +164,18 @@ class _Abandoned(Exception):
 
 
 class _Check:
-    """A game's ``on_move`` that abandons it once the run is stopped."""
+    """A game's ``on_move`` that abandons it once the run is stopped, and appends each ply
+    to the game's file for ``arena watch`` (``writer``: :class:`arena.live.PlyWriter`)."""
 
-    def __init__(self, *events: threading.Event) -> None:
+    def __init__(self, *events: threading.Event, writer: Optional[PlyWriter] = None) -> None:
         self.events = events
+        self.writer = writer
 
     def __call__(self, position: Position, info: Any) -> None:
         if any(e.is_set() for e in self.events):
             raise _Abandoned
+        if self.writer is not None:
+            self.writer(position, info)
 
 
 def run_tune(run: TuneRun, folder: Path, *, workers: int = 1, seed: Optional[int] = None,
@@ -243,6 +248,10 @@ class _Runner:
         self.games_path = folder / GAMES_FILE
         self.pairs_path = folder / PAIRS_FILE
         self.trajectory_path = folder / TRAJECTORY_FILE
+        # the games in progress, a ply file each (arena watch): the run's own threads only
+        self.live: Optional[Path] = None
+        self.live_files: dict[str, str] = {}  # game id -> its ply file's name
+        self.live_count = 0
 
     def say(self, text: str) -> None:
         self.progress.clear()
@@ -276,6 +285,8 @@ class _Runner:
         with StopFlag() as flag:
             stop = flag.event
             check = _Check(stop, abandon) if own else None
+            if own and start_live(self.folder / LIVE):
+                self.live = self.folder / LIVE
             try:
                 for iteration in range(counted + 1, spsa.iterations + 1):
                     if not self._iteration(iteration, games, stop, check):
@@ -287,6 +298,8 @@ class _Runner:
                 abandon.set()
                 if own:
                     games.close(cancel=not clean)
+                if self.live is not None:
+                    end_live(self.live)  # games abandoned in flight: not in progress
                 self.progress.close()
             outcome.interrupted = stop.is_set() and outcome.iterations < spsa.iterations
         if outcome.interrupted:
@@ -320,8 +333,17 @@ class _Runner:
                 slot = Slot(index=len(jobs), game_id=game_id, variant=run.variant,
                             round=iteration, pair=record_pair, game=g % 2, white=0, black=1,
                             opening=opening, seed=derive_seed(seed, "game", iteration, pair, g))
+                on_move = check
+                if check is not None and self.live is not None:
+                    self.live_count += 1
+                    name = self.live_files[game_id] = f"{self.live_count}.jsonl"
+                    on_move = _Check(*check.events, writer=PlyWriter(
+                        str(self.live / name),
+                        game_header(game_id, run.variant, white.name, black.name, opening,
+                                    tournament=f"tune-{seed}", round=iteration,
+                                    pair=record_pair)))
                 jobs.append((pair, g, GameJob(slot, white, black, run.time_control,
-                                              f"tune-{seed}", run.isolation, on_move=check)))
+                                              f"tune-{seed}", run.isolation, on_move=on_move)))
         pending = list(jobs)
         running: dict[Future[GameRecord], tuple[int, int, GameJob]] = {}
         next_pair = start + 1
@@ -350,6 +372,8 @@ class _Runner:
                         raise ArenaError(f"{why}; the pairs so far are saved in {self.folder}: "
                                          f"run again to resume") from None
                     append_record(self.games_path, rec)
+                    if self.live is not None and rec.game_id in self.live_files:
+                        end_live(self.live, self.live_files.pop(rec.game_id))  # saved
                     self.done[rec.game_id] = rec
                     finished[(pair, g)] = rec
                     self.progress.add_game(rec)
