@@ -151,24 +151,31 @@ def _tournament(folder: Path, name: str, *, bots: int, games: int, how: str = "s
     return path
 
 
-def test_the_runner_writes_each_game_in_progress_and_removes_it(tmp_path: Path) -> None:
-    config = load_config(_tournament(tmp_path, "plies", bots=2, games=2))
-    live = config.output / "live"
-    seen: dict[str, list[str]] = {}
-    done = threading.Event()
-
+def _looking(live: Path, seen: dict[str, tuple[dict[str, Any], list[str]]],
+             done: threading.Event) -> threading.Thread:
+    """A thread that reads the ply files of ``live`` as a page would until ``done``: in
+    ``seen``, each game's header and the most moves seen of it."""
     def look() -> None:
         while not done.is_set():
             for path in list(live.glob("*.jsonl")) if live.is_dir() else []:
                 header, plies = read_live(path)
                 if header is not None and plies:
                     moves = [p["move"] for p in plies]
-                    if len(moves) > len(seen.get(header["game_id"], [])):
-                        seen[header["game_id"]] = moves
-            time.sleep(0.02)
+                    if len(moves) > len(seen.get(header["game_id"], ({}, []))[1]):
+                        seen[header["game_id"]] = header, moves
+            time.sleep(0.01)
 
-    watcher = threading.Thread(target=look)
-    watcher.start()
+    thread = threading.Thread(target=look)
+    thread.start()
+    return thread
+
+
+def test_the_runner_writes_each_game_in_progress_and_removes_it(tmp_path: Path) -> None:
+    config = load_config(_tournament(tmp_path, "plies", bots=2, games=2))
+    live = config.output / "live"
+    seen: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    done = threading.Event()
+    watcher = _looking(live, seen, done)
     try:
         result = run_tournament(config, console=open(os.devnull, "w"))
     finally:
@@ -177,9 +184,9 @@ def test_the_runner_writes_each_game_in_progress_and_removes_it(tmp_path: Path) 
     assert result.complete and result.finished == 2
     records = {r.game_id: r for r in read_records(config.output / "games.jsonl")}
     assert seen and set(seen) <= set(records)
-    for game_id, moves in seen.items():  # what a page saw is the game as it was recorded
+    for game_id, (_, moves) in seen.items():  # what a page saw is the game as recorded
         assert moves == [m.move for m in records[game_id].moves][:len(moves)]
-    assert max(len(m) for m in seen.values()) > 4
+    assert max(len(m) for _, m in seen.values()) > 4
     assert list(live.glob("*.jsonl")) == []  # saved games are not in progress
 
 
@@ -194,19 +201,7 @@ def test_a_tune_writes_each_game_in_progress_and_removes_it(tmp_path: Path) -> N
     live = out / "live"
     seen: dict[str, tuple[dict[str, Any], list[str]]] = {}
     done = threading.Event()
-
-    def look() -> None:
-        while not done.is_set():
-            for path in list(live.glob("*.jsonl")) if live.is_dir() else []:
-                header, plies = read_live(path)
-                if header is not None and plies:
-                    moves = [p["move"] for p in plies]
-                    if len(moves) > len(seen.get(header["game_id"], ({}, []))[1]):
-                        seen[header["game_id"]] = header, moves
-            time.sleep(0.01)
-
-    watcher = threading.Thread(target=look)
-    watcher.start()
+    watcher = _looking(live, seen, done)
     try:
         res = CliRunner().invoke(cli, [
             "tune", f"{ROOT}/tests/tune_bots/target:Y=700", "--param", "X=20,0,100,10,0.15",
